@@ -1,0 +1,370 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/**
+ * @file quicoff.h
+ * libquicoff: the QUIC packet-protection data plane.
+ *
+ * The host's QUIC stack (the control plane) installs per-connection keys in a
+ * connection table; workers (one per data-plane thread) protect and unprotect
+ * bursts of packets in place against that table.  Everything per packet is
+ * here: parsing, connection lookup, header protection, AEAD, packet-number
+ * decoding, key-phase handling, usage limits and counters.
+ *
+ * Threading contract
+ *  - Control calls (quicoff_conn_add/update/remove, stats, reclaim) may come
+ *    from any thread; they serialise among themselves on a mutex.
+ *  - Data calls (quicoff_*_burst) take a quicoff_worker; a worker belongs to
+ *    exactly one thread.  They take no lock, never allocate, log or abort, and
+ *    never see a half-written entry (entries are replaced by copy and pointer
+ *    swap; the old copy is zeroed and freed after every worker has left the
+ *    burst that could have seen it: epoch-based reclamation).
+ *  - A given connection is processed by one worker at a time, as steering by
+ *    connection ID guarantees in a multi-core data plane (RSS by DCID).
+ *    Per-connection counters are single-writer under that rule.
+ */
+#ifndef QUICOFF_QUICOFF_H
+#define QUICOFF_QUICOFF_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define QUICOFF_MAX_CID_LEN 20 /**< RFC 9000 §17.2: at most 20 bytes */
+#define QUICOFF_TAG_LEN 16     /**< every QUIC AEAD has a 16-byte tag */
+#define QUICOFF_IV_LEN 12      /**< every QUIC AEAD has a 12-byte nonce */
+#define QUICOFF_MAX_KEY_LEN 32
+#define QUICOFF_MAX_SECRET_LEN 48 /**< SHA-384 for AES-256-GCM */
+#define QUICOFF_SAMPLE_LEN 16     /**< RFC 9001 §5.4.2 */
+
+#define QUICOFF_VERSION_1 0x00000001u /**< RFC 9000 */
+#define QUICOFF_VERSION_2 0x6b3343cfu /**< RFC 9369 */
+
+/** AEAD + header protection, RFC 9001 §5.3 and §5.4. */
+typedef enum quicoff_suite {
+    QUICOFF_AES_128_GCM = 0,       /**< TLS_AES_128_GCM_SHA256, HP AES-128-ECB */
+    QUICOFF_AES_256_GCM = 1,       /**< TLS_AES_256_GCM_SHA384, HP AES-256-ECB */
+    QUICOFF_AES_128_CCM = 2,       /**< TLS_AES_128_CCM_SHA256, HP AES-128-ECB */
+    QUICOFF_CHACHA20_POLY1305 = 3, /**< TLS_CHACHA20_POLY1305_SHA256, HP ChaCha20 */
+    QUICOFF_SUITE_COUNT
+} quicoff_suite_t;
+
+/** Result of a call or of one packet in a burst. */
+typedef enum quicoff_status {
+    QUICOFF_OK = 0,
+    QUICOFF_UNKNOWN_CONNECTION = 1, /**< no entry for this DCID / address / handle */
+    QUICOFF_AUTH_FAILED = 2,        /**< AEAD tag did not verify; bytes left as received */
+    QUICOFF_MALFORMED = 3,          /**< too short, fixed bit clear, bad length, ... */
+    QUICOFF_KEY_PHASE_UNAVAILABLE = 4, /**< no keys installed for the packet's key phase */
+    /** Processed successfully, but the key (TX: packets protected, confidentiality
+     *  limit) or the connection (RX: authentication failures, integrity limit)
+     *  crossed the caller's threshold: the control plane should update keys. */
+    QUICOFF_USAGE_LIMIT_REACHED = 5,
+    /** Refused: the RFC 9001 §6.6 hard limit is reached; nothing was changed. */
+    QUICOFF_KEY_EXHAUSTED = 6,
+    QUICOFF_UNSUPPORTED = 7,     /**< Retry, Version Negotiation, unknown version */
+    QUICOFF_NO_SPACE = 8,        /**< protect: no room for the 16-byte tag */
+    QUICOFF_INVALID_ARGUMENT = 9,
+    QUICOFF_EXISTS = 10,         /**< add: an entry with this lookup key exists */
+    QUICOFF_TABLE_FULL = 11,
+    QUICOFF_NO_MEMORY = 12,
+    QUICOFF_BACKEND_UNAVAILABLE = 13,
+    QUICOFF_STATUS_COUNT
+} quicoff_status_t;
+
+/** True when the packet was processed (OK or USAGE_LIMIT_REACHED). */
+static inline bool quicoff_status_ok(quicoff_status_t s)
+{
+    return s == QUICOFF_OK || s == QUICOFF_USAGE_LIMIT_REACHED;
+}
+
+/** Stable lower-case name ("ok", "auth_failed", ...), the same in Python and docs. */
+const char *quicoff_status_name(quicoff_status_t s);
+/** Suite name: "aes-128-gcm", "aes-256-gcm", "aes-128-ccm", "chacha20-poly1305". */
+const char *quicoff_suite_name(quicoff_suite_t s);
+/** Parses a suite name; returns QUICOFF_SUITE_COUNT when unknown. */
+quicoff_suite_t quicoff_suite_from_name(const char *name);
+
+typedef enum quicoff_direction {
+    QUICOFF_DIR_TX = 0, /**< host -> network: protect */
+    QUICOFF_DIR_RX = 1, /**< network -> host: unprotect */
+} quicoff_direction_t;
+
+/** Encryption level = which packets an entry's keys apply to. */
+typedef enum quicoff_level {
+    QUICOFF_LEVEL_ONE_RTT = 0,   /**< short header, key phases */
+    QUICOFF_LEVEL_INITIAL = 1,   /**< long header, keys from the client's first DCID */
+    QUICOFF_LEVEL_ZERO_RTT = 2,  /**< long header */
+    QUICOFF_LEVEL_HANDSHAKE = 3, /**< long header */
+    QUICOFF_LEVEL_COUNT
+} quicoff_level_t;
+
+/** How the AEAD nonce is built from IV, packet number and path ID. */
+typedef enum quicoff_nonce_layout {
+    /** RFC 9001 §5.3: IV ^ PN (path ID ignored). Multipath path 0 is the same. */
+    QUICOFF_NONCE_RFC9001 = 0,
+    /** draft-ietf-quic-multipath-19 (RFC 10069) §2.4 nonce: IV ^ (path ID as 32-bit
+     *  big-endian || PN as 64-bit big-endian). */
+    QUICOFF_NONCE_MULTIPATH = 1,
+    /** Seed 000 (listing 4.5) as it runs on its little-endian DPU: the path ID's
+     *  four bytes in reversed (little-endian) order, then PN big-endian. */
+    QUICOFF_NONCE_SEED000 = 2,
+} quicoff_nonce_layout_t;
+
+/** What the data plane does with a packet that fails authentication. */
+typedef enum quicoff_fail_action {
+    QUICOFF_FAIL_DROP = 0, /**< status AUTH_FAILED; the caller drops it */
+    QUICOFF_FAIL_PASS = 1, /**< status AUTH_FAILED with bytes restored as received,
+                                for the host to see (QUICOFF_FLAG_PASS_FAILED set) */
+} quicoff_fail_action_t;
+
+/** A local IPv4/IPv6 address + UDP port: the lookup key for zero-length DCIDs. */
+struct quicoff_addr {
+    uint8_t family; /**< 0 = none, 4 = IPv4 (ip[0..3]), 6 = IPv6 */
+    uint8_t ip[16];
+    uint16_t port; /**< host byte order */
+};
+
+/** Packet protection keys for one key phase, RFC 9001 §5.1. */
+struct quicoff_packet_keys {
+    uint8_t key[QUICOFF_MAX_KEY_LEN]; /**< 16 or 32 bytes used, per suite */
+    uint8_t iv[QUICOFF_IV_LEN];
+    uint8_t hp[QUICOFF_MAX_KEY_LEN]; /**< header protection key */
+};
+
+/* ------------------------------------------------------------------------ */
+/* Key schedule (RFC 9001 §5.1, §5.2, §6; RFC 9369 §3.3)                      */
+
+/** Secret length of a suite's TLS hash: 32 (SHA-256) or 48 (SHA-384). */
+size_t quicoff_suite_secret_len(quicoff_suite_t suite);
+/** AEAD key length of a suite: 16 or 32. */
+size_t quicoff_suite_key_len(quicoff_suite_t suite);
+
+/** key/iv/hp from a TLS traffic secret ("quic key"/"quic iv"/"quic hp", or the
+ *  "quicv2 ..." labels for QUIC v2). */
+quicoff_status_t quicoff_derive_packet_keys(quicoff_suite_t suite, const uint8_t *secret,
+                                            size_t secret_len, uint32_t version,
+                                            struct quicoff_packet_keys *out);
+
+/** Next-generation secret for a key update ("quic ku" / "quicv2 ku"). */
+quicoff_status_t quicoff_derive_next_secret(quicoff_suite_t suite, const uint8_t *secret,
+                                            size_t secret_len, uint32_t version,
+                                            uint8_t *next_secret);
+
+/** Client and server Initial secrets (32 bytes each) from the client's first DCID. */
+quicoff_status_t quicoff_derive_initial_secrets(const uint8_t *dcid, size_t dcid_len,
+                                                uint32_t version, uint8_t client_secret[32],
+                                                uint8_t server_secret[32]);
+
+/* ------------------------------------------------------------------------ */
+/* Connection table                                                          */
+
+struct quicoff_table;
+struct quicoff_worker;
+
+/** A connection handle: slot index in the low 32 bits, a generation above, so
+ *  a handle of a removed connection never reaches its slot's next tenant. */
+typedef uint64_t quicoff_conn_t;
+#define QUICOFF_CONN_INVALID UINT64_MAX
+
+struct quicoff_table_config {
+    uint32_t capacity;      /**< maximum live connections (entries) */
+    uint8_t local_cid_len;  /**< length of the CIDs this endpoint issued (0..20):
+                                 how many DCID bytes a short header carries */
+    uint16_t max_workers;   /**< data-plane threads; 0 = 64 */
+    const char *backend;    /**< "openssl", "auto" or NULL (= auto) */
+};
+
+struct quicoff_table *quicoff_table_create(const struct quicoff_table_config *cfg,
+                                           quicoff_status_t *err);
+/** Destroys the table; no worker may be inside a burst. Zeroes every key. */
+void quicoff_table_destroy(struct quicoff_table *t);
+/** Name of the crypto backend the table uses ("openssl", ...). */
+const char *quicoff_table_backend(const struct quicoff_table *t);
+
+/** Everything one entry holds (seed 000 fig. 3.3.2, seed 002 table 3.2, MsQuic QEO). */
+struct quicoff_conn_config {
+    quicoff_direction_t direction;
+    quicoff_level_t level;
+    quicoff_suite_t suite;
+    uint32_t version; /**< 0 = QUIC v1 */
+    uint8_t dcid[QUICOFF_MAX_CID_LEN];
+    uint8_t dcid_len; /**< RX: the CID the peer puts in packets to us; TX: informative */
+    struct quicoff_addr local_addr; /**< RX lookup key when dcid_len == 0 */
+    uint32_t path_id;
+    quicoff_nonce_layout_t nonce_layout;
+    quicoff_fail_action_t fail_action;
+    /** RX: largest packet number received so far (for PN decoding);
+     *  UINT64_MAX = none yet. TX: ignored. */
+    uint64_t largest_pn;
+    /** Packets (TX protected) or authentication failures (RX) after which
+     *  QUICOFF_USAGE_LIMIT_REACHED is returned; 0 = 3/4 of the RFC 9001 limit. */
+    uint64_t usage_threshold;
+    /** Key generation of `keys` (0 at the start of 1-RTT); key phase bit = generation & 1. */
+    uint32_t key_generation;
+    /** Keys: either raw keys (secret == NULL) or derived from a TLS traffic secret. */
+    struct quicoff_packet_keys keys;
+    const uint8_t *secret;
+    size_t secret_len;
+    /** Also install generation+1 ahead of time: next_keys if has_next_keys,
+     *  else, when a secret is given, derived with "quic ku" (1-RTT only). */
+    bool has_next_keys;
+    struct quicoff_packet_keys next_keys;
+};
+
+/** Fills cfg with defaults: TX, 1-RTT, AES-128-GCM, v1, no keys, largest_pn none. */
+void quicoff_conn_config_init(struct quicoff_conn_config *cfg);
+
+quicoff_status_t quicoff_conn_add(struct quicoff_table *t, const struct quicoff_conn_config *cfg,
+                                  quicoff_conn_t *out);
+
+/** What quicoff_conn_update changes (bit mask). */
+enum quicoff_update_what {
+    /** Install keys for generation `key_generation` in its phase slot (replacing
+     *  whatever that slot held: e.g. next keys ahead of time, which drops the old
+     *  generation's keys). raw keys or secret, as in the config. */
+    QUICOFF_UPDATE_KEYS = 1u << 0,
+    /** Make generation current+1 current now (control-plane initiated update). */
+    QUICOFF_UPDATE_ROLL = 1u << 1,
+    /** Forget the keys of generation current-1 (zeroed); late packets of the
+     *  old phase then get KEY_PHASE_UNAVAILABLE. */
+    QUICOFF_UPDATE_DROP_OLD = 1u << 2,
+    QUICOFF_UPDATE_LARGEST_PN = 1u << 3, /**< PN reset */
+    QUICOFF_UPDATE_FAIL_ACTION = 1u << 4,
+    QUICOFF_UPDATE_THRESHOLD = 1u << 5,
+};
+
+struct quicoff_conn_update {
+    uint32_t what; /**< enum quicoff_update_what bits */
+    uint32_t key_generation;
+    struct quicoff_packet_keys keys;
+    const uint8_t *secret;
+    size_t secret_len;
+    uint64_t largest_pn;
+    quicoff_fail_action_t fail_action;
+    uint64_t usage_threshold;
+};
+
+quicoff_status_t quicoff_conn_update(struct quicoff_table *t, quicoff_conn_t conn,
+                                     const struct quicoff_conn_update *u);
+/** Unlinks the entry at once; its keys are zeroed and freed once no worker can hold them. */
+quicoff_status_t quicoff_conn_remove(struct quicoff_table *t, quicoff_conn_t conn);
+/** RX lookup as the data plane does it (for tools and tests). */
+quicoff_conn_t quicoff_conn_find(struct quicoff_table *t, quicoff_level_t level,
+                                 const uint8_t *dcid, size_t dcid_len,
+                                 const struct quicoff_addr *local_addr);
+/** Frees retired entries no worker can hold any more; returns how many are still waiting. */
+size_t quicoff_table_reclaim(struct quicoff_table *t);
+
+/* ------------------------------------------------------------------------ */
+/* Counters: the same names in C, Python, telemetry and docs                 */
+
+struct quicoff_conn_stats {
+    uint64_t packets;      /**< processed successfully */
+    uint64_t bytes;        /**< payload bytes of those packets */
+    uint64_t auth_failures;
+    uint64_t malformed;
+    uint64_t key_phase_unavailable;
+    uint64_t key_updates;  /**< key phase changes seen/made by the data plane */
+    uint64_t key_generation; /**< current key generation */
+    uint64_t largest_pn;   /**< UINT64_MAX = none */
+    uint64_t key_packets;  /**< packets with the current key (confidentiality limit) */
+};
+
+struct quicoff_table_stats {
+    uint64_t rx_packets, rx_bytes;
+    uint64_t tx_packets, tx_bytes;
+    uint64_t auth_failures;
+    uint64_t unknown_connection; /**< unknown-DCID drops */
+    uint64_t malformed;
+    uint64_t key_phase_unavailable;
+    uint64_t usage_limit_reached;
+    uint64_t key_exhausted;
+    uint64_t unsupported;
+    uint64_t key_updates;
+    uint64_t connections; /**< live entries */
+    uint64_t retired_pending; /**< removed/replaced entries not yet zeroed+freed */
+};
+
+quicoff_status_t quicoff_conn_stats(struct quicoff_table *t, quicoff_conn_t conn,
+                                    struct quicoff_conn_stats *out);
+/** Sums the per-worker counters (each written by its worker only). */
+void quicoff_table_stats(struct quicoff_table *t, struct quicoff_table_stats *out);
+
+/* ------------------------------------------------------------------------ */
+/* Data path                                                                 */
+
+/** A worker: one per data-plane thread; holds its counters and epoch. */
+struct quicoff_worker *quicoff_worker_create(struct quicoff_table *t);
+void quicoff_worker_destroy(struct quicoff_worker *w);
+
+/** One QUIC packet inside a buffer (a UDP payload), processed in place. */
+struct quicoff_pkt {
+    uint8_t *data;   /**< the datagram */
+    uint32_t len;    /**< bytes valid in data; protect: header + plaintext payload
+                          end at offset+... (see below) */
+    uint32_t cap;    /**< protect: bytes writable at data (>= packet end + 16) */
+    uint32_t offset; /**< where this QUIC packet starts (coalesced packets) */
+    /* protect only */
+    quicoff_conn_t conn; /**< TX entry */
+    uint64_t pn;         /**< full packet number; the header carries its encoding */
+    /* unprotect only, optional */
+    const struct quicoff_addr *local_addr; /**< for zero-length DCIDs */
+};
+
+/** Result flags. */
+enum quicoff_result_flag {
+    QUICOFF_FLAG_KEY_UPDATED = 1u << 0,  /**< this packet moved the connection to the next key phase */
+    QUICOFF_FLAG_PASS_FAILED = 1u << 1,  /**< auth failed, fail action PASS: hand on marked failed */
+    QUICOFF_FLAG_LONG_HEADER = 1u << 2,
+    QUICOFF_FLAG_OLD_KEYS = 1u << 3,     /**< decrypted with the previous generation's keys */
+};
+
+struct quicoff_result {
+    quicoff_status_t status;
+    uint8_t flags;      /**< enum quicoff_result_flag */
+    uint8_t level;      /**< quicoff_level_t of the packet */
+    uint8_t key_phase;  /**< 1-RTT key phase bit */
+    uint8_t pn_len;     /**< 1..4 */
+    uint32_t hdr_off;   /**< first byte (== pkt.offset) */
+    uint32_t pn_off;
+    uint32_t payload_off;
+    uint32_t payload_len; /**< plaintext bytes (tag excluded) */
+    uint32_t packet_end;  /**< one past the tag: where a coalesced next packet starts */
+    uint64_t pn;          /**< full decoded packet number */
+    quicoff_conn_t conn;
+};
+
+/** Removes protection from n packets in place. Returns how many are ok
+ *  (status OK or USAGE_LIMIT_REACHED). Every packet gets a result. */
+unsigned quicoff_unprotect_burst(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                                 struct quicoff_result *res, unsigned n);
+
+/** Protects n packets in place: each holds header (with its plaintext PN bytes
+ *  and, for long headers, a Length that counts the tag) + plaintext payload in
+ *  [offset, len); the 16-byte tag is written at len (cap must allow it).
+ *  Returns how many are ok. A packet that is not ok is left unprotected and
+ *  must not be sent. */
+unsigned quicoff_protect_burst(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                               struct quicoff_result *res, unsigned n);
+
+/** Unprotects every coalesced packet of one datagram (a loop over the burst
+ *  call); stops at trailing padding. Returns the number of results written. */
+unsigned quicoff_unprotect_datagram(struct quicoff_worker *w, uint8_t *data, uint32_t len,
+                                    const struct quicoff_addr *local_addr,
+                                    struct quicoff_result *res, unsigned max_results);
+
+/* ------------------------------------------------------------------------ */
+/* Packet numbers (RFC 9000 §17.1, A.2, A.3)                                 */
+
+/** Bytes needed to encode pn when the peer has acknowledged largest_acked (UINT64_MAX = none). */
+unsigned quicoff_pn_encode_len(uint64_t pn, uint64_t largest_acked);
+/** Full packet number from a truncated one. largest_pn UINT64_MAX = none received. */
+uint64_t quicoff_pn_decode(uint64_t largest_pn, uint64_t truncated, unsigned pn_nbits);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* QUICOFF_QUICOFF_H */

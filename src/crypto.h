@@ -1,0 +1,84 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Crypto backend interface (internal).
+ *
+ * As picotls does it: constant algorithm descriptors (sizes, limits, context
+ * size, function pointers) per suite, and a context of ctx_size bytes that the
+ * caller owns (the connection table embeds it in the entry).  A backend is a
+ * table of descriptors; quicoff_backend_find() picks one at run time.
+ *
+ * Contracts every backend keeps:
+ *  - seal/open work in place, never allocate on the per-packet path;
+ *  - open returns 0 on success; on tag mismatch returns -1 and leaves the data
+ *    bytes exactly as they were (the caller may hand the packet on unchanged);
+ *    the tag compare is constant time (the libraries' own);
+ *  - a context is used by one thread at a time;
+ *  - dispose zeroes everything secret in the context.
+ */
+#ifndef QUICOFF_CRYPTO_H
+#define QUICOFF_CRYPTO_H
+
+#include "quicoff/quicoff.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* Scratch given to open(): a backend that cannot decrypt in place without
+ * destroying the ciphertext on failure (OpenSSL CCM cleanses its output)
+ * decrypts there first. At least QO_SCRATCH_LEN bytes. */
+#define QO_SCRATCH_LEN 65536
+
+typedef struct qo_aead_algo {
+    const char *name;       /* "aes-128-gcm", ... */
+    quicoff_suite_t suite;
+    size_t key_len;         /* 16 or 32 */
+    size_t ctx_size;        /* bytes of context */
+    uint64_t confidentiality_limit; /* RFC 9001 §6.6, packets */
+    uint64_t integrity_limit;       /* RFC 9001 §6.6, failed packets */
+    /* returns 0 ok, -1 failure (e.g. library refused) */
+    int (*setup)(void *ctx, const uint8_t *key);
+    void (*dispose)(void *ctx);
+    /* data[0..len) encrypted in place; 16-byte tag written at tag. 0 ok. */
+    int (*seal)(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
+                size_t aad_len, uint8_t *data, size_t len, uint8_t *tag);
+    /* data[0..len) decrypted in place if tag verifies. 0 ok, -1 auth failed
+     * (data unchanged). scratch: QO_SCRATCH_LEN bytes the backend may use. */
+    int (*open)(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
+                size_t aad_len, uint8_t *data, size_t len, const uint8_t *tag,
+                uint8_t *scratch);
+} qo_aead_algo_t;
+
+typedef struct qo_hp_algo {
+    const char *name;       /* "aes-128-ecb", "aes-256-ecb", "chacha20" */
+    size_t key_len;
+    size_t ctx_size;
+    int (*setup)(void *ctx, const uint8_t *key);
+    void (*dispose)(void *ctx);
+    /* RFC 9001 §5.4.3/5.4.4: the 5-byte mask for one 16-byte sample. 0 ok. */
+    int (*mask)(void *ctx, const uint8_t sample[QUICOFF_SAMPLE_LEN], uint8_t mask[5]);
+} qo_hp_algo_t;
+
+typedef struct qo_backend {
+    const char *name;                           /* "openssl", ... */
+    int (*available)(void);                     /* 1 when usable on this CPU/build */
+    const qo_aead_algo_t *aead[QUICOFF_SUITE_COUNT];
+    const qo_hp_algo_t *hp[QUICOFF_SUITE_COUNT];
+} qo_backend_t;
+
+extern const qo_backend_t qo_backend_openssl;
+
+/* "auto" or NULL: the fastest available; otherwise by name. NULL if none. */
+const qo_backend_t *qo_backend_find(const char *name);
+
+/* HKDF (RFC 5869) with the suite's hash, and TLS 1.3 HKDF-Expand-Label
+ * (RFC 8446 §7.1) with an empty context. 0 ok. Implemented on OpenSSL; used on
+ * the control path only. */
+int qo_hkdf_extract_sha256(const uint8_t *salt, size_t salt_len, const uint8_t *ikm,
+                           size_t ikm_len, uint8_t out[32]);
+int qo_hkdf_expand_label(quicoff_suite_t suite, const uint8_t *secret, size_t secret_len,
+                         const char *label, uint8_t *out, size_t out_len);
+
+/* Wipes secrets in a way the compiler cannot remove. */
+void qo_secure_zero(void *p, size_t n);
+
+#endif /* QUICOFF_CRYPTO_H */

@@ -1,0 +1,99 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * QUIC header parsing (RFC 9000 §17.2, §17.3; RFC 9369 §3.2 for v2 long
+ * header types). Every read is bounds-checked against the buffer: packet
+ * bytes come from the network.
+ */
+#include "parse.h"
+
+unsigned qo_varint_read(const uint8_t *p, const uint8_t *end, uint64_t *v)
+{
+    if (p >= end)
+        return 0;
+    unsigned n = 1u << (p[0] >> 6);
+    if ((size_t)(end - p) < n)
+        return 0;
+    uint64_t x = p[0] & 0x3f;
+    for (unsigned i = 1; i < n; i++)
+        x = (x << 8) | p[i];
+    *v = x;
+    return n;
+}
+
+/* Long-header packet type bits -> level; v1 and v2 assign them differently. */
+static int long_type_level(uint32_t version, unsigned type)
+{
+    static const int8_t v1[4] = {QUICOFF_LEVEL_INITIAL, QUICOFF_LEVEL_ZERO_RTT,
+                                 QUICOFF_LEVEL_HANDSHAKE, -1 /* Retry */};
+    static const int8_t v2[4] = {-1 /* Retry */, QUICOFF_LEVEL_INITIAL, QUICOFF_LEVEL_ZERO_RTT,
+                                 QUICOFF_LEVEL_HANDSHAKE};
+    if (version == QUICOFF_VERSION_1)
+        return v1[type];
+    if (version == QUICOFF_VERSION_2)
+        return v2[type];
+    return -1;
+}
+
+quicoff_status_t qo_parse_header(const uint8_t *buf, uint32_t len, uint32_t off,
+                                 uint8_t short_dcid_len, struct qo_header *h)
+{
+    h->end = len;
+    if (off >= len)
+        return QUICOFF_MALFORMED;
+    const uint8_t *p = buf + off, *end = buf + len;
+    uint8_t first = p[0];
+
+    if (!(first & 0x80)) { /* short header: 0 1 S R R K P P */
+        if (!(first & 0x40))
+            return QUICOFF_MALFORMED;
+        h->is_long = 0;
+        h->level = QUICOFF_LEVEL_ONE_RTT;
+        h->version = 0;
+        h->dcid_len = short_dcid_len;
+        h->dcid_off = off + 1;
+        h->pn_off = off + 1 + short_dcid_len;
+        if (h->pn_off > len)
+            return QUICOFF_MALFORMED;
+        return QUICOFF_OK;
+    }
+
+    /* long header: 1 1 T T x x x x | version | DCID len | DCID | SCID len | SCID */
+    if ((size_t)(end - p) < 7)
+        return QUICOFF_MALFORMED;
+    uint32_t version = (uint32_t)p[1] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 8 | p[4];
+    h->is_long = 1;
+    h->version = version;
+    if (version == 0)
+        return QUICOFF_UNSUPPORTED; /* Version Negotiation: not protected */
+    if (!(first & 0x40))
+        return QUICOFF_MALFORMED;
+    int level = long_type_level(version, (first >> 4) & 3);
+    if (level < 0)
+        return QUICOFF_UNSUPPORTED; /* Retry (integrity tag only) or unknown version */
+    h->level = (uint8_t)level;
+    const uint8_t *q = p + 5;
+    h->dcid_len = *q++;
+    if (h->dcid_len > QUICOFF_MAX_CID_LEN || (size_t)(end - q) < (size_t)h->dcid_len + 1)
+        return QUICOFF_MALFORMED;
+    h->dcid_off = (uint32_t)(q - buf);
+    q += h->dcid_len;
+    uint8_t scid_len = *q++;
+    if (scid_len > QUICOFF_MAX_CID_LEN || (size_t)(end - q) < scid_len)
+        return QUICOFF_MALFORMED;
+    q += scid_len;
+    uint64_t v;
+    unsigned n;
+    if (level == QUICOFF_LEVEL_INITIAL) {
+        if (!(n = qo_varint_read(q, end, &v)) || v > (uint64_t)(end - q - n))
+            return QUICOFF_MALFORMED;
+        q += n + v; /* token */
+    }
+    if (!(n = qo_varint_read(q, end, &v)))
+        return QUICOFF_MALFORMED;
+    q += n;
+    h->pn_off = (uint32_t)(q - buf);
+    if (v > (uint64_t)(end - q))
+        return QUICOFF_MALFORMED; /* Length runs past the datagram */
+    h->end = h->pn_off + (uint32_t)v;
+    return QUICOFF_OK;
+}

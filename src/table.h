@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Connection table internals, shared by table.c (control path) and
+ * protect.c (data path).
+ *
+ * - qo_keyset: everything immutable about an entry (lookup key, suite,
+ *   keys and their pre-keyed crypto contexts). Never changed once published:
+ *   an update builds a new keyset and swaps the pointer; the old one is
+ *   zeroed after the grace period (epoch.h). Readers never see it torn.
+ * - qo_conn: the slot a handle names; holds the keyset pointer and the
+ *   mutable per-connection data-plane state (largest PN, current key
+ *   generation, counters), written by the one worker serving the connection.
+ * - qo_index: open-addressed hash (linear probing) from (level, DCID) or
+ *   (level, address+port) to slot, for RX entries. Cells are 64-bit words
+ *   (hash fingerprint << 32 | slot+1), so a reader reads a cell in one load;
+ *   deletion leaves a tombstone, and the writer rebuilds a fresh index and
+ *   swaps it in when tombstones pile up (readers of the old one stay correct).
+ */
+#ifndef QUICOFF_TABLE_H
+#define QUICOFF_TABLE_H
+
+#include "crypto.h"
+#include "epoch.h"
+#include "quicoff/quicoff.h"
+
+#include <pthread.h>
+#include <stdatomic.h>
+
+#define QO_CACHE_LINE 64
+#define QO_SLOT_TOMBSTONE 0xffffffffu
+
+struct qo_keyslot {
+    uint32_t gen;     /* key generation; phase bit = gen & 1 */
+    uint8_t present;
+    uint8_t iv[QUICOFF_IV_LEN];
+    uint8_t key[QUICOFF_MAX_KEY_LEN]; /* kept to rebuild contexts on update */
+    void *aead_ctx;   /* points into the keyset's ctx_mem */
+};
+
+struct qo_keyset {
+    struct qo_retire_node retire; /* first: node <-> keyset */
+    /* lookup identity */
+    uint8_t direction, level, suite, nonce_layout, fail_action, dcid_len;
+    uint32_t version;
+    uint32_t path_id;
+    uint32_t hash;
+    uint8_t dcid[QUICOFF_MAX_CID_LEN];
+    struct quicoff_addr addr;
+    /* limits (RFC 9001 §6.6) and the caller's threshold */
+    uint64_t threshold;
+    uint64_t hard_limit; /* TX: confidentiality (per key); RX: integrity (per connection) */
+    const qo_aead_algo_t *aead;
+    const qo_hp_algo_t *hp;
+    struct qo_keyslot phase[2];
+    uint8_t hp_key[QUICOFF_MAX_KEY_LEN];
+    void *hp_ctx;
+    size_t alloc_size;
+    _Alignas(QO_CACHE_LINE) uint8_t ctx_mem[];
+};
+
+struct qo_conn {
+    _Atomic(struct qo_keyset *) ks; /* NULL = free slot */
+    _Atomic uint32_t handle_gen;    /* bumped on remove */
+    uint32_t index;
+    struct qo_retire_node retire;   /* slot reuse waits for the grace period */
+    /* data-plane state: one writer (the worker serving the connection) */
+    _Atomic uint64_t largest_pn;    /* UINT64_MAX = none */
+    _Atomic uint64_t gen_first_pn;  /* first PN seen in the current generation */
+    _Atomic uint32_t cur_gen;
+    _Atomic uint64_t packets, bytes, auth_failures, malformed, key_phase_unavailable,
+        key_updates;
+    _Atomic uint64_t key_packets[2]; /* per phase slot: packets with that key */
+} __attribute__((aligned(QO_CACHE_LINE)));
+
+struct qo_index {
+    struct qo_retire_node retire;
+    uint64_t mask;
+    uint64_t used;       /* live + tombstones (writer only) */
+    _Atomic uint64_t cells[];
+};
+
+/* Per-worker counters, each written by its worker only. */
+struct qo_counters {
+    _Atomic uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes, auth_failures,
+        unknown_connection, malformed, key_phase_unavailable, usage_limit_reached,
+        key_exhausted, unsupported, key_updates;
+};
+
+struct quicoff_worker {
+    _Atomic uint64_t announce; /* epoch.h */
+    struct quicoff_table *table;
+    int reader_index;
+    struct qo_counters c;
+    uint8_t *scratch; /* QO_SCRATCH_LEN, for backends that decrypt out of place */
+} __attribute__((aligned(QO_CACHE_LINE)));
+
+struct quicoff_table {
+    /* read-mostly, used by the data path */
+    struct qo_conn *conns;
+    uint32_t capacity;
+    uint8_t local_cid_len;
+    uint64_t hash_seed;
+    _Atomic(struct qo_index *) index;
+    const qo_backend_t *backend;
+    struct qo_epoch epoch;
+    /* control path */
+    pthread_mutex_t lock;
+    uint32_t *free_slots; /* stack of free slot indexes */
+    uint32_t free_count;
+    uint64_t live;
+    struct quicoff_worker **workers;
+    uint16_t max_workers;
+    struct qo_counters departed; /* counters of destroyed workers */
+};
+
+/* Counter increment with one writer: plain load + store, no locked instruction. */
+#define QO_ADD(field, n)                                                                    \
+    atomic_store_explicit(&(field), atomic_load_explicit(&(field), memory_order_relaxed) + (n), \
+                          memory_order_relaxed)
+#define QO_GET(field) atomic_load_explicit(&(field), memory_order_relaxed)
+
+uint32_t qo_table_hash(const struct quicoff_table *t, uint8_t level, const uint8_t *dcid,
+                       size_t dcid_len, const struct quicoff_addr *addr);
+/* Data-path lookup of an RX entry; returns the slot or NULL, and its keyset. */
+struct qo_conn *qo_table_lookup(const struct quicoff_table *t, uint8_t level,
+                                const uint8_t *dcid, size_t dcid_len,
+                                const struct quicoff_addr *addr, struct qo_keyset **ks_out);
+
+static inline quicoff_conn_t qo_handle(const struct qo_conn *c)
+{
+    return ((uint64_t)atomic_load_explicit(&c->handle_gen, memory_order_relaxed) << 32) |
+           c->index;
+}
+
+#endif

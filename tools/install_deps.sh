@@ -1,0 +1,32 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Installs what quicoff needs on Debian 12 (apt-get) and the Python package
+# itself (pip, editable). Safe to run again: it only installs what is missing.
+# Says clearly which step failed.
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+
+step() { printf '\n== %s\n' "$*"; }
+die() { printf '\nFAILED: %s\n' "$*" >&2; exit 1; }
+
+APT_PACKAGES=(build-essential pkg-config meson ninja-build libssl-dev
+              clang libclang-rt-14-dev llvm tshark iproute2 python3-pip)
+
+missing=()
+for p in "${APT_PACKAGES[@]}"; do
+    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+    step "apt-get install ${missing[*]}"
+    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    export DEBIAN_FRONTEND=noninteractive
+    $SUDO apt-get update -qq || die "apt-get update (is the Debian mirror reachable?)"
+    $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null || die "apt-get install ${missing[*]}"
+fi
+
+PY=${PYTHON:-python3}
+step "pip install -e . (builds the C library into the quicoff Python package)"
+$PY -m pip install -q --disable-pip-version-check -e "$here[test]" \
+    || die "pip install -e $here[test] (see the compiler output above)"
+$PY -c "import quicoff, quicoff.ref" || die "the quicoff package does not import"
+echo "dependencies ok"

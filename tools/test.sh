@@ -1,0 +1,39 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# Runs every test of quicoff: C unit tests, Python tests (reference model,
+# bindings, differential, real aioquic traffic), the sanitizer builds
+# (ASan+UBSan, TSan) and a bounded libFuzzer run. Fails loudly: every stage
+# that fails is named at the end and the exit status is non-zero.
+set -uo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+PY=${PYTHON:-python3}
+FUZZ_SECONDS=${QUICOFF_FUZZ_SECONDS:-120}
+
+failed=()
+run() {
+    local name=$1; shift
+    printf '\n======== %s\n' "$name"
+    local t0=$SECONDS
+    if "$@"; then
+        printf -- '-------- %s: ok (%ss)\n' "$name" $((SECONDS - t0))
+    else
+        printf -- '-------- %s: FAILED (%ss)\n' "$name" $((SECONDS - t0))
+        failed+=("$name")
+    fi
+}
+
+bash tools/install_deps.sh || { echo "FAILED: installing dependencies"; exit 1; }
+
+run "C build"            bash -c 'meson setup build --reconfigure >/dev/null 2>&1 || meson setup build; ninja -C build'
+run "C tests"            meson test -C build --print-errorlogs
+run "Python tests"       $PY -m pytest -q tests/python
+run "sanitizers"         bash tools/run_sanitizers.sh
+run "fuzz (${FUZZ_SECONDS}s)" bash tools/run_fuzz.sh "$FUZZ_SECONDS"
+
+echo
+if [ ${#failed[@]} -gt 0 ]; then
+    echo "FAILED stages: ${failed[*]}"
+    exit 1
+fi
+echo "all stages passed"
