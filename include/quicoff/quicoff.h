@@ -209,7 +209,8 @@ struct quicoff_conn_config {
     const uint8_t *secret;
     size_t secret_len;
     /** Also install generation+1 ahead of time: next_keys if has_next_keys,
-     *  else, when a secret is given, derived with "quic ku" (1-RTT only). */
+     *  else, when a secret is given, derived with "quic ku" (1-RTT only).
+     *  next_keys.hp is ignored: header protection keys are not updated (RFC 9001 §6). */
     bool has_next_keys;
     struct quicoff_packet_keys next_keys;
 };
@@ -239,7 +240,7 @@ enum quicoff_update_what {
 struct quicoff_conn_update {
     uint32_t what; /**< enum quicoff_update_what bits */
     uint32_t key_generation;
-    struct quicoff_packet_keys keys;
+    struct quicoff_packet_keys keys; /**< .hp ignored: the entry's HP key never changes */
     const uint8_t *secret;
     size_t secret_len;
     uint64_t largest_pn;
@@ -303,8 +304,8 @@ void quicoff_worker_destroy(struct quicoff_worker *w);
 /** One QUIC packet inside a buffer (a UDP payload), processed in place. */
 struct quicoff_pkt {
     uint8_t *data;   /**< the datagram */
-    uint32_t len;    /**< bytes valid in data; protect: header + plaintext payload
-                          end at offset+... (see below) */
+    uint32_t len;    /**< end of the valid bytes in data (an offset, not a length
+                          from `offset`); protect: where the plaintext payload ends */
     uint32_t cap;    /**< protect: bytes writable at data (>= packet end + 16) */
     uint32_t offset; /**< where this QUIC packet starts (coalesced packets) */
     /* protect only */
@@ -351,7 +352,8 @@ unsigned quicoff_protect_burst(struct quicoff_worker *w, struct quicoff_pkt *pkt
                                struct quicoff_result *res, unsigned n);
 
 /** Unprotects every coalesced packet of one datagram (a loop over the burst
- *  call); stops at trailing padding. Returns the number of results written. */
+ *  call); stops at trailing padding. Returns the number of results written;
+ *  a datagram holds at most len / 21 + 1 packets (each needs header + 4 + 16). */
 unsigned quicoff_unprotect_datagram(struct quicoff_worker *w, uint8_t *data, uint32_t len,
                                     const struct quicoff_addr *local_addr,
                                     struct quicoff_result *res, unsigned max_results);

@@ -1,0 +1,285 @@
+# SPDX-License-Identifier: Apache-2.0
+"""cffi build script (API mode, out-of-line) for ``quicoff._quicoff``.
+
+The library's C sources (every ``src/*.c``) are compiled straight into the
+extension module, so ``pip install`` needs nothing but a C compiler and the
+OpenSSL 3 headers (Debian: ``libssl-dev``).  setuptools runs this through
+``cffi_modules`` (see setup.py); ``python python/quicoff/_ffi_build.py``
+builds the module in place for a quick development loop.
+
+The cdef below mirrors include/quicoff/quicoff.h.  Enum values, the value of
+QUICOFF_CONN_INVALID and the layout of every struct come from the C compiler
+(``...``), so the bindings keep working while the header grows; the integer
+#defines are written out and cffi checks them against the header when the
+module is imported.  tests/python/test_bindings.py checks that every function,
+struct field and enum constant of the header is declared here.
+"""
+import glob
+import os
+
+from cffi import FFI
+
+_HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(_HERE))
+
+CDEF = r"""
+#define QUICOFF_MAX_CID_LEN 20
+#define QUICOFF_TAG_LEN 16
+#define QUICOFF_IV_LEN 12
+#define QUICOFF_MAX_KEY_LEN 32
+#define QUICOFF_MAX_SECRET_LEN 48
+#define QUICOFF_SAMPLE_LEN 16
+#define QUICOFF_VERSION_1 ...
+#define QUICOFF_VERSION_2 ...
+#define QUICOFF_CONN_INVALID ...
+
+typedef enum quicoff_suite {
+    QUICOFF_AES_128_GCM, QUICOFF_AES_256_GCM, QUICOFF_AES_128_CCM,
+    QUICOFF_CHACHA20_POLY1305, QUICOFF_SUITE_COUNT, ...
+} quicoff_suite_t;
+
+typedef enum quicoff_status {
+    QUICOFF_OK, QUICOFF_UNKNOWN_CONNECTION, QUICOFF_AUTH_FAILED, QUICOFF_MALFORMED,
+    QUICOFF_KEY_PHASE_UNAVAILABLE, QUICOFF_USAGE_LIMIT_REACHED, QUICOFF_KEY_EXHAUSTED,
+    QUICOFF_UNSUPPORTED, QUICOFF_NO_SPACE, QUICOFF_INVALID_ARGUMENT, QUICOFF_EXISTS,
+    QUICOFF_TABLE_FULL, QUICOFF_NO_MEMORY, QUICOFF_BACKEND_UNAVAILABLE,
+    QUICOFF_STATUS_COUNT, ...
+} quicoff_status_t;
+
+const char *quicoff_status_name(quicoff_status_t s);
+const char *quicoff_suite_name(quicoff_suite_t s);
+quicoff_suite_t quicoff_suite_from_name(const char *name);
+
+typedef enum quicoff_direction {
+    QUICOFF_DIR_TX, QUICOFF_DIR_RX, ...
+} quicoff_direction_t;
+
+typedef enum quicoff_level {
+    QUICOFF_LEVEL_ONE_RTT, QUICOFF_LEVEL_INITIAL, QUICOFF_LEVEL_ZERO_RTT,
+    QUICOFF_LEVEL_HANDSHAKE, QUICOFF_LEVEL_COUNT, ...
+} quicoff_level_t;
+
+typedef enum quicoff_nonce_layout {
+    QUICOFF_NONCE_RFC9001, QUICOFF_NONCE_MULTIPATH, QUICOFF_NONCE_SEED000, ...
+} quicoff_nonce_layout_t;
+
+typedef enum quicoff_fail_action {
+    QUICOFF_FAIL_DROP, QUICOFF_FAIL_PASS, ...
+} quicoff_fail_action_t;
+
+struct quicoff_addr {
+    uint8_t family;
+    uint8_t ip[16];
+    uint16_t port;
+    ...;
+};
+
+struct quicoff_packet_keys {
+    uint8_t key[QUICOFF_MAX_KEY_LEN];
+    uint8_t iv[QUICOFF_IV_LEN];
+    uint8_t hp[QUICOFF_MAX_KEY_LEN];
+    ...;
+};
+
+size_t quicoff_suite_secret_len(quicoff_suite_t suite);
+size_t quicoff_suite_key_len(quicoff_suite_t suite);
+quicoff_status_t quicoff_derive_packet_keys(quicoff_suite_t suite, const uint8_t *secret,
+                                            size_t secret_len, uint32_t version,
+                                            struct quicoff_packet_keys *out);
+quicoff_status_t quicoff_derive_next_secret(quicoff_suite_t suite, const uint8_t *secret,
+                                            size_t secret_len, uint32_t version,
+                                            uint8_t *next_secret);
+quicoff_status_t quicoff_derive_initial_secrets(const uint8_t *dcid, size_t dcid_len,
+                                                uint32_t version, uint8_t client_secret[32],
+                                                uint8_t server_secret[32]);
+
+struct quicoff_table;
+struct quicoff_worker;
+typedef uint64_t quicoff_conn_t;
+
+struct quicoff_table_config {
+    uint32_t capacity;
+    uint8_t local_cid_len;
+    uint16_t max_workers;
+    const char *backend;
+    ...;
+};
+
+struct quicoff_table *quicoff_table_create(const struct quicoff_table_config *cfg,
+                                           quicoff_status_t *err);
+void quicoff_table_destroy(struct quicoff_table *t);
+const char *quicoff_table_backend(const struct quicoff_table *t);
+
+struct quicoff_conn_config {
+    quicoff_direction_t direction;
+    quicoff_level_t level;
+    quicoff_suite_t suite;
+    uint32_t version;
+    uint8_t dcid[QUICOFF_MAX_CID_LEN];
+    uint8_t dcid_len;
+    struct quicoff_addr local_addr;
+    uint32_t path_id;
+    quicoff_nonce_layout_t nonce_layout;
+    quicoff_fail_action_t fail_action;
+    uint64_t largest_pn;
+    uint64_t usage_threshold;
+    uint32_t key_generation;
+    struct quicoff_packet_keys keys;
+    const uint8_t *secret;
+    size_t secret_len;
+    bool has_next_keys;
+    struct quicoff_packet_keys next_keys;
+    ...;
+};
+
+void quicoff_conn_config_init(struct quicoff_conn_config *cfg);
+quicoff_status_t quicoff_conn_add(struct quicoff_table *t, const struct quicoff_conn_config *cfg,
+                                  quicoff_conn_t *out);
+
+enum quicoff_update_what {
+    QUICOFF_UPDATE_KEYS, QUICOFF_UPDATE_ROLL, QUICOFF_UPDATE_DROP_OLD,
+    QUICOFF_UPDATE_LARGEST_PN, QUICOFF_UPDATE_FAIL_ACTION, QUICOFF_UPDATE_THRESHOLD, ...
+};
+
+struct quicoff_conn_update {
+    uint32_t what;
+    uint32_t key_generation;
+    struct quicoff_packet_keys keys;
+    const uint8_t *secret;
+    size_t secret_len;
+    uint64_t largest_pn;
+    quicoff_fail_action_t fail_action;
+    uint64_t usage_threshold;
+    ...;
+};
+
+quicoff_status_t quicoff_conn_update(struct quicoff_table *t, quicoff_conn_t conn,
+                                     const struct quicoff_conn_update *u);
+quicoff_status_t quicoff_conn_remove(struct quicoff_table *t, quicoff_conn_t conn);
+quicoff_conn_t quicoff_conn_find(struct quicoff_table *t, quicoff_level_t level,
+                                 const uint8_t *dcid, size_t dcid_len,
+                                 const struct quicoff_addr *local_addr);
+size_t quicoff_table_reclaim(struct quicoff_table *t);
+
+struct quicoff_conn_stats {
+    uint64_t packets;
+    uint64_t bytes;
+    uint64_t auth_failures;
+    uint64_t malformed;
+    uint64_t key_phase_unavailable;
+    uint64_t key_updates;
+    uint64_t key_generation;
+    uint64_t largest_pn;
+    uint64_t key_packets;
+    ...;
+};
+
+struct quicoff_table_stats {
+    uint64_t rx_packets, rx_bytes;
+    uint64_t tx_packets, tx_bytes;
+    uint64_t auth_failures;
+    uint64_t unknown_connection;
+    uint64_t malformed;
+    uint64_t key_phase_unavailable;
+    uint64_t usage_limit_reached;
+    uint64_t key_exhausted;
+    uint64_t unsupported;
+    uint64_t key_updates;
+    uint64_t connections;
+    uint64_t retired_pending;
+    ...;
+};
+
+quicoff_status_t quicoff_conn_stats(struct quicoff_table *t, quicoff_conn_t conn,
+                                    struct quicoff_conn_stats *out);
+void quicoff_table_stats(struct quicoff_table *t, struct quicoff_table_stats *out);
+
+struct quicoff_worker *quicoff_worker_create(struct quicoff_table *t);
+void quicoff_worker_destroy(struct quicoff_worker *w);
+
+struct quicoff_pkt {
+    uint8_t *data;
+    uint32_t len;
+    uint32_t cap;
+    uint32_t offset;
+    quicoff_conn_t conn;
+    uint64_t pn;
+    const struct quicoff_addr *local_addr;
+    ...;
+};
+
+enum quicoff_result_flag {
+    QUICOFF_FLAG_KEY_UPDATED, QUICOFF_FLAG_PASS_FAILED, QUICOFF_FLAG_LONG_HEADER,
+    QUICOFF_FLAG_OLD_KEYS, ...
+};
+
+struct quicoff_result {
+    quicoff_status_t status;
+    uint8_t flags;
+    uint8_t level;
+    uint8_t key_phase;
+    uint8_t pn_len;
+    uint32_t hdr_off;
+    uint32_t pn_off;
+    uint32_t payload_off;
+    uint32_t payload_len;
+    uint32_t packet_end;
+    uint64_t pn;
+    quicoff_conn_t conn;
+    ...;
+};
+
+unsigned quicoff_unprotect_burst(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                                 struct quicoff_result *res, unsigned n);
+unsigned quicoff_protect_burst(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                               struct quicoff_result *res, unsigned n);
+unsigned quicoff_unprotect_datagram(struct quicoff_worker *w, uint8_t *data, uint32_t len,
+                                    const struct quicoff_addr *local_addr,
+                                    struct quicoff_result *res, unsigned max_results);
+
+unsigned quicoff_pn_encode_len(uint64_t pn, uint64_t largest_acked);
+uint64_t quicoff_pn_decode(uint64_t largest_pn, uint64_t truncated, unsigned pn_nbits);
+"""
+
+
+def _sources():
+    """Every C source of the library, as paths setuptools accepts.
+
+    setuptools runs build scripts from the project root and wants relative
+    paths there; anywhere else (a direct run) absolute ones work."""
+    files = sorted(glob.glob(os.path.join(ROOT, "src", "*.c")))
+    if os.path.abspath(os.getcwd()) == ROOT:
+        files = [os.path.relpath(f, ROOT) for f in files]
+    return files
+
+
+def _dirs(*names):
+    if os.path.abspath(os.getcwd()) == ROOT:
+        return list(names)
+    return [os.path.join(ROOT, n) for n in names]
+
+
+def make_builder():
+    builder = FFI()
+    builder.cdef(CDEF)
+    builder.set_source(
+        "quicoff._quicoff",
+        '#include "quicoff/quicoff.h"\n',
+        sources=_sources(),
+        include_dirs=_dirs("include", "src"),
+        libraries=["crypto", "pthread"],
+        define_macros=[("_GNU_SOURCE", None)],
+        extra_compile_args=["-O2", "-std=c11"],
+    )
+    return builder
+
+
+ffibuilder = make_builder()
+
+
+if __name__ == "__main__":
+    # Development build: python/quicoff/_quicoff.*.so next to this file.
+    os.chdir(ROOT)
+    tmp = os.path.join(ROOT, "build", "cffi")
+    out = make_builder().compile(tmpdir=tmp, verbose=True)
+    os.replace(out, os.path.join(_HERE, os.path.basename(out)))
