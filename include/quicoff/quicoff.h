@@ -204,7 +204,10 @@ struct quicoff_conn_config {
     uint64_t usage_threshold;
     /** Key generation of `keys` (0 at the start of 1-RTT); key phase bit = generation & 1. */
     uint32_t key_generation;
-    /** Keys: either raw keys (secret == NULL) or derived from a TLS traffic secret. */
+    /** Keys: either raw keys (secret == NULL) or derived from a TLS traffic secret.
+     *  The header-protection key comes from the generation-0 secret for the whole
+     *  connection (RFC 9001 §6): to install a connection already past a key
+     *  update, give raw keys with the original hp. */
     struct quicoff_packet_keys keys;
     const uint8_t *secret;
     size_t secret_len;
