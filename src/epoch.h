@@ -27,7 +27,7 @@ struct qo_retire_node {
 struct qo_epoch {
     _Atomic uint64_t global;       /* starts at 1; 0 means "quiescent" */
     unsigned max_readers;
-    _Atomic uint64_t **readers;    /* announced epochs, NULL = unused slot */
+    _Atomic(_Atomic uint64_t *) *readers; /* announced epochs, NULL = unused slot */
     struct qo_retire_node *retired; /* writer-owned list (under the table mutex) */
     uint64_t retired_count;
 };

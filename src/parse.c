@@ -37,7 +37,9 @@ static int long_type_level(uint32_t version, unsigned type)
 quicoff_status_t qo_parse_header(const uint8_t *buf, uint32_t len, uint32_t off,
                                  uint8_t short_dcid_len, struct qo_header *h)
 {
-    h->end = len;
+    /* every field defined, whatever the outcome: callers report level and
+     * form of refused packets too */
+    *h = (struct qo_header){.end = len};
     if (off >= len)
         return QUICOFF_MALFORMED;
     const uint8_t *p = buf + off, *end = buf + len;

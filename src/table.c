@@ -38,7 +38,9 @@ uint32_t qo_table_hash(const struct quicoff_table *t, uint8_t level, const uint8
         /* zero-length CID: the local address + port is the key (seed 002 §3.3.1) */
         memset(buf, 0, sizeof(buf));
         buf[0] = addr->family;
-        memcpy(buf + 1, addr->ip, 16);
+        /* only the bytes key_matches() compares: an IPv4 lookup must not
+         * depend on whatever the caller left in ip[4..15] */
+        memcpy(buf + 1, addr->ip, addr->family == 4 ? 4 : 16);
         buf[17] = (uint8_t)(addr->port >> 8);
         buf[18] = (uint8_t)addr->port;
         p = buf;

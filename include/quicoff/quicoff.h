@@ -191,7 +191,8 @@ struct quicoff_conn_config {
     quicoff_suite_t suite;
     uint32_t version; /**< 0 = QUIC v1 */
     uint8_t dcid[QUICOFF_MAX_CID_LEN];
-    uint8_t dcid_len; /**< RX: the CID the peer puts in packets to us; TX: informative */
+    uint8_t dcid_len; /**< RX: the CID the peer puts in packets to us (lookup key);
+                           TX: the peer's CID: its length parses the short header */
     struct quicoff_addr local_addr; /**< RX lookup key when dcid_len == 0 */
     uint32_t path_id;
     quicoff_nonce_layout_t nonce_layout;
