@@ -110,98 +110,154 @@ static int rx_key_choice(const struct qo_keyslot *s, uint32_t cur, uint64_t pn,
     return KEYS_NONE;
 }
 
-static void unprotect_one(struct quicoff_worker *w, struct quicoff_pkt *p,
-                          struct quicoff_result *r)
-{
-    const struct quicoff_table *t = w->table;
-    uint8_t *d = p->data;
+/* ------------------------------------------------------------------ RX */
+
+/* Per-packet state carried between the stages of one chunk. */
+struct rx_state {
     struct qo_header h;
-    struct qo_conn *c = NULL;
-    quicoff_status_t st;
-
-    result_init(r, p);
-    st = qo_parse_header(d, p->len, p->offset, t->local_cid_len, &h);
-    r->packet_end = h.end;
-    r->level = h.level;
-    r->flags = h.is_long ? QUICOFF_FLAG_LONG_HEADER : 0;
-    if (st != QUICOFF_OK)
-        goto fail;
-
+    struct qo_conn *c;
     struct qo_keyset *ks;
-    c = qo_table_lookup(t, h.level, d + h.dcid_off, h.dcid_len,
-                        h.dcid_len ? NULL : p->local_addr, &ks);
-    if (!c) {
-        st = QUICOFF_UNKNOWN_CONNECTION;
-        goto fail;
+    const struct qo_keyslot *slot;
+    uint32_t hash;
+    quicoff_status_t st; /* QUICOFF_OK while the packet is still in flight */
+    int choice;
+    uint8_t saved_first;
+    uint8_t mask[5];
+    uint64_t largest;
+    uint32_t cur;
+};
+
+/* Stage 1: parse the header, hash the lookup key, prefetch its index cell. */
+static void rx_parse(const struct quicoff_table *t, struct quicoff_pkt *p,
+                     struct quicoff_result *r, struct rx_state *s)
+{
+    result_init(r, p);
+    s->c = NULL;
+    s->st = qo_parse_header(p->data, p->len, p->offset, t->local_cid_len, &s->h);
+    r->packet_end = s->h.end;
+    r->level = s->h.level;
+    r->flags = s->h.is_long ? QUICOFF_FLAG_LONG_HEADER : 0;
+    if (s->st != QUICOFF_OK)
+        return;
+    s->hash = qo_table_hash(t, s->h.level, p->data + s->h.dcid_off, s->h.dcid_len,
+                            s->h.dcid_len ? NULL : p->local_addr);
+    qo_table_prefetch(t, s->hash);
+}
+
+/* Stage 2: find the connection; prefetch what stage 3 reads. */
+static void rx_lookup(const struct quicoff_table *t, struct quicoff_pkt *p,
+                      struct quicoff_result *r, struct rx_state *s)
+{
+    if (s->st != QUICOFF_OK)
+        return;
+    s->c = qo_table_lookup_hashed(t, s->hash, s->h.level, p->data + s->h.dcid_off, s->h.dcid_len,
+                                  s->h.dcid_len ? NULL : p->local_addr, &s->ks);
+    if (!s->c) {
+        s->st = QUICOFF_UNKNOWN_CONNECTION;
+        return;
     }
-    r->conn = qo_handle(c);
-    if (QO_GET(c->auth_failures) >= ks->hard_limit) {
-        st = QUICOFF_KEY_EXHAUSTED; /* integrity limit: the connection must close */
-        goto fail;
+    r->conn = qo_handle(s->c);
+    __builtin_prefetch(s->ks->hp_ctx);
+    __builtin_prefetch(&s->c->largest_pn);
+}
+
+/* Stage 3: usage limit and sample checks, header-protection mask, PN
+ * decoding, key choice; the header is unmasked in place (it is the AAD). */
+static void rx_unmask(struct quicoff_pkt *p, struct quicoff_result *r, struct rx_state *s)
+{
+    if (s->st != QUICOFF_OK)
+        return;
+    uint8_t *d = p->data;
+    const struct qo_header *h = &s->h;
+    struct qo_keyset *ks = s->ks;
+    if (QO_GET(s->c->auth_failures) >= ks->hard_limit) {
+        s->st = QUICOFF_KEY_EXHAUSTED; /* integrity limit: the connection must close */
+        return;
     }
     /* The sample starts 4 bytes after the PN field (§5.4.2) and must fit
      * before the end of the packet. */
-    if ((uint64_t)h.pn_off + 4 + QUICOFF_SAMPLE_LEN > h.end) {
-        st = QUICOFF_MALFORMED;
-        goto fail;
+    if ((uint64_t)h->pn_off + 4 + QUICOFF_SAMPLE_LEN > h->end) {
+        s->st = QUICOFF_MALFORMED;
+        return;
     }
-
-    uint8_t mask[5];
-    ks->hp->mask(ks->hp_ctx, d + h.pn_off + 4, mask);
-    uint8_t first = d[p->offset] ^ (mask[0] & first_byte_mask(&h));
+    ks->hp->mask(ks->hp_ctx, d + h->pn_off + 4, s->mask);
+    uint8_t first = d[p->offset] ^ (s->mask[0] & first_byte_mask(h));
     unsigned pn_len = (first & 3) + 1;
     uint64_t truncated = 0;
     for (unsigned i = 0; i < pn_len; i++)
-        truncated = (truncated << 8) | (uint8_t)(d[h.pn_off + i] ^ mask[1 + i]);
-    uint64_t largest = QO_GET(c->largest_pn);
-    uint64_t pn = quicoff_pn_decode(largest, truncated, pn_len * 8);
+        truncated = (truncated << 8) | (uint8_t)(d[h->pn_off + i] ^ s->mask[1 + i]);
+    s->largest = QO_GET(s->c->largest_pn);
+    uint64_t pn = quicoff_pn_decode(s->largest, truncated, pn_len * 8);
 
-    unsigned kp = h.is_long ? 0 : (first >> 2) & 1;
-    uint32_t cur = atomic_load_explicit(&c->cur_gen, memory_order_acquire);
-    const struct qo_keyslot *slot = &ks->phase[kp];
-    int choice = rx_key_choice(slot, cur, pn, QO_GET(c->gen_first_pn));
+    unsigned kp = h->is_long ? 0 : (first >> 2) & 1;
+    s->cur = atomic_load_explicit(&s->c->cur_gen, memory_order_acquire);
+    s->slot = &ks->phase[kp];
+    s->choice = rx_key_choice(s->slot, s->cur, pn, QO_GET(s->c->gen_first_pn));
     r->key_phase = (uint8_t)kp;
     r->pn_len = (uint8_t)pn_len;
-    r->pn_off = h.pn_off;
+    r->pn_off = h->pn_off;
     r->pn = pn;
-    if (choice == KEYS_NONE) {
-        st = QUICOFF_KEY_PHASE_UNAVAILABLE;
-        goto fail;
+    if (s->choice == KEYS_NONE) {
+        s->st = QUICOFF_KEY_PHASE_UNAVAILABLE;
+        return;
     }
-
-    /* The AAD is the header with protection removed: unmask in place. */
-    uint8_t saved_first = d[p->offset];
+    s->saved_first = d[p->offset];
     d[p->offset] = first;
     for (unsigned i = 0; i < pn_len; i++)
-        d[h.pn_off + i] ^= mask[1 + i];
+        d[h->pn_off + i] ^= s->mask[1 + i];
+    __builtin_prefetch(s->slot->aead_ctx);
+}
 
-    uint32_t payload_off = h.pn_off + pn_len;
-    uint32_t payload_len = h.end - QUICOFF_TAG_LEN - payload_off;
+/* Stage 4: AEAD open, then the packet's outcome: key phase change, largest
+ * PN, counters, status. */
+static void rx_open(struct quicoff_worker *w, struct quicoff_pkt *p, struct quicoff_result *r,
+                    struct rx_state *s)
+{
+    if (s->st != QUICOFF_OK) {
+        r->status = s->st;
+        count_failure(w, s->c, s->st);
+        return;
+    }
+    uint8_t *d = p->data;
+    const struct qo_header *h = &s->h;
+    struct qo_keyset *ks = s->ks;
+    struct qo_conn *c = s->c;
+    unsigned pn_len = r->pn_len, kp = r->key_phase;
+    uint64_t pn = r->pn;
+    uint32_t payload_off = h->pn_off + pn_len;
+    uint32_t payload_len = h->end - QUICOFF_TAG_LEN - payload_off;
     uint8_t nonce[QUICOFF_IV_LEN];
-    build_nonce(nonce, ks, slot->iv, pn);
-    if (ks->aead->open(slot->aead_ctx, nonce, d + p->offset, payload_off - p->offset,
-                       d + payload_off, payload_len, d + h.end - QUICOFF_TAG_LEN,
+    build_nonce(nonce, ks, s->slot->iv, pn);
+    if (ks->aead->open(s->slot->aead_ctx, nonce, d + p->offset, payload_off - p->offset,
+                       d + payload_off, payload_len, d + h->end - QUICOFF_TAG_LEN,
                        w->scratch) != 0) {
         /* Put the header back as received; the backend left the payload. */
-        d[p->offset] = saved_first;
+        d[p->offset] = s->saved_first;
         for (unsigned i = 0; i < pn_len; i++)
-            d[h.pn_off + i] ^= mask[1 + i];
+            d[h->pn_off + i] ^= s->mask[1 + i];
         if (ks->fail_action == QUICOFF_FAIL_PASS)
             r->flags |= QUICOFF_FLAG_PASS_FAILED;
-        st = QUICOFF_AUTH_FAILED;
-        goto fail;
+        r->status = QUICOFF_AUTH_FAILED;
+        count_failure(w, c, QUICOFF_AUTH_FAILED);
+        return;
     }
-
-    if (choice == KEYS_NEXT) {
+    if (s->choice == KEYS_NEXT &&
+        atomic_load_explicit(&c->cur_gen, memory_order_relaxed) == s->cur + 1) {
+        /* An earlier packet of this chunk already moved to these keys. */
+        if (pn < QO_GET(c->gen_first_pn))
+            atomic_store_explicit(&c->gen_first_pn, pn, memory_order_relaxed);
+    } else if (s->choice == KEYS_NEXT) {
         /* The peer moved to the next key phase (§6.2). */
         atomic_store_explicit(&c->gen_first_pn, pn, memory_order_relaxed);
-        atomic_store_explicit(&c->cur_gen, cur + 1, memory_order_release);
+        atomic_store_explicit(&c->cur_gen, s->cur + 1, memory_order_release);
         QO_ADD(c->key_updates, 1);
         QO_ADD(w->c.key_updates, 1);
         r->flags |= QUICOFF_FLAG_KEY_UPDATED;
-    } else if (choice == KEYS_OLD) {
+    } else if (s->choice == KEYS_OLD) {
         r->flags |= QUICOFF_FLAG_OLD_KEYS;
     }
+    /* Re-read: an earlier packet of this burst may have raised it. */
+    uint64_t largest = QO_GET(c->largest_pn);
     if (largest == UINT64_MAX || pn > largest)
         atomic_store_explicit(&c->largest_pn, pn, memory_order_relaxed);
     QO_ADD(c->packets, 1);
@@ -209,7 +265,6 @@ static void unprotect_one(struct quicoff_worker *w, struct quicoff_pkt *p,
     QO_ADD(c->key_packets[kp], 1);
     QO_ADD(w->c.rx_packets, 1);
     QO_ADD(w->c.rx_bytes, payload_len);
-
     r->payload_off = payload_off;
     r->payload_len = payload_len;
     if (QO_GET(c->auth_failures) >= ks->threshold) {
@@ -218,101 +273,161 @@ static void unprotect_one(struct quicoff_worker *w, struct quicoff_pkt *p,
     } else {
         r->status = QUICOFF_OK;
     }
-    return;
-fail:
-    r->status = st;
-    count_failure(w, c, st);
 }
 
-static void protect_one(struct quicoff_worker *w, struct quicoff_pkt *p, struct quicoff_result *r)
+/*
+ * Packets of one chunk go through each stage before the next stage starts,
+ * so the cache misses of one stage (index cell, slot, keyset, contexts)
+ * overlap across packets instead of adding up. Two packets of the same
+ * connection in one chunk: the later one's PN decoding and key choice see
+ * the state before the earlier one was opened, as a pipelined NIC would;
+ * the largest PN and key phase are still advanced in packet order.
+ */
+#define QO_CHUNK 32
+
+static void unprotect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                            struct quicoff_result *res, unsigned n)
 {
     const struct quicoff_table *t = w->table;
-    uint8_t *d = p->data;
-    struct qo_conn *c = NULL;
-    struct qo_header h;
-    quicoff_status_t st;
+    struct rx_state s[QO_CHUNK];
+    for (unsigned i = 0; i < n; i++)
+        rx_parse(t, &pkts[i], &res[i], &s[i]);
+    for (unsigned i = 0; i < n; i++)
+        rx_lookup(t, &pkts[i], &res[i], &s[i]);
+    for (unsigned i = 0; i < n; i++)
+        rx_unmask(&pkts[i], &res[i], &s[i]);
+    for (unsigned i = 0; i < n; i++)
+        rx_open(w, &pkts[i], &res[i], &s[i]);
+}
 
+/* ------------------------------------------------------------------ TX */
+
+struct tx_state {
+    struct qo_header h;
+    struct qo_conn *c;
+    struct qo_keyset *ks;
+    const struct qo_keyslot *slot;
+    quicoff_status_t st;
+    bool next;      /* this packet starts a key update */
+    uint64_t used;  /* packets already protected with this key */
+};
+
+/* Stage 1: resolve the handle; prefetch the keyset and slot state. */
+static void tx_resolve(const struct quicoff_table *t, struct quicoff_pkt *p,
+                       struct quicoff_result *r, struct tx_state *s)
+{
     result_init(r, p);
     r->conn = p->conn;
+    s->c = NULL;
+    s->ks = NULL;
+    s->st = QUICOFF_OK;
     uint32_t slot_index = (uint32_t)p->conn;
-    struct qo_keyset *ks = NULL;
     if (slot_index < t->capacity) {
-        c = &t->conns[slot_index];
-        ks = atomic_load_explicit(&c->ks, memory_order_acquire);
-        if (!ks || ks->direction != QUICOFF_DIR_TX ||
-            atomic_load_explicit(&c->handle_gen, memory_order_relaxed) != (uint32_t)(p->conn >> 32))
-            ks = NULL;
+        struct qo_conn *c = &t->conns[slot_index];
+        struct qo_keyset *ks = atomic_load_explicit(&c->ks, memory_order_acquire);
+        if (ks && ks->direction == QUICOFF_DIR_TX &&
+            atomic_load_explicit(&c->handle_gen, memory_order_relaxed) == (uint32_t)(p->conn >> 32)) {
+            s->c = c;
+            s->ks = ks;
+            __builtin_prefetch(ks);
+            __builtin_prefetch(&c->cur_gen);
+            return;
+        }
     }
-    if (!ks) {
-        c = NULL;
-        st = QUICOFF_UNKNOWN_CONNECTION;
-        goto fail;
-    }
+    s->st = QUICOFF_UNKNOWN_CONNECTION;
+}
+
+/* Stage 2: check the header the host gave, choose the key, AEAD seal. */
+static void tx_seal(struct quicoff_pkt *p, struct quicoff_result *r, struct tx_state *s)
+{
+    if (s->st != QUICOFF_OK)
+        return;
+    uint8_t *d = p->data;
+    struct qo_keyset *ks = s->ks;
+    struct qo_header *h = &s->h;
     if (p->offset >= p->len || p->len > p->cap || p->cap - p->len < QUICOFF_TAG_LEN) {
-        st = p->offset >= p->len ? QUICOFF_MALFORMED : QUICOFF_NO_SPACE;
-        goto fail;
+        s->st = p->offset >= p->len ? QUICOFF_MALFORMED : QUICOFF_NO_SPACE;
+        return;
     }
     uint32_t end = p->len + QUICOFF_TAG_LEN;
-    st = qo_parse_header(d, end, p->offset, ks->dcid_len, &h);
-    r->level = h.level;
-    r->flags = h.is_long ? QUICOFF_FLAG_LONG_HEADER : 0;
-    if (st != QUICOFF_OK)
-        goto fail;
+    s->st = qo_parse_header(d, end, p->offset, ks->dcid_len, h);
+    r->level = h->level;
+    r->flags = h->is_long ? QUICOFF_FLAG_LONG_HEADER : 0;
+    if (s->st != QUICOFF_OK)
+        return;
     unsigned pn_len = (d[p->offset] & 3) + 1;
     /* A long header's Length must already count PN, payload and tag; the
      * packet must be long enough for the header-protection sample (the host
      * pads, §5.4.2); the header's PN bytes must encode pn. */
-    if (h.level != ks->level || h.end != end || (uint64_t)h.pn_off + pn_len > p->len ||
-        (uint64_t)h.pn_off + 4 + QUICOFF_SAMPLE_LEN > end || p->pn > PN_MAX) {
-        st = QUICOFF_MALFORMED;
-        goto fail;
+    if (h->level != ks->level || h->end != end || (uint64_t)h->pn_off + pn_len > p->len ||
+        (uint64_t)h->pn_off + 4 + QUICOFF_SAMPLE_LEN > end || p->pn > PN_MAX) {
+        s->st = QUICOFF_MALFORMED;
+        return;
     }
     uint64_t encoded = 0;
     for (unsigned i = 0; i < pn_len; i++)
-        encoded = (encoded << 8) | d[h.pn_off + i];
+        encoded = (encoded << 8) | d[h->pn_off + i];
     if (encoded != (p->pn & ((UINT64_C(1) << (8 * pn_len)) - 1))) {
-        st = QUICOFF_MALFORMED;
-        goto fail;
+        s->st = QUICOFF_MALFORMED;
+        return;
     }
-
-    unsigned kp = h.is_long ? 0 : (d[p->offset] >> 2) & 1;
-    uint32_t cur = atomic_load_explicit(&c->cur_gen, memory_order_acquire);
+    unsigned kp = h->is_long ? 0 : (d[p->offset] >> 2) & 1;
+    uint32_t cur = atomic_load_explicit(&s->c->cur_gen, memory_order_acquire);
     const struct qo_keyslot *slot = &ks->phase[kp];
     r->key_phase = (uint8_t)kp;
     r->pn_len = (uint8_t)pn_len;
-    r->pn_off = h.pn_off;
+    r->pn_off = h->pn_off;
     r->pn = p->pn;
     /* The host chose the key phase in the header: current keys, or the next
      * generation, which starts a key update (§6.1). */
-    bool next = slot->present && slot->gen == cur + 1;
-    if (!slot->present || (slot->gen != cur && !next)) {
-        st = QUICOFF_KEY_PHASE_UNAVAILABLE;
-        goto fail;
+    s->next = slot->present && slot->gen == cur + 1;
+    if (!slot->present || (slot->gen != cur && !s->next)) {
+        s->st = QUICOFF_KEY_PHASE_UNAVAILABLE;
+        return;
     }
-    uint64_t used = next ? 0 : QO_GET(c->key_packets[kp]);
-    if (used >= ks->hard_limit) {
-        st = QUICOFF_KEY_EXHAUSTED; /* confidentiality limit: never exceed it */
-        goto fail;
+    s->used = s->next ? 0 : QO_GET(s->c->key_packets[kp]);
+    if (s->used >= ks->hard_limit) {
+        s->st = QUICOFF_KEY_EXHAUSTED; /* confidentiality limit: never exceed it */
+        return;
     }
-
-    uint32_t payload_off = h.pn_off + pn_len;
-    uint32_t payload_len = p->len - payload_off;
+    /* Count it now: a later packet of this chunk with the same key sees it. */
+    if (s->next) {
+        atomic_store_explicit(&s->c->key_packets[kp], 0, memory_order_relaxed);
+        atomic_store_explicit(&s->c->cur_gen, cur + 1, memory_order_release);
+    }
+    QO_ADD(s->c->key_packets[kp], 1);
+    s->slot = slot;
+    uint32_t payload_off = h->pn_off + pn_len;
     uint8_t nonce[QUICOFF_IV_LEN];
     build_nonce(nonce, ks, slot->iv, p->pn);
     if (ks->aead->seal(slot->aead_ctx, nonce, d + p->offset, payload_off - p->offset,
-                       d + payload_off, payload_len, d + p->len) != 0) {
-        st = QUICOFF_BACKEND_UNAVAILABLE;
-        goto fail;
-    }
-    uint8_t mask[5];
-    ks->hp->mask(ks->hp_ctx, d + h.pn_off + 4, mask);
-    d[p->offset] ^= mask[0] & first_byte_mask(&h);
-    for (unsigned i = 0; i < pn_len; i++)
-        d[h.pn_off + i] ^= mask[1 + i];
+                       d + payload_off, p->len - payload_off, d + p->len) != 0)
+        s->st = QUICOFF_BACKEND_UNAVAILABLE;
+}
 
-    if (next) {
-        atomic_store_explicit(&c->key_packets[kp], 0, memory_order_relaxed);
-        atomic_store_explicit(&c->cur_gen, cur + 1, memory_order_release);
+/* Stage 3: header protection from the ciphertext sample, then the outcome. */
+static void tx_finish(struct quicoff_worker *w, struct quicoff_pkt *p, struct quicoff_result *r,
+                      struct tx_state *s)
+{
+    if (s->st != QUICOFF_OK) {
+        r->status = s->st;
+        count_failure(w, s->c, s->st);
+        return;
+    }
+    uint8_t *d = p->data;
+    struct qo_keyset *ks = s->ks;
+    struct qo_conn *c = s->c;
+    const struct qo_header *h = &s->h;
+    unsigned pn_len = r->pn_len;
+    uint8_t mask[5];
+    ks->hp->mask(ks->hp_ctx, d + h->pn_off + 4, mask);
+    d[p->offset] ^= mask[0] & first_byte_mask(h);
+    for (unsigned i = 0; i < pn_len; i++)
+        d[h->pn_off + i] ^= mask[1 + i];
+
+    uint32_t payload_off = h->pn_off + pn_len;
+    uint32_t payload_len = p->len - payload_off;
+    if (s->next) {
         QO_ADD(c->key_updates, 1);
         QO_ADD(w->c.key_updates, 1);
         r->flags |= QUICOFF_FLAG_KEY_UPDATED;
@@ -322,49 +437,60 @@ static void protect_one(struct quicoff_worker *w, struct quicoff_pkt *p, struct 
         atomic_store_explicit(&c->largest_pn, p->pn, memory_order_relaxed);
     QO_ADD(c->packets, 1);
     QO_ADD(c->bytes, payload_len);
-    QO_ADD(c->key_packets[kp], 1);
     QO_ADD(w->c.tx_packets, 1);
     QO_ADD(w->c.tx_bytes, payload_len);
-
     r->payload_off = payload_off;
     r->payload_len = payload_len;
-    r->packet_end = end;
-    if (used + 1 >= ks->threshold) {
+    r->packet_end = p->len + QUICOFF_TAG_LEN;
+    if (s->used + 1 >= ks->threshold) {
         QO_ADD(w->c.usage_limit_reached, 1);
         r->status = QUICOFF_USAGE_LIMIT_REACHED;
     } else {
         r->status = QUICOFF_OK;
     }
-    return;
-fail:
-    r->status = st;
-    count_failure(w, c, st);
+}
+
+static void protect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                          struct quicoff_result *res, unsigned n)
+{
+    const struct quicoff_table *t = w->table;
+    struct tx_state s[QO_CHUNK];
+    for (unsigned i = 0; i < n; i++)
+        tx_resolve(t, &pkts[i], &res[i], &s[i]);
+    for (unsigned i = 0; i < n; i++)
+        tx_seal(&pkts[i], &res[i], &s[i]);
+    for (unsigned i = 0; i < n; i++)
+        tx_finish(w, &pkts[i], &res[i], &s[i]);
+}
+
+/* ------------------------------------------------------------------ bursts */
+
+static unsigned count_ok(const struct quicoff_result *res, unsigned n)
+{
+    unsigned ok = 0;
+    for (unsigned i = 0; i < n; i++)
+        ok += quicoff_status_ok(res[i].status);
+    return ok;
 }
 
 unsigned quicoff_unprotect_burst(struct quicoff_worker *w, struct quicoff_pkt *pkts,
                                  struct quicoff_result *res, unsigned n)
 {
-    unsigned ok = 0;
     qo_epoch_enter(&w->table->epoch, &w->announce);
-    for (unsigned i = 0; i < n; i++) {
-        unprotect_one(w, &pkts[i], &res[i]);
-        ok += quicoff_status_ok(res[i].status);
-    }
+    for (unsigned i = 0; i < n; i += QO_CHUNK)
+        unprotect_chunk(w, pkts + i, res + i, n - i < QO_CHUNK ? n - i : QO_CHUNK);
     qo_epoch_exit(&w->announce);
-    return ok;
+    return count_ok(res, n);
 }
 
 unsigned quicoff_protect_burst(struct quicoff_worker *w, struct quicoff_pkt *pkts,
                                struct quicoff_result *res, unsigned n)
 {
-    unsigned ok = 0;
     qo_epoch_enter(&w->table->epoch, &w->announce);
-    for (unsigned i = 0; i < n; i++) {
-        protect_one(w, &pkts[i], &res[i]);
-        ok += quicoff_status_ok(res[i].status);
-    }
+    for (unsigned i = 0; i < n; i += QO_CHUNK)
+        protect_chunk(w, pkts + i, res + i, n - i < QO_CHUNK ? n - i : QO_CHUNK);
     qo_epoch_exit(&w->announce);
-    return ok;
+    return count_ok(res, n);
 }
 
 static bool all_zero(const uint8_t *p, uint32_t n)

@@ -76,11 +76,10 @@ static bool key_matches(const struct qo_keyset *ks, uint8_t level, const uint8_t
            memcmp(ks->addr.ip, addr->ip, addr->family == 4 ? 4 : 16) == 0;
 }
 
-struct qo_conn *qo_table_lookup(const struct quicoff_table *t, uint8_t level,
-                                const uint8_t *dcid, size_t dcid_len,
-                                const struct quicoff_addr *addr, struct qo_keyset **ks_out)
+struct qo_conn *qo_table_lookup_hashed(const struct quicoff_table *t, uint32_t h, uint8_t level,
+                                       const uint8_t *dcid, size_t dcid_len,
+                                       const struct quicoff_addr *addr, struct qo_keyset **ks_out)
 {
-    uint32_t h = qo_table_hash(t, level, dcid, dcid_len, addr);
     const struct qo_index *ix = atomic_load_explicit(&t->index, memory_order_acquire);
     uint64_t i = h & ix->mask;
     for (uint64_t probes = 0; probes <= ix->mask; probes++, i = (i + 1) & ix->mask) {
@@ -98,6 +97,14 @@ struct qo_conn *qo_table_lookup(const struct quicoff_table *t, uint8_t level,
         }
     }
     return NULL;
+}
+
+struct qo_conn *qo_table_lookup(const struct quicoff_table *t, uint8_t level,
+                                const uint8_t *dcid, size_t dcid_len,
+                                const struct quicoff_addr *addr, struct qo_keyset **ks_out)
+{
+    return qo_table_lookup_hashed(t, qo_table_hash(t, level, dcid, dcid_len, addr), level, dcid,
+                                  dcid_len, addr, ks_out);
 }
 
 /* ------------------------------------------------------------ index (writer) */

@@ -126,6 +126,18 @@ struct qo_conn *qo_table_lookup(const struct quicoff_table *t, uint8_t level,
                                 const uint8_t *dcid, size_t dcid_len,
                                 const struct quicoff_addr *addr, struct qo_keyset **ks_out);
 
+/* The same in two steps, so a burst can prefetch every packet's index cell
+ * (qo_table_prefetch) before it probes any. */
+struct qo_conn *qo_table_lookup_hashed(const struct quicoff_table *t, uint32_t hash,
+                                       uint8_t level, const uint8_t *dcid, size_t dcid_len,
+                                       const struct quicoff_addr *addr, struct qo_keyset **ks_out);
+
+static inline void qo_table_prefetch(const struct quicoff_table *t, uint32_t hash)
+{
+    const struct qo_index *ix = atomic_load_explicit(&t->index, memory_order_relaxed);
+    __builtin_prefetch(&ix->cells[hash & ix->mask]);
+}
+
 static inline quicoff_conn_t qo_handle(const struct qo_conn *c)
 {
     return ((uint64_t)atomic_load_explicit(&c->handle_gen, memory_order_relaxed) << 32) |
