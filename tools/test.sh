@@ -11,12 +11,14 @@ PY=${PYTHON:-python3}
 FUZZ_SECONDS=${QUICOFF_FUZZ_SECONDS:-120}
 
 failed=()
+passed=0
 run() {
     local name=$1; shift
     printf '\n======== %s\n' "$name"
     local t0=$SECONDS
     if "$@"; then
         printf -- '-------- %s: ok (%ss)\n' "$name" $((SECONDS - t0))
+        passed=$((passed + 1))
     else
         printf -- '-------- %s: FAILED (%ss)\n' "$name" $((SECONDS - t0))
         failed+=("$name")
@@ -32,8 +34,6 @@ run "sanitizers"         bash tools/run_sanitizers.sh
 run "fuzz (${FUZZ_SECONDS}s)" bash tools/run_fuzz.sh "$FUZZ_SECONDS"
 
 echo
-if [ ${#failed[@]} -gt 0 ]; then
-    echo "FAILED stages: ${failed[*]}"
-    exit 1
-fi
-echo "all stages passed"
+[ ${#failed[@]} -gt 0 ] && echo "FAILED stages: ${failed[*]}"
+echo "stages: $passed passed, ${#failed[@]} failed"
+[ ${#failed[@]} -eq 0 ]
