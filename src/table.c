@@ -697,6 +697,15 @@ quicoff_status_t quicoff_conn_stats(struct quicoff_table *t, quicoff_conn_t h,
     return st;
 }
 
+/* Adds a departing worker's counters to the table's (writer, under the lock). */
+static void counters_fold(struct qo_counters *dst, const struct qo_counters *src)
+{
+    _Atomic uint64_t *d = (_Atomic uint64_t *)dst;
+    const _Atomic uint64_t *s = (const _Atomic uint64_t *)src;
+    for (size_t i = 0; i < sizeof(*dst) / sizeof(uint64_t); i++)
+        QO_ADD(d[i], QO_GET(s[i]));
+}
+
 static void counters_add(struct quicoff_table_stats *o, const struct qo_counters *c)
 {
     o->rx_packets += QO_GET(c->rx_packets);
@@ -762,20 +771,7 @@ void quicoff_worker_destroy(struct quicoff_worker *w)
     struct quicoff_table *t = w->table;
     pthread_mutex_lock(&t->lock);
     /* keep its counts in the table totals */
-    struct quicoff_table_stats s = {0};
-    counters_add(&s, &w->c);
-    QO_ADD(t->departed.rx_packets, s.rx_packets);
-    QO_ADD(t->departed.rx_bytes, s.rx_bytes);
-    QO_ADD(t->departed.tx_packets, s.tx_packets);
-    QO_ADD(t->departed.tx_bytes, s.tx_bytes);
-    QO_ADD(t->departed.auth_failures, s.auth_failures);
-    QO_ADD(t->departed.unknown_connection, s.unknown_connection);
-    QO_ADD(t->departed.malformed, s.malformed);
-    QO_ADD(t->departed.key_phase_unavailable, s.key_phase_unavailable);
-    QO_ADD(t->departed.usage_limit_reached, s.usage_limit_reached);
-    QO_ADD(t->departed.key_exhausted, s.key_exhausted);
-    QO_ADD(t->departed.unsupported, s.unsupported);
-    QO_ADD(t->departed.key_updates, s.key_updates);
+    counters_fold(&t->departed, &w->c);
     t->workers[w->reader_index] = NULL;
     qo_epoch_unregister(&t->epoch, w->reader_index);
     pthread_mutex_unlock(&t->lock);

@@ -79,7 +79,8 @@ struct qo_index {
     _Atomic uint64_t cells[];
 };
 
-/* Per-worker counters, each written by its worker only. */
+/* Per-worker counters, each written by its worker only. Only _Atomic
+ * uint64_t members: counters_fold() walks them as an array. */
 struct qo_counters {
     _Atomic uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes, auth_failures,
         unknown_connection, malformed, key_phase_unavailable, usage_limit_reached,
