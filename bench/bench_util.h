@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Small helpers for quicoff-bench: clock, statistics, PRNG, CPU pinning and
- * a description of the machine.  Header-only; the benchmark is one program.
+ * Small helpers for quicoff-bench: clock, statistics, PRNG, CPU pinning,
+ * memory use and a description of the machine.  Header-only; the benchmark is one program.
  */
 #ifndef QUICOFF_BENCH_UTIL_H
 #define QUICOFF_BENCH_UTIL_H
@@ -111,24 +111,51 @@ static void bench_fill(uint64_t *state, uint8_t *p, size_t n)
     }
 }
 
-/* Pins the calling thread to the CPU it runs on now. Returns that CPU or -1. */
-static int bench_pin_current_cpu(char *why, size_t why_len)
+/* The CPUs this process may run on (its affinity mask at start), in
+ * ascending order; returns how many (0 on error). */
+static unsigned bench_allowed_cpus(int *out, unsigned max)
 {
-    int cpu = sched_getcpu();
+    cpu_set_t set;
+    unsigned n = 0;
+
+    CPU_ZERO(&set);
+    if (sched_getaffinity(0, sizeof(set), &set) != 0)
+        return 0;
+    for (int c = 0; c < CPU_SETSIZE && n < max; c++)
+        if (CPU_ISSET(c, &set))
+            out[n++] = c;
+    return n;
+}
+
+/* Pins the calling thread (Linux: sched_setaffinity(0) is per thread) to one
+ * CPU. Returns 0, or -1 with the reason in why. */
+static int bench_pin_cpu(int cpu, char *why, size_t why_len)
+{
     cpu_set_t set;
 
-    if (cpu < 0) {
-        snprintf(why, why_len, "sched_getcpu: %s", strerror(errno));
-        return -1;
-    }
     CPU_ZERO(&set);
     CPU_SET(cpu, &set);
     if (sched_setaffinity(0, sizeof(set), &set) != 0) {
-        snprintf(why, why_len, "sched_setaffinity: %s", strerror(errno));
+        snprintf(why, why_len, "sched_setaffinity(CPU %d): %s", cpu, strerror(errno));
         return -1;
     }
     why[0] = '\0';
-    return cpu;
+    return 0;
+}
+
+/* Resident set size of the process in MiB (VmRSS), -1 when unavailable. */
+static long bench_rss_mib(void)
+{
+    char line[256];
+    long kb = -1;
+    FILE *f = fopen("/proc/self/status", "r");
+    if (!f)
+        return -1;
+    while (fgets(line, sizeof(line), f))
+        if (sscanf(line, "VmRSS: %ld kB", &kb) == 1)
+            break;
+    fclose(f);
+    return kb < 0 ? -1 : kb / 1024;
 }
 
 /* "model name" from /proc/cpuinfo and which of the flags that matter for

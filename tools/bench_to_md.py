@@ -6,9 +6,12 @@
     tools/bench_to_md.py run.json                 # one table per connection count
     tools/bench_to_md.py run.json --compare other.json   # run-to-run change in %
 
-One row per (suite, size, connections), with engine and bare-EVP medians for
-protect and unprotect, the ratio engine / EVP, and the header-protection mask
-cost per suite.  Standard library only.
+One row per (suite, size, connections, threads), with engine and bare-EVP
+medians for protect and unprotect, the ratio engine / EVP, and the
+header-protection mask cost per suite.  With --threads runs, one table per
+(connections, threads): ns are per core, Mpps and Gbit/s aggregate, and
+"scaling" is aggregate Mpps / the 1-thread Mpps of the same run.
+Standard library only.
 """
 import argparse
 import json
@@ -23,8 +26,9 @@ def load(path):
 
 
 def index(records):
-    """(path, suite, label, connections, op) -> record."""
-    return {(r["path"], r["suite"], r["label"], r["connections"], r["op"]): r for r in records}
+    """(path, suite, label, (connections, threads), op) -> record."""
+    return {(r["path"], r["suite"], r["label"], (r["connections"], r.get("threads", 1)), r["op"]): r
+            for r in records}
 
 
 def fmt(x, nd=1):
@@ -36,17 +40,24 @@ def tables(meta, records, out):
     rows = OrderedDict()
     for r in records:
         if r["path"] == "quicoff":
-            rows.setdefault((r["connections"], r["suite"], r["label"]), r)
+            rows.setdefault(((r["connections"], r.get("threads", 1)), r["suite"], r["label"]), r)
     by_conns = OrderedDict()
     for key in rows:
         by_conns.setdefault(key[0], []).append(key)
 
     for conns, keys in by_conns.items():
-        out.write(f"\n**{conns} connection{'s' if conns != 1 else ''}** "
-                  "(ns per packet: median, min in parentheses)\n\n")
+        n, thr = conns
+        multi = thr > 1
+        out.write(f"\n**{n} connection{'s' if n != 1 else ''}"
+                  + (f", {thr} threads" if multi else "") + "** "
+                  + ("(ns per packet per core: median, min in parentheses; Mpps and Gbit/s "
+                     "aggregate)\n\n" if multi else
+                     "(ns per packet: median, min in parentheses)\n\n"))
         out.write("| suite | size | packet B | protect ns | EVP seal ns | ratio | "
-                  "unprotect ns | EVP open ns | ratio | Mpps prot/unprot | Gbit/s prot/unprot |\n")
-        out.write("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n")
+                  "unprotect ns | EVP open ns | ratio | Mpps prot/unprot | Gbit/s prot/unprot |"
+                  + (" scaling prot/unprot |\n" if multi else "\n"))
+        out.write("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+                  + ("---:|\n" if multi else "\n"))
         for (_, suite, label) in keys:
             cells = []
             first = rows[(conns, suite, label)]
@@ -60,6 +71,9 @@ def tables(meta, records, out):
             u = idx.get(("quicoff", suite, label, conns, "unprotect"))
             cells.append(f"{fmt(p['mpps'] if p else None, 2)} / {fmt(u['mpps'] if u else None, 2)}")
             cells.append(f"{fmt(p['gbps'] if p else None, 2)} / {fmt(u['gbps'] if u else None, 2)}")
+            if multi:
+                cells.append(f"{fmt(p.get('scaling') if p else None, 2)} / "
+                             f"{fmt(u.get('scaling') if u else None, 2)}")
             out.write(f"| {suite} | {label} | {first['packet_len']} | " + " | ".join(cells) + " |\n")
 
     hp = [r for r in records if r["path"] == "openssl-hp"]
@@ -79,14 +93,14 @@ def tables(meta, records, out):
 
 def compare(a_records, b_records, out):
     a, b = index(a_records), index(b_records)
-    out.write("\n| path | suite | size | conns | op | run A ns | run B ns | B vs A |\n")
-    out.write("|---|---|---|---:|---|---:|---:|---:|\n")
+    out.write("\n| path | suite | size | conns | threads | op | run A ns | run B ns | B vs A |\n")
+    out.write("|---|---|---|---:|---:|---|---:|---:|---:|\n")
     for key, ra in a.items():
         rb = b.get(key)
         if not rb or not ra["ns_median"]:
             continue
         d = 100.0 * (rb["ns_median"] - ra["ns_median"]) / ra["ns_median"]
-        out.write(f"| {key[0]} | {key[1]} | {key[2]} | {key[3]} | {key[4]} | "
+        out.write(f"| {key[0]} | {key[1]} | {key[2]} | {key[3][0]} | {key[3][1]} | {key[4]} | "
                   f"{ra['ns_median']:.1f} | {rb['ns_median']:.1f} | {d:+.1f}% |\n")
 
 
@@ -99,7 +113,7 @@ def main():
     out = sys.stdout
     if meta:
         out.write(f"CPU: {meta.get('cpu')}; {meta.get('openssl')}; "
-                  f"{meta.get('repeats')} repeats x >= {meta.get('min_ms_per_repeat')} ms; "
+                  f"{meta.get('repeats')} repeats x {meta.get('min_ms_per_repeat')} ms; "
                   f"burst {meta.get('burst')}; pinned CPU {meta.get('pinned_cpu')}\n")
     if args.compare:
         _, other = load(args.compare)
