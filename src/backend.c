@@ -7,6 +7,9 @@
 /* Fastest first: "auto" takes the first one available on this CPU/build.
  * A new backend (e.g. "ipsec-mb") is one extern in crypto.h and one line here. */
 static const qo_backend_t *const backends[] = {
+#ifdef QUICOFF_HAVE_IPSECMB
+    &qo_backend_ipsecmb, /* x86-64 with AES-NI; see backend_ipsecmb.c */
+#endif
     &qo_backend_openssl,
 };
 

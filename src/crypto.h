@@ -56,6 +56,12 @@ typedef struct qo_hp_algo {
     void (*dispose)(void *ctx);
     /* RFC 9001 §5.4.3/5.4.4: the 5-byte mask for one 16-byte sample. 0 ok. */
     int (*mask)(void *ctx, const uint8_t sample[QUICOFF_SAMPLE_LEN], uint8_t mask[5]);
+    /* Optional, NULL when absent: the masks of n samples at once, sample i
+     * under ctx[i] (contexts of this algorithm; may differ or repeat), so a
+     * backend can keep several blocks in flight.  Same result as n mask()
+     * calls. 0 ok. */
+    int (*mask_burst)(void *const ctx[], const uint8_t *const samples[], uint8_t (*masks)[5],
+                      unsigned n);
 } qo_hp_algo_t;
 
 typedef struct qo_backend {
@@ -66,6 +72,7 @@ typedef struct qo_backend {
 } qo_backend_t;
 
 extern const qo_backend_t qo_backend_openssl;
+extern const qo_backend_t qo_backend_ipsecmb; /* only with QUICOFF_HAVE_IPSECMB */
 
 /* "auto" or NULL: the fastest available; otherwise by name. NULL if none. */
 const qo_backend_t *qo_backend_find(const char *name);

@@ -7,6 +7,11 @@ OpenSSL 3 headers (Debian: ``libssl-dev``).  setuptools runs this through
 ``cffi_modules`` (see setup.py); ``python python/quicoff/_ffi_build.py``
 builds the module in place for a quick development loop.
 
+When intel-ipsec-mb is installed (Debian: ``libipsec-mb-dev``, x86-64 only)
+the "ipsec-mb" backend is compiled in as well, exactly as meson does it:
+a test program that includes the header and links ``-lIPSec_MB`` decides
+(``QUICOFF_IPSECMB=0`` or ``=1`` overrides the probe).
+
 The cdef below mirrors include/quicoff/quicoff.h.  Enum values, the value of
 QUICOFF_CONN_INVALID and the layout of every struct come from the C compiler
 (``...``), so the bindings keep working while the header grows; the integer
@@ -16,6 +21,9 @@ struct field and enum constant of the header is declared here.
 """
 import glob
 import os
+import shlex
+import subprocess
+import tempfile
 
 from cffi import FFI
 
@@ -259,7 +267,42 @@ def _dirs(*names):
     return [os.path.join(ROOT, n) for n in names]
 
 
+_IPSECMB_PROBE = r"""
+#include <intel-ipsec-mb.h>
+int main(void)
+{
+    IMB_MGR *m = alloc_mb_mgr(0);
+    free_mb_mgr(m);
+    return (int)sizeof(struct gcm_key_data) == 0;
+}
+"""
+
+
+def have_ipsecmb():
+    """True when intel-ipsec-mb's header compiles and -lIPSec_MB links."""
+    forced = os.environ.get("QUICOFF_IPSECMB")
+    if forced is not None:
+        return forced.strip().lower() not in ("", "0", "no", "off", "false")
+    cc = shlex.split(os.environ.get("CC", "cc"))
+    with tempfile.TemporaryDirectory() as tmp:
+        src = os.path.join(tmp, "probe.c")
+        with open(src, "w") as f:
+            f.write(_IPSECMB_PROBE)
+        try:
+            r = subprocess.run(cc + [src, "-o", os.path.join(tmp, "probe"), "-lIPSec_MB"],
+                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                               timeout=120)
+        except (OSError, subprocess.SubprocessError):
+            return False
+        return r.returncode == 0
+
+
 def make_builder():
+    libraries = ["crypto", "pthread"]
+    macros = [("_GNU_SOURCE", None)]
+    if have_ipsecmb():
+        libraries.append("IPSec_MB")
+        macros.append(("QUICOFF_HAVE_IPSECMB", None))
     builder = FFI()
     builder.cdef(CDEF)
     builder.set_source(
@@ -267,8 +310,8 @@ def make_builder():
         '#include "quicoff/quicoff.h"\n',
         sources=_sources(),
         include_dirs=_dirs("include", "src"),
-        libraries=["crypto", "pthread"],
-        define_macros=[("_GNU_SOURCE", None)],
+        libraries=libraries,
+        define_macros=macros,
         extra_compile_args=["-O2", "-std=c11"],
     )
     return builder

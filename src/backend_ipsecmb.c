@@ -1,0 +1,814 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * Crypto backend on intel-ipsec-mb (x86-64 with AES-NI), "ipsec-mb".
+ *
+ * Built only with QUICOFF_HAVE_IPSECMB (meson and the cffi build define it
+ * when libIPSec_MB and its header are found); "auto" prefers it when the CPU
+ * has AES-NI + PCLMULQDQ + SSE4.1 and the library initialises, and falls
+ * back to OpenSSL otherwise (other CPUs, Arm).
+ *
+ * What runs where, and why (figures: docs/benchmarks.md, "ipsec-mb"):
+ *
+ *  - AES-128/256-GCM: ipsec-mb's direct GCM API (IMB_AES*_GCM_ENC/DEC, one
+ *    call per packet).  The context IS the `struct gcm_key_data` (round keys +
+ *    GHASH key powers, ~1 KiB), precomputed in setup: nothing per packet but
+ *    the call.
+ *  - ChaCha20-Poly1305: ipsec-mb's job API.  Its direct (init/update/
+ *    finalize) API is about 1.8x slower per 64-byte packet on AVX-512.  Jobs
+ *    need an IMB_MGR the caller owns and does not share between threads, so
+ *    each thread gets one, allocated on its first ChaCha20-Poly1305 packet
+ *    (~200 KiB, once per thread; freed when the thread exits).  Setup creates
+ *    the calling thread's one, so a single-threaded user never allocates on
+ *    the data path.  If that allocation fails, seal/open return -1.
+ *  - AES-128-CCM: AES-NI intrinsics here, not ipsec-mb's job API.  The job
+ *    API runs CCM's CBC-MAC in its multi-buffer lanes, which for one packet
+ *    means a submit + flush: ~310 ns for 64 bytes on AVX-512, slower than
+ *    OpenSSL; and it refuses AAD over 46 bytes (3 blocks - the length
+ *    field), which a long header with 20-byte CIDs already exceeds.  Here the
+ *    CTR block of each step is computed alongside the CBC-MAC block, so the
+ *    cost is the MAC chain: one AES per 16 bytes of B0, AAD and payload.
+ *  - Header protection, AES: one AES-NI block over round keys expanded in
+ *    setup (~4 ns, against ~20 ns for ipsec-mb's one-block CFB call);
+ *    mask_burst keeps 8 blocks in flight.
+ *  - Header protection, ChaCha20: chacha20.c (ipsec-mb 1.3 has no single-
+ *    block ChaCha20 call); mask_burst computes 16 masks per AVX-512 pass.
+ *
+ * The global IMB_MGR is initialised once (init_mb_mgr_auto: the AVX-512
+ * VAES/VPCLMULQDQ code where the CPU has it) and only read afterwards: the
+ * direct GCM and key-expansion calls are plain functions it points to and
+ * keep no state in it, so every thread may use it.
+ *
+ * Open-failure contract: every open decrypts in place in one pass, compares
+ * the computed tag with the received one in constant time, and on a mismatch
+ * runs the same keystream over the data again (CTR and ChaCha20 are XOR with
+ * a keystream of key and nonce only), so the bytes are exactly as received.
+ * That keeps the success path at one pass and off the scratch buffer; only
+ * forged packets pay a second (keystream-only) pass.
+ *
+ * Contexts must be 16-byte aligned (GCM: 64); the table gives 64.  Setup
+ * refuses a misaligned one.
+ */
+#include "crypto.h"
+
+#ifdef QUICOFF_HAVE_IPSECMB
+
+#include "chacha20.h"
+
+#include <immintrin.h>
+#include <intel-ipsec-mb.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <string.h>
+
+/* AES-NI + SSSE3/SSE4.1 code is compiled for those extensions only here;
+ * available() makes sure the CPU has them before any of it runs. */
+#define QO_AESNI __attribute__((target("aes,sse4.1")))
+
+/* ------------------------------------------------------------------------ */
+/* Library state                                                             */
+
+static IMB_MGR *gmgr;         /* direct API + key expansion, read-only once set */
+static IMB_ARCH garch;
+static int gready;
+static pthread_once_t gonce = PTHREAD_ONCE_INIT;
+static pthread_key_t tls_key; /* destructor frees a thread's job manager */
+
+static _Thread_local IMB_MGR *tls_mgr;
+
+static void free_thread_mgr(void *p)
+{
+    tls_mgr = NULL;
+    free_mb_mgr(p);
+}
+
+static int init_arch(IMB_MGR *m, IMB_ARCH arch)
+{
+    switch (arch) {
+    case IMB_ARCH_AVX512:
+        init_mb_mgr_avx512(m);
+        break;
+    case IMB_ARCH_AVX2:
+        init_mb_mgr_avx2(m);
+        break;
+    case IMB_ARCH_AVX:
+        init_mb_mgr_avx(m);
+        break;
+    case IMB_ARCH_SSE:
+        init_mb_mgr_sse(m);
+        break;
+    default:
+        return -1;
+    }
+    return imb_get_errno(m) == 0 ? 0 : -1;
+}
+
+static void global_init(void)
+{
+    IMB_MGR *m;
+
+    __builtin_cpu_init();
+    if (!__builtin_cpu_supports("aes") || !__builtin_cpu_supports("pclmul") ||
+        !__builtin_cpu_supports("sse4.1"))
+        return;
+    if ((m = alloc_mb_mgr(0)) == NULL)
+        return;
+    init_mb_mgr_auto(m, &garch);
+    /* IMB_ARCH_NOAESNI would be the library's AES emulation: not wanted. */
+    if (imb_get_errno(m) != 0 || garch < IMB_ARCH_SSE || garch >= IMB_ARCH_NUM ||
+        (m->features & IMB_FEATURE_AESNI) == 0 ||
+        pthread_key_create(&tls_key, free_thread_mgr) != 0) {
+        free_mb_mgr(m);
+        return;
+    }
+    gmgr = m;
+    gready = 1;
+}
+
+static int ipsecmb_available(void)
+{
+    return pthread_once(&gonce, global_init) == 0 && gready;
+}
+
+/* The calling thread's job manager; the first call on a thread allocates it. */
+static IMB_MGR *thread_mgr_slow(void)
+{
+    IMB_MGR *m;
+
+    if (!ipsecmb_available() || (m = alloc_mb_mgr(0)) == NULL)
+        return NULL;
+    if (init_arch(m, garch) != 0 || pthread_setspecific(tls_key, m) != 0) {
+        free_mb_mgr(m);
+        return NULL;
+    }
+    tls_mgr = m;
+    return m;
+}
+
+static inline IMB_MGR *thread_mgr(void)
+{
+    IMB_MGR *m = tls_mgr;
+    return __builtin_expect(m != NULL, 1) ? m : thread_mgr_slow();
+}
+
+/* Constant time: no branch or index depends on the bytes, only on the result. */
+static inline int tag_equal(const uint8_t a[QUICOFF_TAG_LEN], const uint8_t b[QUICOFF_TAG_LEN])
+{
+    __m128i x = _mm_loadu_si128((const __m128i *)a), y = _mm_loadu_si128((const __m128i *)b);
+    return _mm_movemask_epi8(_mm_cmpeq_epi8(x, y)) == 0xffff;
+}
+
+static int aligned_to(const void *p, uintptr_t a)
+{
+    return ((uintptr_t)p & (a - 1)) == 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* AES-GCM: direct API                                                       */
+
+static int gcm128_setup(void *ctx, const uint8_t *key)
+{
+    if (!ipsecmb_available() || !aligned_to(ctx, 64))
+        return -1;
+    IMB_AES128_GCM_PRE(gmgr, key, (struct gcm_key_data *)ctx);
+    return 0;
+}
+
+static int gcm256_setup(void *ctx, const uint8_t *key)
+{
+    if (!ipsecmb_available() || !aligned_to(ctx, 64))
+        return -1;
+    IMB_AES256_GCM_PRE(gmgr, key, (struct gcm_key_data *)ctx);
+    return 0;
+}
+
+static void gcm_dispose(void *ctx)
+{
+    qo_secure_zero(ctx, sizeof(struct gcm_key_data));
+}
+
+/*
+ * The per-call gcm_context_data (counter, partial block, GHASH state) lives
+ * on the stack.  It is not wiped per packet: what it holds about the key is
+ * at most one keystream block of this packet, and the plaintext it covers is
+ * in the caller's buffer anyway (OpenSSL keeps the same in its context).
+ */
+static int gcm128_seal(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
+                       size_t aad_len, uint8_t *data, size_t len, uint8_t *tag)
+{
+    struct gcm_context_data g;
+    IMB_AES128_GCM_ENC(gmgr, (const struct gcm_key_data *)ctx, &g, data, data, len, nonce, aad,
+                       aad_len, tag, QUICOFF_TAG_LEN);
+    return 0;
+}
+
+static int gcm256_seal(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
+                       size_t aad_len, uint8_t *data, size_t len, uint8_t *tag)
+{
+    struct gcm_context_data g;
+    IMB_AES256_GCM_ENC(gmgr, (const struct gcm_key_data *)ctx, &g, data, data, len, nonce, aad,
+                       aad_len, tag, QUICOFF_TAG_LEN);
+    return 0;
+}
+
+static int gcm128_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
+                       size_t aad_len, uint8_t *data, size_t len, const uint8_t *tag,
+                       uint8_t *scratch)
+{
+    const struct gcm_key_data *k = ctx;
+    struct gcm_context_data g;
+    uint8_t computed[QUICOFF_TAG_LEN];
+
+    (void)scratch;
+    IMB_AES128_GCM_DEC(gmgr, k, &g, data, data, len, nonce, aad, aad_len, computed,
+                       QUICOFF_TAG_LEN);
+    if (tag_equal(computed, tag))
+        return 0;
+    /* Encrypting the plaintext with the same nonce gives back the ciphertext. */
+    IMB_AES128_GCM_ENC(gmgr, k, &g, data, data, len, nonce, aad, aad_len, computed,
+                       QUICOFF_TAG_LEN);
+    return -1;
+}
+
+static int gcm256_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
+                       size_t aad_len, uint8_t *data, size_t len, const uint8_t *tag,
+                       uint8_t *scratch)
+{
+    const struct gcm_key_data *k = ctx;
+    struct gcm_context_data g;
+    uint8_t computed[QUICOFF_TAG_LEN];
+
+    (void)scratch;
+    IMB_AES256_GCM_DEC(gmgr, k, &g, data, data, len, nonce, aad, aad_len, computed,
+                       QUICOFF_TAG_LEN);
+    if (tag_equal(computed, tag))
+        return 0;
+    IMB_AES256_GCM_ENC(gmgr, k, &g, data, data, len, nonce, aad, aad_len, computed,
+                       QUICOFF_TAG_LEN);
+    return -1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* ChaCha20-Poly1305: job API on the thread's manager                        */
+
+struct cp_ctx {
+    uint8_t key[32];
+};
+
+static int cp_setup(void *ctx, const uint8_t *key)
+{
+    /* Creates this thread's job manager now, off the data path. */
+    if (!ipsecmb_available() || thread_mgr() == NULL)
+        return -1;
+    memcpy(((struct cp_ctx *)ctx)->key, key, 32);
+    return 0;
+}
+
+static void cp_dispose(void *ctx)
+{
+    qo_secure_zero(ctx, sizeof(struct cp_ctx));
+}
+
+/* One ChaCha20-Poly1305 job, in place; the tag (computed over the
+ * ciphertext either way) goes to tag_out. 0 ok. */
+static int cp_job(IMB_MGR *m, const struct cp_ctx *c, IMB_CIPHER_DIRECTION dir,
+                  const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad, size_t aad_len,
+                  uint8_t *data, size_t len, uint8_t *tag_out)
+{
+    IMB_JOB *j = IMB_GET_NEXT_JOB(m);
+
+    j->cipher_mode = IMB_CIPHER_CHACHA20_POLY1305;
+    j->hash_alg = IMB_AUTH_CHACHA20_POLY1305;
+    j->cipher_direction = dir;
+    j->chain_order = dir == IMB_DIR_ENCRYPT ? IMB_ORDER_CIPHER_HASH : IMB_ORDER_HASH_CIPHER;
+    j->enc_keys = c->key;
+    j->dec_keys = c->key;
+    j->key_len_in_bytes = 32;
+    j->src = data;
+    j->dst = data;
+    j->cipher_start_src_offset_in_bytes = 0;
+    j->msg_len_to_cipher_in_bytes = len;
+    j->hash_start_src_offset_in_bytes = 0;
+    j->msg_len_to_hash_in_bytes = len;
+    j->iv = nonce;
+    j->iv_len_in_bytes = QUICOFF_IV_LEN;
+    j->u.CHACHA20_POLY1305.aad = aad;
+    j->u.CHACHA20_POLY1305.aad_len_in_bytes = aad_len;
+    j->auth_tag_output = tag_out;
+    j->auth_tag_output_len_in_bytes = QUICOFF_TAG_LEN;
+    /* ChaCha20-Poly1305 jobs complete in submit; flush only as a safety net
+     * (the manager is drained after every job, so what comes back is ours). */
+    j = IMB_SUBMIT_JOB(m);
+    if (j == NULL)
+        j = IMB_FLUSH_JOB(m);
+    return j != NULL && j->status == IMB_STATUS_COMPLETED ? 0 : -1;
+}
+
+static int cp_seal(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
+                   size_t aad_len, uint8_t *data, size_t len, uint8_t *tag)
+{
+    IMB_MGR *m = thread_mgr();
+
+    if (m == NULL)
+        return -1;
+    return cp_job(m, ctx, IMB_DIR_ENCRYPT, nonce, aad, aad_len, data, len, tag);
+}
+
+static int cp_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
+                   size_t aad_len, uint8_t *data, size_t len, const uint8_t *tag,
+                   uint8_t *scratch)
+{
+    IMB_MGR *m = thread_mgr();
+    uint8_t computed[QUICOFF_TAG_LEN];
+
+    (void)scratch;
+    if (m == NULL)
+        return -1;
+    /* A job fails only on its parameters, before touching data. */
+    if (cp_job(m, ctx, IMB_DIR_DECRYPT, nonce, aad, aad_len, data, len, computed) != 0)
+        return -1;
+    if (tag_equal(computed, tag))
+        return 0;
+    /* Restore: the same keystream over the plaintext gives the ciphertext. */
+    cp_job(m, ctx, IMB_DIR_ENCRYPT, nonce, aad, aad_len, data, len, computed);
+    return -1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* AES-128 with AES-NI: key schedule, CCM, header protection                 */
+
+struct aes_ctx {
+    __m128i rk[15]; /* 11 used for AES-128, 15 for AES-256 */
+};
+
+static int aes_setup(struct aes_ctx *c, const uint8_t *key, size_t key_len)
+{
+    __m128i dec[15]; /* required by the call, not used */
+
+    if (!ipsecmb_available() || !aligned_to(c, 16))
+        return -1;
+    if (key_len == 16)
+        IMB_AES_KEYEXP_128(gmgr, key, c->rk, dec);
+    else
+        IMB_AES_KEYEXP_256(gmgr, key, c->rk, dec);
+    qo_secure_zero(dec, sizeof(dec));
+    return 0;
+}
+
+QO_AESNI static inline __m128i aes128_block(const __m128i *rk, __m128i b)
+{
+    b = _mm_xor_si128(b, rk[0]);
+    for (int r = 1; r < 10; r++)
+        b = _mm_aesenc_si128(b, rk[r]);
+    return _mm_aesenclast_si128(b, rk[10]);
+}
+
+/* Two independent blocks, interleaved: as fast as one (AES latency-bound). */
+QO_AESNI static inline void aes128_block2(const __m128i *rk, __m128i *a, __m128i *b)
+{
+    __m128i x = _mm_xor_si128(*a, rk[0]), y = _mm_xor_si128(*b, rk[0]);
+    for (int r = 1; r < 10; r++) {
+        x = _mm_aesenc_si128(x, rk[r]);
+        y = _mm_aesenc_si128(y, rk[r]);
+    }
+    *a = _mm_aesenclast_si128(x, rk[10]);
+    *b = _mm_aesenclast_si128(y, rk[10]);
+}
+
+/*
+ * AES-128-CCM with a 12-byte nonce and a 16-byte tag (RFC 3610, SP 800-38C;
+ * QUIC: RFC 9001 §5.3, TLS_AES_128_CCM_SHA256): L = 3, so the payload is
+ * below 2^24 bytes.
+ *   B0   = flags(Adata, M = 16, L = 3) || nonce || len (3 bytes BE)
+ *   AAD  = len (2 bytes, or 0xfffe + 4 bytes) || aad, zero-padded to blocks
+ *   MAC  = CBC-MAC over B0 || AAD || payload (zero-padded)
+ *   A_i  = 0x02 || nonce || i (3 bytes BE); C = P ^ E(A_1..); tag = MAC ^ E(A_0)
+ */
+#define CCM_MAX_LEN ((size_t)1 << 24)
+
+static int ccm_setup(void *ctx, const uint8_t *key)
+{
+    return aes_setup(ctx, key, 16);
+}
+
+static void aes_dispose(void *ctx)
+{
+    qo_secure_zero(ctx, sizeof(struct aes_ctx));
+}
+
+/* Byte-reverses a block: the counter's big-endian bytes become a lane to add to. */
+QO_AESNI static inline __m128i bswap128(__m128i x)
+{
+    return _mm_shuffle_epi8(x, _mm_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15));
+}
+
+/*
+ * The first r bytes of src, zero-padded to a block (r < 16), read without
+ * touching a byte past src[r - 1] and assembled in registers: building the
+ * block in a stack buffer and loading it as a vector would stall on store
+ * forwarding (~20 cycles), and these blocks sit on CCM's MAC chain.
+ * Overlapping reads are ORed: the overlapping bytes are the same.
+ */
+static inline __m128i load_partial(const uint8_t *src, size_t r)
+{
+    uint64_t lo = 0, hi = 0;
+
+    if (r >= 8) {
+        memcpy(&lo, src, 8);
+        if (r > 8) {
+            memcpy(&hi, src + r - 8, 8);
+            hi >>= 8 * (16 - r);
+        }
+    } else if (r >= 4) {
+        uint32_t a, b;
+        memcpy(&a, src, 4);
+        memcpy(&b, src + r - 4, 4);
+        lo = a | (uint64_t)b << (8 * (r - 4));
+    } else if (r > 0) {
+        lo = src[0] | (uint64_t)src[r / 2] << (8 * (r / 2)) | (uint64_t)src[r - 1] << (8 * (r - 1));
+    }
+    return _mm_set_epi64x((long long)hi, (long long)lo);
+}
+
+static inline void store_partial(uint8_t *dst, __m128i x, size_t r)
+{
+    uint8_t b[16];
+    _mm_storeu_si128((__m128i *)b, x);
+    memcpy(dst, b, r);
+}
+
+/* B0 and A0 for (nonce, aad_len, len), in registers (see load_partial); the
+ * counter blocks are built from a byte-reversed A0 (counter in the low 24
+ * bits of lane 0) by adding i. */
+QO_AESNI static inline void ccm_first_blocks(const uint8_t nonce[QUICOFF_IV_LEN], size_t aad_len,
+                                             size_t len, __m128i *b0, __m128i *a0_rev)
+{
+    /* nonce in bytes 1..12; byte 0 = flags; bytes 13..15 = counter or length */
+    __m128i n = _mm_slli_si128(load_partial(nonce, QUICOFF_IV_LEN), 1);
+    int flags = (aad_len ? 0x40 : 0) | ((16 - 2) / 2) << 3 | (3 - 1);
+    uint32_t len_be = (uint32_t)((len >> 16) & 0xff) << 8 | (uint32_t)((len >> 8) & 0xff) << 16 |
+                      (uint32_t)(len & 0xff) << 24;
+
+    *b0 = _mm_or_si128(n, _mm_set_epi32((int)len_be, 0, 0, flags));
+    *a0_rev = bswap128(_mm_or_si128(n, _mm_set_epi32(0, 0, 0, 3 - 1)));
+}
+
+/* CBC-MAC over the encoded AAD (nothing when aad_len is 0). */
+QO_AESNI static inline __m128i ccm_mac_aad(const __m128i *rk, __m128i mac, const uint8_t *aad,
+                                           size_t aad_len)
+{
+    __m128i first;
+    size_t take;
+
+    if (aad_len == 0)
+        return mac;
+    /* The length field, then as much AAD as fits in the first block. */
+    if (aad_len < 0xff00) {
+        take = aad_len < 14 ? aad_len : 14;
+        first = _mm_slli_si128(load_partial(aad, take), 2);
+        first = _mm_or_si128(first, _mm_cvtsi32_si128((int)((aad_len >> 8) | (aad_len & 0xff) << 8)));
+    } else { /* QUIC headers never get here; kept for completeness (< 2^32) */
+        uint32_t be = (uint32_t)aad_len;
+        be = be >> 24 | (be >> 8 & 0xff00) | (be << 8 & 0xff0000) | be << 24;
+        take = 10;
+        first = _mm_slli_si128(load_partial(aad, take), 6);
+        first = _mm_or_si128(first, _mm_set_epi64x(0, (long long)((uint64_t)be << 16 | 0xfeff)));
+    }
+    mac = aes128_block(rk, _mm_xor_si128(mac, first));
+    aad += take;
+    aad_len -= take;
+    for (; aad_len >= 16; aad += 16, aad_len -= 16)
+        mac = aes128_block(rk, _mm_xor_si128(mac, _mm_loadu_si128((const __m128i *)aad)));
+    if (aad_len)
+        mac = aes128_block(rk, _mm_xor_si128(mac, load_partial(aad, aad_len)));
+    return mac;
+}
+
+QO_AESNI static int ccm_seal(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
+                             size_t aad_len, uint8_t *data, size_t len, uint8_t *tag)
+{
+    const __m128i *rk = ((const struct aes_ctx *)ctx)->rk;
+    const __m128i one = _mm_set_epi32(0, 0, 0, 1);
+    __m128i mac, s0, ctr_rev, ks, p;
+    size_t off;
+
+    if (len >= CCM_MAX_LEN || aad_len > UINT32_MAX)
+        return -1;
+    ccm_first_blocks(nonce, aad_len, len, &mac, &ctr_rev);
+    s0 = bswap128(ctr_rev);
+    aes128_block2(rk, &mac, &s0);
+    mac = ccm_mac_aad(rk, mac, aad, aad_len);
+    /* Each step: MAC block i and keystream block i side by side. */
+    for (off = 0; len - off >= 16; off += 16) {
+        p = _mm_loadu_si128((const __m128i *)(data + off));
+        ctr_rev = _mm_add_epi32(ctr_rev, one);
+        ks = bswap128(ctr_rev);
+        mac = _mm_xor_si128(mac, p);
+        aes128_block2(rk, &mac, &ks);
+        _mm_storeu_si128((__m128i *)(data + off), _mm_xor_si128(p, ks));
+    }
+    if (off < len) {
+        p = load_partial(data + off, len - off);
+        ctr_rev = _mm_add_epi32(ctr_rev, one);
+        ks = bswap128(ctr_rev);
+        mac = _mm_xor_si128(mac, p);
+        aes128_block2(rk, &mac, &ks);
+        store_partial(data + off, _mm_xor_si128(p, ks), len - off);
+    }
+    _mm_storeu_si128((__m128i *)tag, _mm_xor_si128(mac, s0));
+    return 0;
+}
+
+/* XORs the CCM keystream (A_1, A_2, ...) over data: decrypt = encrypt. */
+QO_AESNI static void ccm_ctr(const __m128i *rk, __m128i ctr_rev, uint8_t *data, size_t len)
+{
+    const __m128i one = _mm_set_epi32(0, 0, 0, 1);
+    size_t off;
+
+    for (off = 0; off < len; off += 16) {
+        ctr_rev = _mm_add_epi32(ctr_rev, one);
+        __m128i ks = aes128_block(rk, bswap128(ctr_rev));
+        if (len - off >= 16) {
+            __m128i c = _mm_loadu_si128((const __m128i *)(data + off));
+            _mm_storeu_si128((__m128i *)(data + off), _mm_xor_si128(c, ks));
+        } else {
+            store_partial(data + off, _mm_xor_si128(load_partial(data + off, len - off), ks),
+                          len - off);
+        }
+    }
+}
+
+/*
+ * Decrypts in place while computing the MAC over the plaintext: the
+ * keystream block for step i + 1 is computed alongside the MAC block of step
+ * i, so the MAC chain stays the only serial path.  On a mismatch the same
+ * keystream is XORed over the data again.
+ */
+QO_AESNI static int ccm_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
+                             size_t aad_len, uint8_t *data, size_t len, const uint8_t *tag,
+                             uint8_t *scratch)
+{
+    static const uint8_t keep_mask[32] = {
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+        0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff,
+    };
+    const __m128i *rk = ((const struct aes_ctx *)ctx)->rk;
+    const __m128i one = _mm_set_epi32(0, 0, 0, 1);
+    __m128i mac, s0, ks, ctr0_rev, ctr_rev, p;
+    uint8_t computed[QUICOFF_TAG_LEN];
+    size_t off;
+
+    (void)scratch;
+    if (len >= CCM_MAX_LEN || aad_len > UINT32_MAX)
+        return -1;
+    ccm_first_blocks(nonce, aad_len, len, &mac, &ctr0_rev);
+    ctr_rev = _mm_add_epi32(ctr0_rev, one);
+    s0 = bswap128(ctr0_rev);
+    ks = bswap128(ctr_rev); /* A_1 */
+    aes128_block2(rk, &mac, &s0);
+    mac = ccm_mac_aad(rk, mac, aad, aad_len);
+    ks = aes128_block(rk, ks); /* overlaps with the AAD chain's tail */
+    for (off = 0; len - off >= 16; off += 16) {
+        p = _mm_xor_si128(_mm_loadu_si128((const __m128i *)(data + off)), ks);
+        _mm_storeu_si128((__m128i *)(data + off), p);
+        ctr_rev = _mm_add_epi32(ctr_rev, one);
+        ks = bswap128(ctr_rev);
+        mac = _mm_xor_si128(mac, p);
+        aes128_block2(rk, &mac, &ks);
+    }
+    if (off < len) {
+        size_t r = len - off;
+        p = _mm_xor_si128(load_partial(data + off, r), ks);
+        store_partial(data + off, p, r);
+        /* Only the r plaintext bytes enter the MAC, zero-padded. */
+        p = _mm_and_si128(p, _mm_loadu_si128((const __m128i *)(keep_mask + 16 - r)));
+        mac = aes128_block(rk, _mm_xor_si128(mac, p));
+    }
+    _mm_storeu_si128((__m128i *)computed, _mm_xor_si128(mac, s0));
+    if (tag_equal(computed, tag))
+        return 0;
+    ccm_ctr(rk, ctr0_rev, data, len);
+    return -1;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Header protection                                                         */
+
+static int hp_aes128_setup(void *ctx, const uint8_t *key)
+{
+    return aes_setup(ctx, key, 16);
+}
+
+static int hp_aes256_setup(void *ctx, const uint8_t *key)
+{
+    return aes_setup(ctx, key, 32);
+}
+
+/* §5.4.3: mask = AES-ECB(hp_key, sample)[0..5).  nr = 10 or 14 rounds. */
+QO_AESNI static inline void aes_mask(const __m128i *rk, int nr, const uint8_t *sample,
+                                     uint8_t mask[5])
+{
+    uint8_t out[16];
+    __m128i b = _mm_xor_si128(_mm_loadu_si128((const __m128i *)sample), rk[0]);
+    for (int r = 1; r < nr; r++)
+        b = _mm_aesenc_si128(b, rk[r]);
+    _mm_storeu_si128((__m128i *)out, _mm_aesenclast_si128(b, rk[nr]));
+    memcpy(mask, out, 5);
+}
+
+QO_AESNI static int hp_aes128_mask(void *ctx, const uint8_t sample[QUICOFF_SAMPLE_LEN],
+                                   uint8_t mask[5])
+{
+    aes_mask(((const struct aes_ctx *)ctx)->rk, 10, sample, mask);
+    return 0;
+}
+
+QO_AESNI static int hp_aes256_mask(void *ctx, const uint8_t sample[QUICOFF_SAMPLE_LEN],
+                                   uint8_t mask[5])
+{
+    aes_mask(((const struct aes_ctx *)ctx)->rk, 14, sample, mask);
+    return 0;
+}
+
+/* Eight blocks in flight, each under its own key: AES-NI's latency (several
+ * cycles per round) is hidden behind the other seven. */
+#define HP_LANES 8
+
+QO_AESNI static inline void aes_masks(void *const ctx[], const uint8_t *const samples[],
+                                      uint8_t (*masks)[5], unsigned n, int nr)
+{
+    unsigned i = 0;
+
+    for (; n - i >= HP_LANES; i += HP_LANES) {
+        const __m128i *rk[HP_LANES];
+        __m128i b[HP_LANES];
+        uint8_t out[HP_LANES][16];
+        for (int l = 0; l < HP_LANES; l++) {
+            rk[l] = ((const struct aes_ctx *)ctx[i + l])->rk;
+            b[l] = _mm_xor_si128(_mm_loadu_si128((const __m128i *)samples[i + l]), rk[l][0]);
+        }
+        for (int r = 1; r < nr; r++)
+            for (int l = 0; l < HP_LANES; l++)
+                b[l] = _mm_aesenc_si128(b[l], rk[l][r]);
+        for (int l = 0; l < HP_LANES; l++) {
+            _mm_storeu_si128((__m128i *)out[l], _mm_aesenclast_si128(b[l], rk[l][nr]));
+            memcpy(masks[i + l], out[l], 5);
+        }
+    }
+    for (; i < n; i++)
+        aes_mask(((const struct aes_ctx *)ctx[i])->rk, nr, samples[i], masks[i]);
+}
+
+QO_AESNI static int hp_aes128_mask_burst(void *const ctx[], const uint8_t *const samples[],
+                                         uint8_t (*masks)[5], unsigned n)
+{
+    aes_masks(ctx, samples, masks, n, 10);
+    return 0;
+}
+
+QO_AESNI static int hp_aes256_mask_burst(void *const ctx[], const uint8_t *const samples[],
+                                         uint8_t (*masks)[5], unsigned n)
+{
+    aes_masks(ctx, samples, masks, n, 14);
+    return 0;
+}
+
+static int hp_chacha20_setup(void *ctx, const uint8_t *key)
+{
+    qo_chacha20_key_init(ctx, key);
+    return 0;
+}
+
+static void hp_chacha20_dispose(void *ctx)
+{
+    qo_secure_zero(ctx, sizeof(struct qo_chacha20_key));
+}
+
+static int hp_chacha20_mask(void *ctx, const uint8_t sample[QUICOFF_SAMPLE_LEN], uint8_t mask[5])
+{
+    qo_chacha20_hp_mask(ctx, sample, mask);
+    return 0;
+}
+
+static int hp_chacha20_mask_burst(void *const ctx[], const uint8_t *const samples[],
+                                  uint8_t (*masks)[5], unsigned n)
+{
+    /* The context is the key: the pointer arrays have the same layout. */
+    qo_chacha20_hp_masks((const struct qo_chacha20_key *const *)ctx, samples, masks, n);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Descriptors                                                               */
+
+/* RFC 9001 §6.6, as in backend_openssl.c.  AES-CCM's 2^21.5 is rounded down. */
+#define AES_GCM_CONFIDENTIALITY_LIMIT (UINT64_C(1) << 23)
+#define AES_GCM_INTEGRITY_LIMIT (UINT64_C(1) << 52)
+#define CHACHA20_CONFIDENTIALITY_LIMIT (UINT64_C(1) << 62)
+#define CHACHA20_INTEGRITY_LIMIT (UINT64_C(1) << 36)
+#define AES_CCM_LIMIT UINT64_C(2965820)
+
+static const qo_aead_algo_t aes128gcm = {
+    .name = "aes-128-gcm",
+    .suite = QUICOFF_AES_128_GCM,
+    .key_len = 16,
+    .ctx_size = sizeof(struct gcm_key_data),
+    .confidentiality_limit = AES_GCM_CONFIDENTIALITY_LIMIT,
+    .integrity_limit = AES_GCM_INTEGRITY_LIMIT,
+    .setup = gcm128_setup,
+    .dispose = gcm_dispose,
+    .seal = gcm128_seal,
+    .open = gcm128_open,
+};
+
+static const qo_aead_algo_t aes256gcm = {
+    .name = "aes-256-gcm",
+    .suite = QUICOFF_AES_256_GCM,
+    .key_len = 32,
+    .ctx_size = sizeof(struct gcm_key_data),
+    .confidentiality_limit = AES_GCM_CONFIDENTIALITY_LIMIT,
+    .integrity_limit = AES_GCM_INTEGRITY_LIMIT,
+    .setup = gcm256_setup,
+    .dispose = gcm_dispose,
+    .seal = gcm256_seal,
+    .open = gcm256_open,
+};
+
+static const qo_aead_algo_t aes128ccm = {
+    .name = "aes-128-ccm",
+    .suite = QUICOFF_AES_128_CCM,
+    .key_len = 16,
+    .ctx_size = sizeof(struct aes_ctx),
+    .confidentiality_limit = AES_CCM_LIMIT,
+    .integrity_limit = AES_CCM_LIMIT,
+    .setup = ccm_setup,
+    .dispose = aes_dispose,
+    .seal = ccm_seal,
+    .open = ccm_open,
+};
+
+static const qo_aead_algo_t chacha20poly1305 = {
+    .name = "chacha20-poly1305",
+    .suite = QUICOFF_CHACHA20_POLY1305,
+    .key_len = 32,
+    .ctx_size = sizeof(struct cp_ctx),
+    .confidentiality_limit = CHACHA20_CONFIDENTIALITY_LIMIT,
+    .integrity_limit = CHACHA20_INTEGRITY_LIMIT,
+    .setup = cp_setup,
+    .dispose = cp_dispose,
+    .seal = cp_seal,
+    .open = cp_open,
+};
+
+static const qo_hp_algo_t hp_aes128 = {
+    .name = "aes-128-ecb",
+    .key_len = 16,
+    .ctx_size = sizeof(struct aes_ctx),
+    .setup = hp_aes128_setup,
+    .dispose = aes_dispose,
+    .mask = hp_aes128_mask,
+    .mask_burst = hp_aes128_mask_burst,
+};
+
+static const qo_hp_algo_t hp_aes256 = {
+    .name = "aes-256-ecb",
+    .key_len = 32,
+    .ctx_size = sizeof(struct aes_ctx),
+    .setup = hp_aes256_setup,
+    .dispose = aes_dispose,
+    .mask = hp_aes256_mask,
+    .mask_burst = hp_aes256_mask_burst,
+};
+
+static const qo_hp_algo_t hp_chacha20 = {
+    .name = "chacha20",
+    .key_len = 32,
+    .ctx_size = sizeof(struct qo_chacha20_key),
+    .setup = hp_chacha20_setup,
+    .dispose = hp_chacha20_dispose,
+    .mask = hp_chacha20_mask,
+    .mask_burst = hp_chacha20_mask_burst,
+};
+
+const qo_backend_t qo_backend_ipsecmb = {
+    .name = "ipsec-mb",
+    .available = ipsecmb_available,
+    .aead =
+        {
+            [QUICOFF_AES_128_GCM] = &aes128gcm,
+            [QUICOFF_AES_256_GCM] = &aes256gcm,
+            [QUICOFF_AES_128_CCM] = &aes128ccm,
+            [QUICOFF_CHACHA20_POLY1305] = &chacha20poly1305,
+        },
+    .hp =
+        {
+            [QUICOFF_AES_128_GCM] = &hp_aes128,
+            [QUICOFF_AES_256_GCM] = &hp_aes256,
+            [QUICOFF_AES_128_CCM] = &hp_aes128,
+            [QUICOFF_CHACHA20_POLY1305] = &hp_chacha20,
+        },
+};
+
+#else
+/* Without libIPSec_MB this file compiles to nothing (ISO C wants a declaration). */
+typedef int qo_backend_ipsecmb_absent;
+#endif /* QUICOFF_HAVE_IPSECMB */

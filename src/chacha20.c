@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * ChaCha20 block function for header protection; see chacha20.h.
+ *
+ * The multi-lane versions keep the state transposed: vector j holds word j
+ * of every lane's block, so the four quarter rounds of a round are
+ * independent vector operations and no shuffles are needed.  They are
+ * written with GCC vector extensions (GCC and Clang) and compiled for
+ * AVX-512F or AVX2 through function target attributes only, so the rest of
+ * the library stays portable; cpuid picks one at run time.
+ */
+#include "chacha20.h"
+
+#include <stdatomic.h>
+#include <string.h>
+
+#define C0 0x61707865u /* "expa" */
+#define C1 0x3320646eu /* "nd 3" */
+#define C2 0x79622d32u /* "2-by" */
+#define C3 0x6b206574u /* "te k" */
+
+#define ROTL(v, n) (((v) << (n)) | ((v) >> (32 - (n))))
+
+/* RFC 8439 §2.1.  Written for scalars and, unchanged, for vectors. */
+#define QR(a, b, c, d)                                                                     \
+    do {                                                                                   \
+        a += b; d ^= a; d = ROTL(d, 16);                                                   \
+        c += d; b ^= c; b = ROTL(b, 12);                                                   \
+        a += b; d ^= a; d = ROTL(d, 8);                                                    \
+        c += d; b ^= c; b = ROTL(b, 7);                                                    \
+    } while (0)
+
+/* RFC 8439 §2.3: 20 rounds = 10 x (column round, diagonal round). */
+#define DOUBLE_ROUNDS(x)                                                                   \
+    do {                                                                                   \
+        for (int dr_ = 0; dr_ < 10; dr_++) {                                               \
+            QR(x[0], x[4], x[8], x[12]);                                                   \
+            QR(x[1], x[5], x[9], x[13]);                                                   \
+            QR(x[2], x[6], x[10], x[14]);                                                  \
+            QR(x[3], x[7], x[11], x[15]);                                                  \
+            QR(x[0], x[5], x[10], x[15]);                                                  \
+            QR(x[1], x[6], x[11], x[12]);                                                  \
+            QR(x[2], x[7], x[8], x[13]);                                                   \
+            QR(x[3], x[4], x[9], x[14]);                                                   \
+        }                                                                                  \
+    } while (0)
+
+static inline uint32_t load32_le(const uint8_t *p)
+{
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static inline void store32_le(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)v;
+    p[1] = (uint8_t)(v >> 8);
+    p[2] = (uint8_t)(v >> 16);
+    p[3] = (uint8_t)(v >> 24);
+}
+
+void qo_chacha20_key_init(struct qo_chacha20_key *key, const uint8_t bytes[32])
+{
+    for (int i = 0; i < 8; i++)
+        key->k[i] = load32_le(bytes + 4 * i);
+}
+
+static inline void init_state(uint32_t x[16], const struct qo_chacha20_key *key,
+                              uint32_t counter, const uint8_t nonce[12])
+{
+    x[0] = C0;
+    x[1] = C1;
+    x[2] = C2;
+    x[3] = C3;
+    for (int i = 0; i < 8; i++)
+        x[4 + i] = key->k[i];
+    x[12] = counter;
+    x[13] = load32_le(nonce);
+    x[14] = load32_le(nonce + 4);
+    x[15] = load32_le(nonce + 8);
+}
+
+void qo_chacha20_block(const struct qo_chacha20_key *key, uint32_t counter,
+                       const uint8_t nonce[12], uint8_t out[64])
+{
+    uint32_t in[16], x[16];
+
+    init_state(in, key, counter, nonce);
+    memcpy(x, in, sizeof(x));
+    DOUBLE_ROUNDS(x);
+    for (int i = 0; i < 16; i++)
+        store32_le(out + 4 * i, x[i] + in[i]);
+}
+
+/* Portable: 16 words in scalars.  x86-64 has too few registers for them,
+ * so the row-vector versions below are faster there. */
+static void mask_c(const struct qo_chacha20_key *key, const uint8_t sample[16], uint8_t mask[5])
+{
+    uint32_t x[16];
+
+    init_state(x, key, load32_le(sample), sample + 4);
+    DOUBLE_ROUNDS(x);
+    /* Only words 0 and 1 of the block are needed: the input there is C0, C1. */
+    store32_le(mask, x[0] + C0);
+    mask[4] = (uint8_t)(x[1] + C1);
+}
+
+/* ------------------------------------------------------------------------ */
+/* x86-64: one block in row vectors, and multi-lane masks                    */
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define QO_CHACHA_SIMD 1
+
+#include <immintrin.h>
+
+/*
+ * One block with the state as four row vectors (a = words 0-3, b = 4-7,
+ * c = 8-11, d = 12-15): a column round is one vector quarter round, a
+ * diagonal round the same after rotating the lanes of b, c and d.  Still
+ * bound by the 20-round dependency chain, but without the spills of the
+ * scalar version.  ROT16..ROT7 are the ISA's rotates.
+ */
+#define ROW_QR(ROT16, ROT12, ROT8, ROT7)                                                  \
+    do {                                                                                   \
+        a = _mm_add_epi32(a, b); d = ROT16(_mm_xor_si128(d, a));                           \
+        c = _mm_add_epi32(c, d); b = ROT12(_mm_xor_si128(b, c));                           \
+        a = _mm_add_epi32(a, b); d = ROT8(_mm_xor_si128(d, a));                            \
+        c = _mm_add_epi32(c, d); b = ROT7(_mm_xor_si128(b, c));                            \
+    } while (0)
+
+#define DEFINE_ROW_MASK(name, isa, ROT16, ROT12, ROT8, ROT7)                               \
+    __attribute__((target(isa))) static void name(const struct qo_chacha20_key *key,       \
+                                                  const uint8_t sample[16], uint8_t mask[5]) \
+    {                                                                                      \
+        const __m128i c0 = _mm_set_epi32((int)C3, (int)C2, (int)C1, (int)C0);              \
+        __m128i a = c0;                                                                    \
+        __m128i b = _mm_loadu_si128((const __m128i *)key->k);                              \
+        __m128i c = _mm_loadu_si128((const __m128i *)(key->k + 4));                        \
+        __m128i d = _mm_loadu_si128((const __m128i *)sample); /* x86: little-endian */     \
+        for (int i = 0; i < 10; i++) {                                                     \
+            ROW_QR(ROT16, ROT12, ROT8, ROT7);                                              \
+            b = _mm_shuffle_epi32(b, _MM_SHUFFLE(0, 3, 2, 1));                             \
+            c = _mm_shuffle_epi32(c, _MM_SHUFFLE(1, 0, 3, 2));                             \
+            d = _mm_shuffle_epi32(d, _MM_SHUFFLE(2, 1, 0, 3));                             \
+            ROW_QR(ROT16, ROT12, ROT8, ROT7);                                              \
+            b = _mm_shuffle_epi32(b, _MM_SHUFFLE(2, 1, 0, 3));                             \
+            c = _mm_shuffle_epi32(c, _MM_SHUFFLE(1, 0, 3, 2));                             \
+            d = _mm_shuffle_epi32(d, _MM_SHUFFLE(0, 3, 2, 1));                             \
+        }                                                                                  \
+        uint64_t w = (uint64_t)_mm_cvtsi128_si64(_mm_add_epi32(a, c0));                    \
+        store32_le(mask, (uint32_t)w);                                                     \
+        mask[4] = (uint8_t)(w >> 32);                                                      \
+    }
+
+#define ROT_SHIFT(x, n) _mm_or_si128(_mm_slli_epi32(x, n), _mm_srli_epi32(x, 32 - (n)))
+#define SSSE3_ROT16(x)                                                                     \
+    _mm_shuffle_epi8(x, _mm_set_epi8(13, 12, 15, 14, 9, 8, 11, 10, 5, 4, 7, 6, 1, 0, 3, 2))
+#define SSSE3_ROT8(x)                                                                      \
+    _mm_shuffle_epi8(x, _mm_set_epi8(14, 13, 12, 15, 10, 9, 8, 11, 6, 5, 4, 7, 2, 1, 0, 3))
+#define SSSE3_ROT12(x) ROT_SHIFT(x, 12)
+#define SSSE3_ROT7(x) ROT_SHIFT(x, 7)
+#define VL_ROT16(x) _mm_rol_epi32(x, 16)
+#define VL_ROT12(x) _mm_rol_epi32(x, 12)
+#define VL_ROT8(x) _mm_rol_epi32(x, 8)
+#define VL_ROT7(x) _mm_rol_epi32(x, 7)
+
+DEFINE_ROW_MASK(mask_ssse3, "ssse3", SSSE3_ROT16, SSSE3_ROT12, SSSE3_ROT8, SSSE3_ROT7)
+DEFINE_ROW_MASK(mask_avx512vl, "avx512f,avx512vl", VL_ROT16, VL_ROT12, VL_ROT8, VL_ROT7)
+
+typedef uint32_t qo_v16 __attribute__((vector_size(64)));
+typedef uint32_t qo_v8 __attribute__((vector_size(32)));
+
+/*
+ * LANES lanes: lane l < n computes the mask of samples[l] under keys[l];
+ * lanes past n repeat lane 0 and are not written out.  The input is staged
+ * transposed through a small array (one scalar store per word and lane,
+ * then one vector load per word), which is cheaper than gathers.
+ */
+#define DEFINE_MASKS(name, V, LANES, isa)                                               \
+    __attribute__((target(isa))) static void name(                                         \
+        const struct qo_chacha20_key *const keys[], const uint8_t *const samples[],        \
+        uint8_t (*masks)[5], unsigned n)                                                   \
+    {                                                                                      \
+        uint32_t in[12][LANES] __attribute__((aligned(64)));                               \
+        uint32_t w0[LANES] __attribute__((aligned(64)));                                   \
+        uint32_t w1[LANES] __attribute__((aligned(64)));                                   \
+        V x[16];                                                                           \
+                                                                                           \
+        for (unsigned l = 0; l < LANES; l++) {                                             \
+            unsigned s = l < n ? l : 0;                                                    \
+            const uint32_t *k = keys[s]->k;                                                \
+            const uint8_t *p = samples[s];                                                 \
+            for (int j = 0; j < 8; j++)                                                    \
+                in[j][l] = k[j];                                                           \
+            for (int j = 0; j < 4; j++)                                                    \
+                in[8 + j][l] = load32_le(p + 4 * j);                                       \
+        }                                                                                  \
+        x[0] = (V){0} + C0;                                                                \
+        x[1] = (V){0} + C1;                                                                \
+        x[2] = (V){0} + C2;                                                                \
+        x[3] = (V){0} + C3;                                                                \
+        for (int j = 0; j < 12; j++)                                                       \
+            memcpy(&x[4 + j], in[j], sizeof(V));                                           \
+        DOUBLE_ROUNDS(x);                                                                  \
+        x[0] += C0;                                                                        \
+        x[1] += C1;                                                                        \
+        memcpy(w0, &x[0], sizeof(V));                                                      \
+        memcpy(w1, &x[1], sizeof(V));                                                      \
+        for (unsigned l = 0; l < n; l++) {                                    \
+            store32_le(masks[l], w0[l]);                                                   \
+            masks[l][4] = (uint8_t)w1[l];                                                  \
+        }                                                                                  \
+    }
+
+DEFINE_MASKS(masks_x16_avx512, qo_v16, 16, "avx512f")
+DEFINE_MASKS(masks_x8_avx2, qo_v8, 8, "avx2")
+
+/* IMPL_AVX512: AVX-512F + VL (16 lanes, vprold); IMPL_AVX2: AVX2 (8 lanes)
+ * and SSSE3 for one block; IMPL_C: portable code only. */
+enum { IMPL_UNKNOWN, IMPL_C, IMPL_AVX2, IMPL_AVX512 };
+static _Atomic int impl;
+
+static int cpu_has(int i)
+{
+    __builtin_cpu_init();
+    switch (i) {
+    case IMPL_AVX512:
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+    case IMPL_AVX2:
+        return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("ssse3");
+    default:
+        return i == IMPL_C;
+    }
+}
+
+static int get_impl(void)
+{
+    int i = atomic_load_explicit(&impl, memory_order_relaxed);
+    if (i == IMPL_UNKNOWN) {
+        i = cpu_has(IMPL_AVX512) ? IMPL_AVX512 : cpu_has(IMPL_AVX2) ? IMPL_AVX2 : IMPL_C;
+        atomic_store_explicit(&impl, i, memory_order_relaxed);
+    }
+    return i;
+}
+#endif
+
+void qo_chacha20_hp_mask(const struct qo_chacha20_key *key, const uint8_t sample[16],
+                         uint8_t mask[5])
+{
+#ifdef QO_CHACHA_SIMD
+    switch (get_impl()) {
+    case IMPL_AVX512:
+        mask_avx512vl(key, sample, mask);
+        return;
+    case IMPL_AVX2:
+        mask_ssse3(key, sample, mask);
+        return;
+    default:
+        break;
+    }
+#endif
+    mask_c(key, sample, mask);
+}
+
+void qo_chacha20_hp_masks(const struct qo_chacha20_key *const keys[],
+                          const uint8_t *const samples[], uint8_t (*masks)[5], unsigned n)
+{
+    unsigned i = 0;
+#ifdef QO_CHACHA_SIMD
+    /* A pass costs about as much as two scalar blocks (both are bound by the
+     * 20-round dependency chain), so the last one or two masks go scalar. */
+    switch (get_impl()) {
+    case IMPL_AVX512:
+        while (n - i >= 3) {
+            unsigned m = n - i < 16 ? n - i : 16;
+            masks_x16_avx512(keys + i, samples + i, masks + i, m);
+            i += m;
+        }
+        break;
+    case IMPL_AVX2:
+        while (n - i >= 3) {
+            unsigned m = n - i < 8 ? n - i : 8;
+            masks_x8_avx2(keys + i, samples + i, masks + i, m);
+            i += m;
+        }
+        break;
+    default:
+        break;
+    }
+#endif
+    for (; i < n; i++)
+        qo_chacha20_hp_mask(keys[i], samples[i], masks[i]);
+}
+
+int qo_chacha20_hp_masks_use(const char *name)
+{
+#ifdef QO_CHACHA_SIMD
+    int want = strcmp(name, "avx512") == 0 ? IMPL_AVX512
+               : strcmp(name, "avx2") == 0 ? IMPL_AVX2
+               : strcmp(name, "c") == 0    ? IMPL_C
+                                           : IMPL_UNKNOWN;
+    if (want == IMPL_UNKNOWN || !cpu_has(want))
+        return -1;
+    atomic_store_explicit(&impl, want, memory_order_relaxed);
+    return 0;
+#else
+    return strcmp(name, "c") == 0 ? 0 : -1;
+#endif
+}
+
+const char *qo_chacha20_hp_masks_impl(void)
+{
+#ifdef QO_CHACHA_SIMD
+    switch (get_impl()) {
+    case IMPL_AVX512:
+        return "avx512";
+    case IMPL_AVX2:
+        return "avx2";
+    default:
+        break;
+    }
+#endif
+    return "c";
+}
