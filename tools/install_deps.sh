@@ -10,7 +10,9 @@ step() { printf '\n== %s\n' "$*"; }
 die() { printf '\nFAILED: %s\n' "$*" >&2; exit 1; }
 
 APT_PACKAGES=(build-essential pkg-config meson ninja-build libssl-dev
-              clang libclang-rt-14-dev llvm tshark iproute2 python3-pip)
+              clang libclang-rt-14-dev llvm tshark iproute2 python3-pip
+              $([ "$(dpkg --print-architecture)" = amd64 ] && echo libipsec-mb-dev)
+              libngtcp2-crypto-gnutls-dev libngtcp2-dev libgnutls28-dev dpdk-dev)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
@@ -22,6 +24,13 @@ if [ ${#missing[@]} -gt 0 ]; then
     export DEBIAN_FRONTEND=noninteractive
     $SUDO apt-get update -qq || die "apt-get update (is the Debian mirror reachable?)"
     $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null || die "apt-get install ${missing[*]}"
+fi
+
+# The rustls peer of `quicoff bench` is a cargo project (Cargo.lock needs
+# cargo >= 1.78: rustup's, not Debian 12's 1.65).
+[ -d "$HOME/.cargo/bin" ] && export PATH="$HOME/.cargo/bin:$PATH"
+if ! command -v cargo >/dev/null || ! cargo --version | awk '{split($2,v,"."); exit !(v[1]>1 || v[2]>=78)}'; then
+    die "cargo >= 1.78 not found (install Rust with rustup); needed by the rustls peer of quicoff bench"
 fi
 
 PY=${PYTHON:-python3}

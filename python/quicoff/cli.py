@@ -22,6 +22,8 @@ COMMANDS = [
      "decrypt the QUIC packets of a capture with the engine (TLS key log)"),
     ("capture", "quicoff.capture",
      "record a QUIC conversation (aioquic) to a pcap and a key log"),
+    ("bench", "quicoff.bench",
+     "compare quicoff with bare OpenSSL, intel-ipsec-mb, DPDK, rustls and ngtcp2"),
 ]
 
 
