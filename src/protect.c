@@ -110,6 +110,52 @@ static int rx_key_choice(const struct qo_keyslot *s, uint32_t cur, uint64_t pn,
     return KEYS_NONE;
 }
 
+/* ------------------------------------------------------------ header protection */
+
+/* One header-protection mask to compute: the whole chunk's are computed
+ * together so a backend with mask_burst keeps several blocks in flight. */
+struct hp_req {
+    const qo_hp_algo_t *algo;
+    void *ctx;
+    const uint8_t *sample;
+    uint8_t *mask;
+};
+
+#define QO_CHUNK 32
+
+/* Groups the requests by algorithm (a chunk mixes suites) and hands each
+ * group to mask_burst, or mask() one by one when the backend has none. */
+static void compute_masks(struct hp_req *req, unsigned n)
+{
+    bool done[QO_CHUNK] = {false};
+    void *ctx[QO_CHUNK];
+    const uint8_t *samples[QO_CHUNK];
+    uint8_t out[QO_CHUNK][5];
+    unsigned idx[QO_CHUNK];
+    for (unsigned i = 0; i < n; i++) {
+        if (done[i])
+            continue;
+        const qo_hp_algo_t *a = req[i].algo;
+        if (!a->mask_burst) {
+            a->mask(req[i].ctx, req[i].sample, req[i].mask);
+            done[i] = true;
+            continue;
+        }
+        unsigned m = 0;
+        for (unsigned j = i; j < n; j++) {
+            if (!done[j] && req[j].algo == a) {
+                ctx[m] = req[j].ctx;
+                samples[m] = req[j].sample;
+                idx[m++] = j;
+                done[j] = true;
+            }
+        }
+        a->mask_burst(ctx, samples, out, m);
+        for (unsigned k = 0; k < m; k++)
+            memcpy(req[idx[k]].mask, out[k], 5);
+    }
+}
+
 /* ------------------------------------------------------------------ RX */
 
 /* Per-packet state carried between the stages of one chunk. */
@@ -161,8 +207,29 @@ static void rx_lookup(const struct quicoff_table *t, struct quicoff_pkt *p,
     __builtin_prefetch(&s->c->largest_pn);
 }
 
-/* Stage 3: usage limit and sample checks, header-protection mask, PN
- * decoding, key choice; the header is unmasked in place (it is the AAD). */
+/* Stage 3: usage limit and sample checks; queue the header-protection mask. */
+static bool rx_check(struct quicoff_pkt *p, struct rx_state *s, struct hp_req *req)
+{
+    if (s->st != QUICOFF_OK)
+        return false;
+    const struct qo_header *h = &s->h;
+    struct qo_keyset *ks = s->ks;
+    if (QO_GET(s->c->auth_failures) >= ks->hard_limit) {
+        s->st = QUICOFF_KEY_EXHAUSTED; /* integrity limit: the connection must close */
+        return false;
+    }
+    /* The sample starts 4 bytes after the PN field (§5.4.2) and must fit
+     * before the end of the packet. */
+    if ((uint64_t)h->pn_off + 4 + QUICOFF_SAMPLE_LEN > h->end) {
+        s->st = QUICOFF_MALFORMED;
+        return false;
+    }
+    *req = (struct hp_req){ks->hp, ks->hp_ctx, p->data + h->pn_off + 4, s->mask};
+    return true;
+}
+
+/* Stage 4: with the mask, PN decoding and key choice; the header is
+ * unmasked in place (it is the AAD). */
 static void rx_unmask(struct quicoff_pkt *p, struct quicoff_result *r, struct rx_state *s)
 {
     if (s->st != QUICOFF_OK)
@@ -170,17 +237,6 @@ static void rx_unmask(struct quicoff_pkt *p, struct quicoff_result *r, struct rx
     uint8_t *d = p->data;
     const struct qo_header *h = &s->h;
     struct qo_keyset *ks = s->ks;
-    if (QO_GET(s->c->auth_failures) >= ks->hard_limit) {
-        s->st = QUICOFF_KEY_EXHAUSTED; /* integrity limit: the connection must close */
-        return;
-    }
-    /* The sample starts 4 bytes after the PN field (§5.4.2) and must fit
-     * before the end of the packet. */
-    if ((uint64_t)h->pn_off + 4 + QUICOFF_SAMPLE_LEN > h->end) {
-        s->st = QUICOFF_MALFORMED;
-        return;
-    }
-    ks->hp->mask(ks->hp_ctx, d + h->pn_off + 4, s->mask);
     uint8_t first = d[p->offset] ^ (s->mask[0] & first_byte_mask(h));
     unsigned pn_len = (first & 3) + 1;
     uint64_t truncated = 0;
@@ -208,7 +264,7 @@ static void rx_unmask(struct quicoff_pkt *p, struct quicoff_result *r, struct rx
     __builtin_prefetch(s->slot->aead_ctx);
 }
 
-/* Stage 4: AEAD open, then the packet's outcome: key phase change, largest
+/* Stage 5: AEAD open, then the packet's outcome: key phase change, largest
  * PN, counters, status. */
 static void rx_open(struct quicoff_worker *w, struct quicoff_pkt *p, struct quicoff_result *r,
                     struct rx_state *s)
@@ -283,8 +339,6 @@ static void rx_open(struct quicoff_worker *w, struct quicoff_pkt *p, struct quic
  * the state before the earlier one was opened, as a pipelined NIC would;
  * the largest PN and key phase are still advanced in packet order.
  */
-#define QO_CHUNK 32
-
 static void unprotect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
                             struct quicoff_result *res, unsigned n)
 {
@@ -294,6 +348,11 @@ static void unprotect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
         rx_parse(t, &pkts[i], &res[i], &s[i]);
     for (unsigned i = 0; i < n; i++)
         rx_lookup(t, &pkts[i], &res[i], &s[i]);
+    struct hp_req req[QO_CHUNK];
+    unsigned nreq = 0;
+    for (unsigned i = 0; i < n; i++)
+        nreq += rx_check(&pkts[i], &s[i], &req[nreq]);
+    compute_masks(req, nreq);
     for (unsigned i = 0; i < n; i++)
         rx_unmask(&pkts[i], &res[i], &s[i]);
     for (unsigned i = 0; i < n; i++)
@@ -310,6 +369,7 @@ struct tx_state {
     quicoff_status_t st;
     bool next;      /* this packet starts a key update */
     uint64_t used;  /* packets already protected with this key */
+    uint8_t mask[5];
 };
 
 /* Stage 1: resolve the handle; prefetch the keyset and slot state. */
@@ -405,7 +465,8 @@ static void tx_seal(struct quicoff_pkt *p, struct quicoff_result *r, struct tx_s
         s->st = QUICOFF_BACKEND_UNAVAILABLE;
 }
 
-/* Stage 3: header protection from the ciphertext sample, then the outcome. */
+/* Stage 3: header protection (mask from the ciphertext sample, computed for
+ * the whole chunk before), then the outcome. */
 static void tx_finish(struct quicoff_worker *w, struct quicoff_pkt *p, struct quicoff_result *r,
                       struct tx_state *s)
 {
@@ -419,8 +480,7 @@ static void tx_finish(struct quicoff_worker *w, struct quicoff_pkt *p, struct qu
     struct qo_conn *c = s->c;
     const struct qo_header *h = &s->h;
     unsigned pn_len = r->pn_len;
-    uint8_t mask[5];
-    ks->hp->mask(ks->hp_ctx, d + h->pn_off + 4, mask);
+    const uint8_t *mask = s->mask;
     d[p->offset] ^= mask[0] & first_byte_mask(h);
     for (unsigned i = 0; i < pn_len; i++)
         d[h->pn_off + i] ^= mask[1 + i];
@@ -459,6 +519,13 @@ static void protect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
         tx_resolve(t, &pkts[i], &res[i], &s[i]);
     for (unsigned i = 0; i < n; i++)
         tx_seal(&pkts[i], &res[i], &s[i]);
+    struct hp_req req[QO_CHUNK];
+    unsigned nreq = 0;
+    for (unsigned i = 0; i < n; i++)
+        if (s[i].st == QUICOFF_OK)
+            req[nreq++] = (struct hp_req){s[i].ks->hp, s[i].ks->hp_ctx,
+                                          pkts[i].data + s[i].h.pn_off + 4, s[i].mask};
+    compute_masks(req, nreq);
     for (unsigned i = 0; i < n; i++)
         tx_finish(w, &pkts[i], &res[i], &s[i]);
 }
