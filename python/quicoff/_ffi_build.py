@@ -247,6 +247,184 @@ unsigned quicoff_unprotect_datagram(struct quicoff_worker *w, uint8_t *data, uin
 
 unsigned quicoff_pn_encode_len(uint64_t pn, uint64_t largest_acked);
 uint64_t quicoff_pn_decode(uint64_t largest_pn, uint64_t truncated, unsigned pn_nbits);
+
+/* ---- include/quicoff/wire.h: the host <-> offload protocol (docs/protocol.md) ---- */
+#define QUICOFF_WIRE_ETHERTYPE_SIGNAL ...
+#define QUICOFF_WIRE_ETHERTYPE_DATA ...
+#define QUICOFF_WIRE_ETHERTYPE_VLAN ...
+#define QUICOFF_WIRE_ETHERTYPE_QINQ ...
+#define QUICOFF_WIRE_MAGIC ...
+#define QUICOFF_WIRE_VERSION ...
+#define QUICOFF_WIRE_ETH_LEN ...
+#define QUICOFF_WIRE_SIGNAL_HDR_LEN ...
+#define QUICOFF_WIRE_DATA_HDR_LEN ...
+#define QUICOFF_WIRE_TLV_HDR_LEN ...
+#define QUICOFF_WIRE_COMPAT_PEER_LEN ...
+#define QUICOFF_WIRE_COMPAT_HOST_LEN ...
+#define QUICOFF_WIRE_COMPAT_DATA_HDR_LEN ...
+#define QUICOFF_WIRE_COMPAT_KEY_FIELD ...
+#define QUICOFF_WIRE_COMPAT_DCID_LEN ...
+#define QUICOFF_WIRE_SIGNAL_MAX ...
+#define QUICOFF_WIRE_DETAIL_MAX ...
+#define QUICOFF_WIRE_INDEX_NONE ...
+#define QUICOFF_WIRE_PN_MAX ...
+
+typedef enum quicoff_wire_kind {
+    QUICOFF_WIRE_NONE, QUICOFF_WIRE_ADD, QUICOFF_WIRE_UPDATE, QUICOFF_WIRE_REMOVE,
+    QUICOFF_WIRE_QUERY, QUICOFF_WIRE_DATA_TO_OFFLOAD, QUICOFF_WIRE_ACK, QUICOFF_WIRE_STATS,
+    QUICOFF_WIRE_EVENT, QUICOFF_WIRE_DATA_TO_HOST, QUICOFF_WIRE_COMPAT_PEER,
+    QUICOFF_WIRE_COMPAT_HOST, QUICOFF_WIRE_COMPAT_DATA, ...
+} quicoff_wire_kind_t;
+
+enum quicoff_wire_flag {
+    QUICOFF_WIRE_ADD_REPLACE, QUICOFF_WIRE_UPDATE_ROLL, QUICOFF_WIRE_UPDATE_DROP_OLD,
+    QUICOFF_WIRE_QUERY_CONN, QUICOFF_WIRE_QUERY_TABLE, ...
+};
+
+typedef enum quicoff_wire_event_code {
+    QUICOFF_WIRE_EV_AUTH_FAILED, QUICOFF_WIRE_EV_USAGE_LIMIT, QUICOFF_WIRE_EV_KEY_UPDATE,
+    QUICOFF_WIRE_EV_UNKNOWN_CONNECTION, QUICOFF_WIRE_EV_KEY_EXHAUSTED,
+    QUICOFF_WIRE_EV_KEY_PHASE_UNAVAILABLE, QUICOFF_WIRE_EV_COUNT, ...
+} quicoff_wire_event_code_t;
+
+enum quicoff_wire_tlv {
+    QUICOFF_WIRE_T_SUITE, QUICOFF_WIRE_T_LEVEL, QUICOFF_WIRE_T_QUIC_VERSION, QUICOFF_WIRE_T_DCID,
+    QUICOFF_WIRE_T_LOCAL_ADDR, QUICOFF_WIRE_T_PATH_ID, QUICOFF_WIRE_T_NONCE_LAYOUT,
+    QUICOFF_WIRE_T_FAIL_ACTION, QUICOFF_WIRE_T_LARGEST_PN, QUICOFF_WIRE_T_USAGE_THRESHOLD,
+    QUICOFF_WIRE_T_KEY_GENERATION, QUICOFF_WIRE_T_PACKET_KEY, QUICOFF_WIRE_T_IV,
+    QUICOFF_WIRE_T_HP_KEY, QUICOFF_WIRE_T_NEXT_PACKET_KEY, QUICOFF_WIRE_T_NEXT_IV,
+    QUICOFF_WIRE_T_SECRET, QUICOFF_WIRE_T_ENCAP, QUICOFF_WIRE_T_ROLL_GENERATION,
+    QUICOFF_WIRE_T_CONN_STATS, QUICOFF_WIRE_T_TABLE_STATS, QUICOFF_WIRE_T_COUNT,
+    QUICOFF_WIRE_T_PN, QUICOFF_WIRE_T_REMOTE_ADDR, QUICOFF_WIRE_T_DETAIL,
+    QUICOFF_WIRE_T_CRITICAL, ...
+};
+
+struct quicoff_wire_eth {
+    uint8_t dst[6];
+    uint8_t src[6];
+    bool has_vlan;
+    uint16_t vlan_tci;
+    uint16_t ethertype;
+    ...;
+};
+
+struct quicoff_wire_encap {
+    uint8_t dst_mac[6];
+    uint8_t src_mac[6];
+    bool has_vlan;
+    uint16_t vlan_tci;
+    uint8_t family;
+    uint8_t ttl;
+    uint8_t tos;
+    uint16_t src_port;
+    uint16_t dst_port;
+    uint8_t src_ip[16];
+    uint8_t dst_ip[16];
+    ...;
+};
+
+struct quicoff_wire_conn {
+    struct quicoff_conn_config cfg;
+    uint8_t secret[48];
+    bool has_encap;
+    struct quicoff_wire_encap encap;
+    bool compat_right_padded;
+    bool compat_dcid_len_bits;
+    ...;
+};
+
+struct quicoff_wire_update {
+    struct quicoff_conn_update upd;
+    uint8_t secret[48];
+    uint8_t key_len;
+    uint32_t roll_generation;
+    bool has_encap;
+    struct quicoff_wire_encap encap;
+    ...;
+};
+
+struct quicoff_wire_stats {
+    bool has_conn;
+    bool has_table;
+    struct quicoff_conn_stats conn;
+    struct quicoff_table_stats table;
+    ...;
+};
+
+struct quicoff_wire_event {
+    uint8_t code;
+    bool has_count, has_pn, has_key_generation, has_level;
+    uint64_t count;
+    uint64_t pn;
+    uint32_t key_generation;
+    uint8_t level;
+    uint8_t dcid[20];
+    uint8_t dcid_len;
+    bool has_dcid;
+    struct quicoff_addr local_addr;
+    struct quicoff_addr remote_addr;
+    ...;
+};
+
+struct quicoff_wire_data {
+    uint32_t index;
+    uint64_t pn;
+    uint8_t flags;
+    uint8_t status;
+    uint8_t level;
+    uint8_t key_phase;
+    const uint8_t *payload;
+    uint32_t payload_len;
+    ...;
+};
+
+union quicoff_wire_body {
+    struct quicoff_wire_conn add;
+    struct quicoff_wire_update update;
+    struct quicoff_wire_stats stats;
+    struct quicoff_wire_event event;
+    struct quicoff_wire_data data;
+};
+
+struct quicoff_wire_msg {
+    uint16_t kind;
+    uint8_t version;
+    bool has_eth;
+    struct quicoff_wire_eth eth;
+    bool hdr_valid;
+    uint8_t flags;
+    uint8_t acked_kind;
+    uint32_t request_id;
+    uint32_t index;
+    uint8_t direction;
+    uint8_t status;
+    const uint8_t *detail;
+    uint16_t detail_len;
+    union quicoff_wire_body u;
+    ...;
+};
+
+void quicoff_wire_msg_init(struct quicoff_wire_msg *m, quicoff_wire_kind_t kind);
+void quicoff_wire_msg_clear(struct quicoff_wire_msg *m);
+quicoff_status_t quicoff_wire_decode(const uint8_t *frame, size_t len,
+                                     struct quicoff_wire_msg *m);
+quicoff_status_t quicoff_wire_decode_payload(uint16_t ethertype, const uint8_t *p, size_t len,
+                                             struct quicoff_wire_msg *m);
+quicoff_status_t quicoff_wire_encode(const struct quicoff_wire_msg *m, uint8_t *buf, size_t cap,
+                                     size_t *out_len);
+quicoff_status_t quicoff_wire_encode_payload(const struct quicoff_wire_msg *m, uint8_t *buf,
+                                             size_t cap, size_t *out_len, uint16_t *ethertype);
+size_t quicoff_wire_data_hdr_write(uint8_t *buf, size_t cap, quicoff_wire_kind_t kind,
+                                   const struct quicoff_wire_data *d);
+size_t quicoff_wire_compat_data_hdr_write(uint8_t *buf, size_t cap, uint32_t index, uint64_t pn);
+void quicoff_wire_ack_for(const struct quicoff_wire_msg *req, quicoff_status_t st,
+                          struct quicoff_wire_msg *ack);
+void quicoff_wire_stats_for(const struct quicoff_wire_msg *req, quicoff_status_t st,
+                            struct quicoff_wire_msg *reply);
+const struct quicoff_conn_config *quicoff_wire_conn_config(struct quicoff_wire_msg *m);
+const struct quicoff_conn_update *quicoff_wire_conn_update(struct quicoff_wire_msg *m);
+const char *quicoff_wire_kind_name(unsigned kind);
+const char *quicoff_wire_event_name(unsigned code);
 """
 
 
@@ -307,7 +485,7 @@ def make_builder():
     builder.cdef(CDEF)
     builder.set_source(
         "quicoff._quicoff",
-        '#include "quicoff/quicoff.h"\n',
+        '#include "quicoff/quicoff.h"\n#include "quicoff/wire.h"\n',
         sources=_sources(),
         include_dirs=_dirs("include", "src"),
         libraries=libraries,

@@ -6,7 +6,9 @@ Sections:
 2. QUIC wire headers (RFC 9000 §17, RFC 9369 §3.2): ``QUICLong``,
    ``QUICShort`` and the ``QUIC`` dispatcher that picks one by the header
    form bit.
-3. Host <-> offload-engine frames (reserved; to be added).
+3. Host <-> offload-engine frames (docs/protocol.md): seed 000's classes
+   verbatim (``signaling_host``, ``signaling_peer``, ``data_pkt``, ``quic``)
+   and the v1 layers ``QOSignal``, ``QOTLV``, ``QOData``.
 4. Binding and convenience helpers.
 
 The layers describe *plaintext* headers: what ``quicoff.ref.protect`` takes
@@ -38,7 +40,7 @@ from __future__ import annotations
 from scapy.fields import (BitField, ConditionalField, Field, FieldLenField,
                           StrLenField, XIntField)
 from scapy.layers.inet import UDP
-from scapy.packet import Packet, bind_layers
+from scapy.packet import Packet, bind_bottom_up, bind_layers, bind_top_down
 
 from quicoff.ref.varint import decode_varint, encode_varint
 from quicoff.ref.versions import LONG_TYPE_CODES, LONG_TYPE_NAMES, VERSION_1
@@ -303,9 +305,225 @@ class QUIC(Packet):
 # =====================================================================
 # 3. Host <-> offload-engine frames
 # =====================================================================
-# (Reserved: the descriptors exchanged between the host and the offload
-# engine go here, each as its own Packet subclass, with their bind_layers
-# calls in section 4.)
+# docs/protocol.md.  Two formats on EtherTypes 0x88B5 / 0x88B6:
+#
+# * compat: seed 000's classes exactly as printed in its listings 4.9-4.11
+#   (names, field names, widths and defaults), so the thesis's own Scapy
+#   scripts run unchanged: ``Ether()/signaling_host(Index=3, ...)``,
+#   ``Ether()/data_pkt(Index=3, Full_pn=7)/quic(DCID=...)/payload``.
+#   Note the thesis's key rule: a 128-bit key is given as the *value* of the
+#   256-bit field (``Hp_key=int.from_bytes(key, "big")``), i.e. left-padded.
+# * v1: QOSignal (16-byte header + QOTLV list) and QOData (20-byte header +
+#   QUIC packet), both starting with 0x51 0x01 on 0x88B5.
+#
+# On 0x88B5 the first byte tells them apart (0 peer, 1 host, 0x51 v1):
+# dissection goes through QOHostOffload, whose dispatch_hook picks the class.
+# The byte encodings equal those of quicoff.wire and of the C library
+# (tests/python/test_wire.py).
+
+from scapy.config import conf as _conf  # noqa: E402
+from scapy.fields import (ByteEnumField, ByteField, IntField,  # noqa: E402
+                          LongField, PacketListField, ShortEnumField, ShortField,
+                          XByteField)
+from scapy.layers.l2 import Dot1Q, Ether  # noqa: E402
+
+ETHERTYPE_SIGNAL = 0x88B5
+ETHERTYPE_DATA = 0x88B6
+
+
+# --- compat: seed 000 listings 4.9-4.11, verbatim -------------------------
+
+class signaling_host(Packet):  # noqa: N801 (the thesis's name)
+    name = "signaling_host"
+    fields_desc = [
+        BitField("Type", 1, 8),
+        BitField("Index", 0, 16),
+        BitField("Algo", 0, 8),
+        BitField("Hp_key", 0x0, 256),
+        BitField("Quic_key", 0x0, 256),
+        BitField("IV", 0x0, 96),
+        BitField("Path_id", 0, 32),
+        BitField("DCID_len", 0, 8)
+    ]
+
+    def extract_padding(self, s):
+        return b"", s
+
+
+class signaling_peer(Packet):  # noqa: N801
+    name = "signaling_peer"
+    fields_desc = [
+        BitField("Type", 0, 8),
+        BitField("Index", 0, 16),
+        BitField("Algo", 0, 8),
+        BitField("Hp_key", 0x0, 256),
+        BitField("Quic_key", 0x0, 256),
+        BitField("IV", 0x0, 96),
+        BitField("Path_id", 0, 32),
+        BitField("DCID", 0x0, 64),
+        BitField("Full_pn", 0x0, 64)
+    ]
+
+    def extract_padding(self, s):
+        return b"", s
+
+
+class data_pkt(Packet):  # noqa: N801
+    name = "data_pkt_host"
+    fields_desc = [
+        BitField("Index", 0, 16),
+        BitField("Full_pn", 0x0, 64)
+    ]
+
+
+class quic(Packet):  # noqa: N801
+    name = "quic"
+    fields_desc = [
+        BitField("Header_form", 0, 1),
+        BitField("Fixed_bit", 1, 1),
+        BitField("Spin_bit", 0, 1),
+        BitField("Reserved_bits", 0, 2),
+        BitField("Key_phase", 0, 1),
+        BitField("Pn_len", 0, 2),
+        BitField("DCID", 0x0, 64),
+        BitField("Pn", 0x0, 16)
+    ]
+
+
+#: The thesis's Algo codes (docs/protocol.md §3.3) = quicoff_suite_t.
+COMPAT_ALGOS = {"AES_GCM128_AES_ECB": 0, "AES_GCM256_AES_ECB": 1,
+                "AES_CCM128_AES_ECB": 2, "CHACHA20_POLY1305": 3}
+
+
+def compat_key_field(key: bytes) -> int:
+    """A 128- or 256-bit key as the thesis puts it in a 256-bit field: its value."""
+    return int.from_bytes(bytes(key), "big")
+
+
+# --- v1 ---------------------------------------------------------------------
+
+_QO_TYPES = {0x01: "add", 0x02: "update", 0x03: "remove", 0x04: "query",
+             0x10: "data_to_offload", 0x81: "ack", 0x82: "stats", 0x83: "event",
+             0x90: "data_to_host"}
+_QO_STATUS = dict(enumerate((
+    "ok", "unknown_connection", "auth_failed", "malformed", "key_phase_unavailable",
+    "usage_limit_reached", "key_exhausted", "unsupported", "no_space", "invalid_argument",
+    "exists", "table_full", "no_memory", "backend_unavailable")))
+_QO_TLVS = {0x0001: "SUITE", 0x0002: "LEVEL", 0x0003: "QUIC_VERSION", 0x0004: "DCID",
+            0x0005: "LOCAL_ADDR", 0x0006: "PATH_ID", 0x0007: "NONCE_LAYOUT",
+            0x0008: "FAIL_ACTION", 0x0009: "LARGEST_PN", 0x000A: "USAGE_THRESHOLD",
+            0x000B: "KEY_GENERATION", 0x000C: "PACKET_KEY", 0x000D: "IV", 0x000E: "HP_KEY",
+            0x000F: "NEXT_PACKET_KEY", 0x0010: "NEXT_IV", 0x0011: "SECRET", 0x0012: "ENCAP",
+            0x0013: "ROLL_GENERATION", 0x0020: "CONN_STATS", 0x0021: "TABLE_STATS",
+            0x0030: "COUNT", 0x0031: "PN", 0x0032: "REMOTE_ADDR", 0x0033: "DETAIL"}
+
+
+class QOTLV(Packet):
+    """One v1 TLV: type (16), length (16), value."""
+    name = "quicoff TLV"
+    fields_desc = [
+        ShortEnumField("type", 0, _QO_TLVS),
+        FieldLenField("length", None, length_of="value", fmt="!H"),
+        StrLenField("value", b"", length_from=lambda p: p.length),
+    ]
+
+    def extract_padding(self, s):
+        return b"", s
+
+
+class QOSignal(Packet):
+    """v1 signaling: ADD, UPDATE, REMOVE, QUERY, ACK, STATS, EVENT (docs/protocol.md §4.1)."""
+    name = "quicoff signal"
+    fields_desc = [
+        XByteField("magic", 0x51),
+        ByteField("version", 1),
+        ByteEnumField("type", 0x01, _QO_TYPES),
+        XByteField("flags", 0),          # ACK: acked type; EVENT: event code
+        IntField("request_id", 0),
+        IntField("index", 0),
+        ByteEnumField("dir", 0, {0: "tx", 1: "rx"}),  # "direction" is a Scapy Packet attribute
+        ByteEnumField("status", 0, _QO_STATUS),
+        FieldLenField("tlv_len", None, length_of="tlvs", fmt="!H"),
+        PacketListField("tlvs", [], QOTLV, length_from=lambda p: p.tlv_len),
+    ]
+
+    def extract_padding(self, s):
+        return b"", s
+
+    def tlv(self, t):
+        """The value of TLV `t` (number or registry name), or None."""
+        for x in self.tlvs:
+            if x.type == t or _QO_TLVS.get(x.type) == t:
+                return x.value
+        return None
+
+    def mysummary(self):
+        return self.sprintf("quicoff %type% req=%request_id% index=%index% %dir% %status%")
+
+
+class QOData(Packet):
+    """v1 data: DATA_TO_OFFLOAD (0x10) / DATA_TO_HOST (0x90) + the QUIC packet (§4.2)."""
+    name = "quicoff data"
+    fields_desc = [
+        XByteField("magic", 0x51),
+        ByteField("version", 1),
+        ByteEnumField("type", 0x10, _QO_TYPES),
+        XByteField("flags", 0),
+        IntField("index", 0),
+        LongField("pn", 0),
+        ShortField("length", None),      # of the QUIC packet; None = computed
+        ByteEnumField("status", 0, _QO_STATUS),
+        BitField("level", 0, 4),
+        BitField("reserved", 0, 3),
+        BitField("key_phase", 0, 1),
+    ]
+
+    def post_build(self, pkt, pay):
+        if self.length is None:
+            pkt = pkt[:16] + len(pay).to_bytes(2, "big") + pkt[18:]
+        return pkt + pay
+
+    def extract_padding(self, s):
+        return s[:self.length], s[self.length:]
+
+    def mysummary(self):
+        return self.sprintf("quicoff %type% index=%index% pn=%pn% %status%")
+
+
+class QOHostOffload(Packet):
+    """Dissection entry for EtherType 0x88B5: picks signaling_peer (first byte
+    0), signaling_host (1), QOData or QOSignal (0x51 + Type)."""
+    name = "quicoff host<->offload"
+
+    @classmethod
+    def dispatch_hook(cls, _pkt=None, *args, **kargs):
+        if _pkt:
+            b0 = _pkt[0]
+            if b0 == 0:
+                return signaling_peer
+            if b0 == 1:
+                return signaling_host
+            if b0 == 0x51 and len(_pkt) >= 3:
+                return QOData if _pkt[2] in (0x10, 0x90) else QOSignal
+        return _conf.raw_layer
+
+
+def qo_tlv(t, value) -> QOTLV:
+    """A QOTLV from a registry name or number and bytes/int (ints as the TLV's width)."""
+    if isinstance(t, str):
+        t = {v: k for k, v in _QO_TLVS.items()}[t]
+    if isinstance(value, int):
+        width = {0x0001: 1, 0x0002: 1, 0x0007: 1, 0x0008: 1, 0x0003: 4, 0x0006: 4,
+                 0x000B: 4, 0x0013: 4}.get(t, 8)
+        value = value.to_bytes(width, "big")
+    return QOTLV(type=t, value=bytes(value))
+
+
+__all__ += [
+    "signaling_host", "signaling_peer", "data_pkt", "quic", "COMPAT_ALGOS", "compat_key_field",
+    "QOTLV", "QOSignal", "QOData", "QOHostOffload", "qo_tlv",
+    "ETHERTYPE_SIGNAL", "ETHERTYPE_DATA", "bind_host_offload",
+]
 
 
 # =====================================================================
@@ -318,6 +536,24 @@ def bind_udp_port(port: int = 443) -> None:
     layer may be bound to 443 too; the latest binding wins)."""
     bind_layers(UDP, QUIC, dport=port)
     bind_layers(UDP, QUIC, sport=port)
+
+
+def bind_host_offload() -> None:
+    """Binds the host <-> offload frames to Ethernet (and 802.1Q): building
+    ``Ether()/signaling_host()`` sets EtherType 0x88B5 (``/data_pkt()``: 0x88B6)
+    as the thesis's scripts expect; dissecting 0x88B5 dispatches on the first
+    byte, 0x88B6 is ``data_pkt``/``quic``.  Done at import time: the two
+    EtherTypes are IEEE local-experimental ones nothing else in Scapy uses."""
+    for lower in (Ether, Dot1Q):
+        for cls in (signaling_host, signaling_peer, QOSignal, QOData):
+            bind_top_down(lower, cls, type=ETHERTYPE_SIGNAL)
+        bind_bottom_up(lower, QOHostOffload, type=ETHERTYPE_SIGNAL)
+        bind_layers(lower, data_pkt, type=ETHERTYPE_DATA)
+    bind_layers(data_pkt, quic)
+    bind_layers(QOData, QUIC)
+
+
+bind_host_offload()
 
 
 def dissect_datagram(datagram: bytes, dcid_len: int = DEFAULT_SHORT_DCID_LEN

@@ -1,0 +1,1108 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The host <-> offload protocol (include/quicoff/wire.h, docs/protocol.md):
+ *  - round trip of every message kind (v1 and compat), at frame level (with
+ *    and without a VLAN tag) and payload level, and canonical re-encoding;
+ *  - the documented example bytes of docs/protocol.md §8 and a compat frame
+ *    laid out by hand as the thesis's Scapy classes write it;
+ *  - every truncation of every encoded message -> an error, with no secret
+ *    left in the output; every too-small encode buffer -> NO_SPACE;
+ *  - each documented rejection (unknown version/type/critical TLV, duplicate
+ *    or misplaced TLV, wrong sizes, out-of-range values, compat padding and
+ *    DCID_len rules) and the tolerated ones (Ethernet padding, unknown
+ *    non-critical TLVs, right-padded compat keys, DCID_len in bits);
+ *  - fuzz-ish: random bytes behind every valid prefix, and single-bit flips
+ *    and random byte overwrites of every valid message; anything that decodes
+ *    must re-encode and decode to the same message;
+ *  - decoded ADD/UPDATE drive quicoff_conn_add/update on a real table.
+ * Run under ASan (build-asan) for the memory-safety half of the claim.
+ */
+#include "quicoff/wire.h"
+#include "test_util.h"
+
+#include <inttypes.h>
+
+#define S(st) quicoff_status_name(st)
+
+static uint64_t rng_state = 0x9e3779b97f4a7c15ull;
+
+static uint64_t rnd(void)
+{
+    uint64_t x = rng_state;
+    x ^= x << 13;
+    x ^= x >> 7;
+    x ^= x << 17;
+    return rng_state = x;
+}
+
+static void fill(uint8_t *p, size_t n, uint8_t seed)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint8_t)(seed + 7 * i + 1);
+}
+
+static const uint8_t MAC_A[6] = {0x02, 0, 0, 0, 0, 0xa1};
+static const uint8_t MAC_B[6] = {0x02, 0, 0, 0, 0, 0xb2};
+static const char DETAIL[] = "entry 7 already present";
+static uint8_t PAYLOAD[300];
+
+/* Pointers differ between decodes of different buffers: compare without them. */
+static void normalize(struct quicoff_wire_msg *m)
+{
+    m->detail = NULL;
+    if (m->kind == QUICOFF_WIRE_DATA_TO_OFFLOAD || m->kind == QUICOFF_WIRE_DATA_TO_HOST ||
+        m->kind == QUICOFF_WIRE_COMPAT_DATA)
+        m->u.data.payload = NULL;
+    if (m->kind == QUICOFF_WIRE_ADD || m->kind == QUICOFF_WIRE_COMPAT_PEER ||
+        m->kind == QUICOFF_WIRE_COMPAT_HOST) {
+        m->u.add.cfg.secret = NULL;
+        /* informational: how the compat frame spelled it, not re-encoded */
+        m->u.add.compat_right_padded = false;
+        m->u.add.compat_dcid_len_bits = false;
+    }
+    if (m->kind == QUICOFF_WIRE_UPDATE)
+        m->u.update.upd.secret = NULL;
+}
+
+static bool msg_eq(const struct quicoff_wire_msg *a0, const struct quicoff_wire_msg *b0)
+{
+    struct quicoff_wire_msg a = *a0, b = *b0;
+    normalize(&a);
+    normalize(&b);
+    return memcmp(&a, &b, sizeof(a)) == 0;
+}
+
+static bool all_zero(const void *p, size_t n)
+{
+    const uint8_t *b = p;
+    for (size_t i = 0; i < n; i++)
+        if (b[i])
+            return false;
+    return true;
+}
+
+/* ------------------------------------------------------------------------ */
+/* A sample of every kind                                                    */
+
+enum { N_SAMPLES = 20 };
+
+static void sample(int i, struct quicoff_wire_msg *m)
+{
+    struct quicoff_conn_config *c;
+    switch (i) {
+    case 0: /* ADD, TX, raw keys, IPv4 encap with VLAN, REPLACE */
+        quicoff_wire_msg_init(m, QUICOFF_WIRE_ADD);
+        m->flags = QUICOFF_WIRE_ADD_REPLACE;
+        m->request_id = 0x01020304;
+        m->index = 7;
+        m->direction = QUICOFF_DIR_TX;
+        c = &m->u.add.cfg;
+        c->direction = QUICOFF_DIR_TX;
+        c->suite = QUICOFF_AES_128_GCM;
+        c->dcid_len = 8;
+        fill(c->dcid, 8, 0x10);
+        c->path_id = 3;
+        c->nonce_layout = QUICOFF_NONCE_MULTIPATH;
+        c->usage_threshold = 1000;
+        fill(c->keys.key, 16, 0x20);
+        fill(c->keys.iv, 12, 0x30);
+        fill(c->keys.hp, 16, 0x40);
+        m->u.add.has_encap = true;
+        memcpy(m->u.add.encap.dst_mac, MAC_B, 6);
+        memcpy(m->u.add.encap.src_mac, MAC_A, 6);
+        m->u.add.encap.has_vlan = true;
+        m->u.add.encap.vlan_tci = 0x2064;
+        m->u.add.encap.family = 4;
+        m->u.add.encap.ttl = 61;
+        m->u.add.encap.tos = 0x10;
+        m->u.add.encap.src_port = 50000;
+        m->u.add.encap.dst_port = 443;
+        memcpy(m->u.add.encap.src_ip, "\x0a\x00\x00\x01", 4);
+        memcpy(m->u.add.encap.dst_ip, "\x0a\x00\x00\x02", 4);
+        break;
+    case 1: /* ADD, RX, ChaCha20, current + next keys, empty DCID + IPv6 local address */
+        quicoff_wire_msg_init(m, QUICOFF_WIRE_ADD);
+        m->request_id = 0xfffffffe;
+        m->index = 0x00abcdef;
+        m->direction = QUICOFF_DIR_RX;
+        c = &m->u.add.cfg;
+        c->direction = QUICOFF_DIR_RX;
+        c->suite = QUICOFF_CHACHA20_POLY1305;
+        c->level = QUICOFF_LEVEL_ONE_RTT;
+        c->version = QUICOFF_VERSION_2;
+        c->dcid_len = 0;
+        c->local_addr.family = 6;
+        fill(c->local_addr.ip, 16, 0x50);
+        c->local_addr.port = 4433;
+        c->fail_action = QUICOFF_FAIL_PASS;
+        c->largest_pn = 123456789;
+        c->key_generation = 4;
+        fill(c->keys.key, 32, 0x60);
+        fill(c->keys.iv, 12, 0x70);
+        fill(c->keys.hp, 32, 0x80);
+        c->has_next_keys = true;
+        fill(c->next_keys.key, 32, 0x90);
+        fill(c->next_keys.iv, 12, 0xa0);
+        break;
+    case 2: /* ADD, RX, AES-256-GCM from a secret, 20-byte DCID, IPv6 encap */
+        quicoff_wire_msg_init(m, QUICOFF_WIRE_ADD);
+        m->request_id = 9;
+        m->index = 0;
+        m->direction = QUICOFF_DIR_RX;
+        c = &m->u.add.cfg;
+        c->direction = QUICOFF_DIR_RX;
+        c->suite = QUICOFF_AES_256_GCM;
+        c->level = QUICOFF_LEVEL_HANDSHAKE;
+        c->dcid_len = 20;
+        fill(c->dcid, 20, 0xb0);
+        c->secret_len = 48;
+        fill(m->u.add.secret, 48, 0xc0);
+        m->u.add.has_encap = true;
+        m->u.add.encap.family = 6;
+        fill(m->u.add.encap.src_ip, 16, 1);
+        fill(m->u.add.encap.dst_ip, 16, 2);
+        m->u.add.encap.src_port = 1;
+        m->u.add.encap.dst_port = 2;
+        break;
+    case 3: /* UPDATE: next keys ahead of time */
+        quicoff_wire_msg_init(m, QUICOFF_WIRE_UPDATE);
+        m->request_id = 10;
+        m->index = 7;
+        m->u.update.upd.what = QUICOFF_UPDATE_KEYS;
+        m->u.update.upd.key_generation = 1;
+        m->u.update.key_len = 16;
+        fill(m->u.update.upd.keys.key, 16, 0xd0);
+        fill(m->u.update.upd.keys.iv, 12, 0xe0);
+        break;
+    case 4: /* UPDATE: roll + drop old + PN + fail action + threshold + encap */
+        quicoff_wire_msg_init(m, QUICOFF_WIRE_UPDATE);
+        m->request_id = 11;
+        m->index = 8;
+        m->direction = QUICOFF_DIR_RX;
+        m->u.update.upd.what = QUICOFF_UPDATE_ROLL | QUICOFF_UPDATE_DROP_OLD |
+                               QUICOFF_UPDATE_LARGEST_PN | QUICOFF_UPDATE_FAIL_ACTION |
+                               QUICOFF_UPDATE_THRESHOLD;
+        m->flags = QUICOFF_WIRE_UPDATE_ROLL | QUICOFF_WIRE_UPDATE_DROP_OLD;
+        m->u.update.roll_generation = 2;
+        m->u.update.upd.largest_pn = UINT64_MAX;
+        m->u.update.upd.fail_action = QUICOFF_FAIL_PASS;
+        m->u.update.upd.usage_threshold = 77;
+        m->u.update.has_encap = true;
+        m->u.update.encap.family = 4;
+        memcpy(m->u.update.encap.dst_mac, MAC_A, 6);
+        break;
+    case 5: /* UPDATE: keys from a secret */
+        quicoff_wire_msg_init(m, QUICOFF_WIRE_UPDATE);
+        m->request_id = 12;
+        m->index = 9;
+        m->u.update.upd.what = QUICOFF_UPDATE_KEYS;
+        m->u.update.upd.key_generation = 5;
+        m->u.update.upd.secret_len = 32;
+        fill(m->u.update.secret, 32, 0xf0);
+        break;
+    case 6:
+        quicoff_wire_msg_init(m, QUICOFF_WIRE_REMOVE);
+        m->request_id = 0x01020304;
+        m->index = 7;
+        break;
+    case 7:
+        quicoff_wire_msg_init(m, QUICOFF_WIRE_QUERY);
+        m->request_id = 13;
+        m->index = 7;
+        m->direction = QUICOFF_DIR_RX;
+        m->flags = QUICOFF_WIRE_QUERY_CONN | QUICOFF_WIRE_QUERY_TABLE;
+        break;
+    case 8:
+        quicoff_wire_msg_init(m, QUICOFF_WIRE_ACK);
+        m->request_id = 0x01020304;
+        m->index = 7;
+        m->acked_kind = QUICOFF_WIRE_REMOVE;
+        break;
+    case 9:
+        quicoff_wire_msg_init(m, QUICOFF_WIRE_ACK);
+        m->request_id = 14;
+        m->index = 7;
+        m->direction = QUICOFF_DIR_RX;
+        m->acked_kind = QUICOFF_WIRE_ADD;
+        m->status = QUICOFF_EXISTS;
+        m->detail = (const uint8_t *)DETAIL;
+        m->detail_len = (uint16_t)strlen(DETAIL);
+        break;
+    case 10: { /* STATS with both blocks */
+        quicoff_wire_msg_init(m, QUICOFF_WIRE_STATS);
+        m->request_id = 13;
+        m->index = 7;
+        m->direction = QUICOFF_DIR_RX;
+        m->flags = QUICOFF_WIRE_QUERY_CONN | QUICOFF_WIRE_QUERY_TABLE;
+        m->u.stats.has_conn = m->u.stats.has_table = true;
+        uint64_t *w = (uint64_t *)&m->u.stats.conn;
+        for (size_t k = 0; k < sizeof(m->u.stats.conn) / 8; k++)
+            w[k] = 0x1000000000000000ull + k;
+        w = (uint64_t *)&m->u.stats.table;
+        for (size_t k = 0; k < sizeof(m->u.stats.table) / 8; k++)
+            w[k] = 0x2000000000000000ull + k * 3;
+        break;
+    }
+    case 11: /* STATS: unknown connection, table only */
+        quicoff_wire_msg_init(m, QUICOFF_WIRE_STATS);
+        m->request_id = 15;
+        m->index = QUICOFF_WIRE_INDEX_NONE;
+        m->flags = QUICOFF_WIRE_QUERY_TABLE;
+        m->status = QUICOFF_UNKNOWN_CONNECTION;
+        m->u.stats.has_table = true;
+        m->u.stats.table.rx_packets = 5;
+        break;
+    case 12: /* EVENT auth failed */
+        quicoff_wire_msg_init(m, QUICOFF_WIRE_EVENT);
+        m->request_id = 1;
+        m->index = 7;
+        m->direction = QUICOFF_DIR_RX;
+        m->status = QUICOFF_AUTH_FAILED;
+        m->u.event.code = QUICOFF_WIRE_EV_AUTH_FAILED;
+        m->u.event.has_count = true;
+        m->u.event.count = 17;
+        m->u.event.has_pn = true;
+        m->u.event.pn = QUICOFF_WIRE_PN_MAX;
+        break;
+    case 13: /* EVENT unknown connection, everything */
+        quicoff_wire_msg_init(m, QUICOFF_WIRE_EVENT);
+        m->request_id = 2;
+        m->direction = QUICOFF_DIR_RX;
+        m->status = QUICOFF_UNKNOWN_CONNECTION;
+        m->u.event.code = QUICOFF_WIRE_EV_UNKNOWN_CONNECTION;
+        m->u.event.has_level = true;
+        m->u.event.level = QUICOFF_LEVEL_INITIAL;
+        m->u.event.has_dcid = true;
+        m->u.event.dcid_len = 8;
+        fill(m->u.event.dcid, 8, 3);
+        m->u.event.local_addr.family = 4;
+        memcpy(m->u.event.local_addr.ip, "\xc0\x00\x02\x01", 4);
+        m->u.event.local_addr.port = 443;
+        m->u.event.remote_addr.family = 6;
+        fill(m->u.event.remote_addr.ip, 16, 9);
+        m->u.event.remote_addr.port = 1234;
+        m->u.event.has_key_generation = true;
+        m->u.event.key_generation = 3;
+        m->u.event.has_count = true;
+        m->u.event.count = 99;
+        m->detail = (const uint8_t *)"x";
+        m->detail_len = 1;
+        break;
+    case 14:
+        quicoff_wire_msg_init(m, QUICOFF_WIRE_DATA_TO_OFFLOAD);
+        m->u.data.index = m->index = 7;
+        m->u.data.pn = 42;
+        m->u.data.payload = PAYLOAD;
+        m->u.data.payload_len = 40;
+        break;
+    case 15:
+        quicoff_wire_msg_init(m, QUICOFF_WIRE_DATA_TO_HOST);
+        m->u.data.index = m->index = 0x01000002;
+        m->u.data.pn = QUICOFF_WIRE_PN_MAX;
+        m->u.data.flags = m->flags = QUICOFF_FLAG_KEY_UPDATED | QUICOFF_FLAG_OLD_KEYS;
+        m->u.data.status = m->status = QUICOFF_USAGE_LIMIT_REACHED;
+        m->u.data.level = QUICOFF_LEVEL_HANDSHAKE;
+        m->u.data.key_phase = 1;
+        m->u.data.payload = PAYLOAD;
+        m->u.data.payload_len = 300;
+        break;
+    case 16: /* compat signaling_peer */
+        quicoff_wire_msg_init(m, QUICOFF_WIRE_COMPAT_PEER);
+        m->index = 0x0102;
+        c = &m->u.add.cfg;
+        c->suite = QUICOFF_AES_128_CCM;
+        fill(c->keys.hp, 16, 0x11);
+        fill(c->keys.key, 16, 0x22);
+        fill(c->keys.iv, 12, 0x33);
+        c->path_id = 0x01020304;
+        fill(c->dcid, 8, 0x44);
+        c->largest_pn = 1000;
+        break;
+    case 17: /* compat signaling_host */
+        quicoff_wire_msg_init(m, QUICOFF_WIRE_COMPAT_HOST);
+        m->index = 0xffff;
+        c = &m->u.add.cfg;
+        c->suite = QUICOFF_AES_256_GCM;
+        fill(c->keys.hp, 32, 0x55);
+        fill(c->keys.key, 32, 0x66);
+        fill(c->keys.iv, 12, 0x77);
+        c->path_id = 1;
+        c->dcid_len = 20;
+        break;
+    case 18:
+        quicoff_wire_msg_init(m, QUICOFF_WIRE_COMPAT_DATA);
+        m->u.data.index = m->index = 7;
+        m->u.data.pn = 42;
+        m->u.data.payload = PAYLOAD;
+        m->u.data.payload_len = 128;
+        break;
+    case 19: /* DATA_TO_OFFLOAD, empty QUIC packet (structurally fine) */
+        quicoff_wire_msg_init(m, QUICOFF_WIRE_DATA_TO_OFFLOAD);
+        m->u.data.index = m->index = 0;
+        m->u.data.pn = 0;
+        break;
+    }
+    if (i % 3 == 0) {
+        m->eth.has_vlan = true;
+        m->eth.vlan_tci = (uint16_t)(0x0100 + i);
+    }
+    memcpy(m->eth.dst, MAC_B, 6);
+    memcpy(m->eth.src, MAC_A, 6);
+}
+
+/* What decode gives back for sample i beyond the sample itself. */
+static void expected(const struct quicoff_wire_msg *in, struct quicoff_wire_msg *ex)
+{
+    *ex = *in;
+    ex->has_eth = true;
+    ex->hdr_valid = in->kind < 0x100;
+    ex->eth.ethertype = in->kind == QUICOFF_WIRE_COMPAT_DATA ? QUICOFF_WIRE_ETHERTYPE_DATA
+                                                             : QUICOFF_WIRE_ETHERTYPE_SIGNAL;
+    if (in->kind == QUICOFF_WIRE_ADD || in->kind == QUICOFF_WIRE_COMPAT_PEER ||
+        in->kind == QUICOFF_WIRE_COMPAT_HOST) {
+        ex->u.add.cfg.direction = (quicoff_direction_t)in->direction;
+        ex->u.add.cfg.secret = NULL;
+    }
+}
+
+static size_t enc(const struct quicoff_wire_msg *m, uint8_t *buf, size_t cap)
+{
+    size_t n = 0;
+    quicoff_status_t st = quicoff_wire_encode(m, buf, cap, &n);
+    if (st != QUICOFF_OK) {
+        printf("# encode of %s: %s\n", quicoff_wire_kind_name(m->kind), S(st));
+        return 0;
+    }
+    return n;
+}
+
+/* ------------------------------------------------------------------------ */
+
+static void test_roundtrip(void)
+{
+    for (int i = 0; i < N_SAMPLES; i++) {
+        struct quicoff_wire_msg m, d, ex, d2;
+        uint8_t buf[2048], buf2[2048];
+        sample(i, &m);
+        const char *name = quicoff_wire_kind_name(m.kind);
+        size_t n = enc(&m, buf, sizeof(buf));
+        ok(n > 0 && n <= QUICOFF_WIRE_SIGNAL_MAX + 300, "%d %s: encodes (%zu bytes)", i, name, n);
+        quicoff_status_t st = quicoff_wire_decode(buf, n, &d);
+        ok(st == QUICOFF_OK, "%d %s: decodes: %s", i, name, S(st));
+        expected(&m, &ex);
+        ok(msg_eq(&d, &ex), "%d %s: decoded == encoded", i, name);
+        if (m.detail_len)
+            ok(d.detail_len == m.detail_len && memcmp(d.detail, m.detail, m.detail_len) == 0,
+               "%d %s: detail text", i, name);
+        if (m.kind == QUICOFF_WIRE_DATA_TO_OFFLOAD || m.kind == QUICOFF_WIRE_DATA_TO_HOST ||
+            m.kind == QUICOFF_WIRE_COMPAT_DATA)
+            ok(d.u.data.payload_len == m.u.data.payload_len &&
+                   (m.u.data.payload_len == 0 ||
+                    memcmp(d.u.data.payload, m.u.data.payload, m.u.data.payload_len) == 0) &&
+                   d.u.data.payload >= buf && d.u.data.payload + d.u.data.payload_len == buf + n,
+               "%d %s: payload points at the frame's QUIC packet", i, name);
+        /* canonical: re-encoding the decoded message gives the same bytes */
+        size_t n2 = enc(&d, buf2, sizeof(buf2));
+        ok(n2 == n && memcmp(buf, buf2, n) == 0, "%d %s: re-encodes byte for byte", i, name);
+        /* payload level */
+        size_t pn = 0;
+        uint16_t et = 0;
+        st = quicoff_wire_encode_payload(&m, buf2, sizeof(buf2), &pn, &et);
+        size_t hl = m.eth.has_vlan ? 18 : 14;
+        ok(st == QUICOFF_OK && pn + hl == n && memcmp(buf2, buf + hl, pn) == 0 &&
+               et == ex.eth.ethertype,
+           "%d %s: payload encode = frame minus Ethernet", i, name);
+        st = quicoff_wire_decode_payload(et, buf2, pn, &d2);
+        ex.has_eth = false;
+        memset(&ex.eth, 0, sizeof(ex.eth));
+        ok(st == QUICOFF_OK && msg_eq(&d2, &ex), "%d %s: payload decode", i, name);
+        /* every too-small buffer: NO_SPACE */
+        unsigned bad = 0;
+        for (size_t cap = 0; cap < n; cap++) {
+            size_t o = 1;
+            st = quicoff_wire_encode(&m, buf2, cap, &o);
+            if (st != QUICOFF_NO_SPACE || o != 0)
+                bad++;
+        }
+        ok(bad == 0, "%d %s: every cap < %zu -> no_space (%u bad)", i, name, n, bad);
+        quicoff_wire_msg_clear(&d);
+        quicoff_wire_msg_clear(&d2);
+        quicoff_wire_msg_clear(&m);
+    }
+}
+
+static void test_truncations(void)
+{
+    for (int i = 0; i < N_SAMPLES; i++) {
+        struct quicoff_wire_msg m, d;
+        uint8_t buf[2048];
+        sample(i, &m);
+        const char *name = quicoff_wire_kind_name(m.kind);
+        size_t n = enc(&m, buf, sizeof(buf));
+        size_t hl = m.eth.has_vlan ? 18 : 14;
+        /* compat data has no length: only cuts into its 10-byte header fail */
+        size_t must_fail_below = m.kind == QUICOFF_WIRE_COMPAT_DATA
+                                     ? hl + QUICOFF_WIRE_COMPAT_DATA_HDR_LEN : n;
+        unsigned bad = 0, leaked = 0;
+        for (size_t cut = 0; cut < n; cut++) {
+            /* a heap copy of exactly `cut` bytes, so ASan sees any over-read */
+            uint8_t *p = malloc(cut ? cut : 1);
+            memcpy(p, buf, cut);
+            quicoff_status_t st = quicoff_wire_decode(p, cut, &d);
+            if (cut < must_fail_below) {
+                if (st == QUICOFF_OK)
+                    bad++;
+                if (!all_zero(&d.u, sizeof(d.u)))
+                    leaked++;
+            } else if (st != QUICOFF_OK || d.u.data.payload_len != cut - hl - 10) {
+                bad++;
+            }
+            free(p);
+            quicoff_wire_msg_clear(&d);
+        }
+        ok(bad == 0, "%d %s: every truncation of %zu bytes -> error (%u bad)", i, name, n, bad);
+        ok(leaked == 0, "%d %s: failed decodes leave nothing in the body (%u)", i, name, leaked);
+        /* the same at payload level */
+        bad = 0;
+        size_t pl = n - hl;
+        uint16_t et = m.kind == QUICOFF_WIRE_COMPAT_DATA ? QUICOFF_WIRE_ETHERTYPE_DATA
+                                                         : QUICOFF_WIRE_ETHERTYPE_SIGNAL;
+        for (size_t cut = 0; cut < must_fail_below - hl; cut++) {
+            uint8_t *p = malloc(cut ? cut : 1);
+            memcpy(p, buf + hl, cut);
+            if (quicoff_wire_decode_payload(et, p, cut, &d) == QUICOFF_OK)
+                bad++;
+            free(p);
+            quicoff_wire_msg_clear(&d);
+        }
+        ok(bad == 0, "%d %s: every payload truncation of %zu bytes -> error", i, name, pl);
+        quicoff_wire_msg_clear(&m);
+    }
+}
+
+/* Ethernet padding after a v1 frame or compat signaling is ignored. */
+static void test_padding(void)
+{
+    for (int i = 0; i < N_SAMPLES; i++) {
+        struct quicoff_wire_msg m, d, ex;
+        uint8_t buf[2048];
+        sample(i, &m);
+        if (m.kind == QUICOFF_WIRE_COMPAT_DATA)
+            continue;
+        size_t n = enc(&m, buf, sizeof(buf));
+        memset(buf + n, 0, 64);
+        quicoff_status_t st = quicoff_wire_decode(buf, n + 64, &d);
+        expected(&m, &ex);
+        ok(st == QUICOFF_OK && msg_eq(&d, &ex), "%d %s: 64 bytes of padding ignored", i,
+           quicoff_wire_kind_name(m.kind));
+        quicoff_wire_msg_clear(&d);
+    }
+}
+
+/* docs/protocol.md §8, byte for byte. */
+static void test_doc_examples(void)
+{
+    uint8_t buf[256], want[256];
+    size_t n, wn;
+    struct quicoff_wire_msg m, a;
+
+    sample(6, &m); /* REMOVE TX 7, request 0x01020304 */
+    m.eth.has_vlan = false;
+    n = 0;
+    ok(quicoff_wire_encode_payload(&m, buf, sizeof(buf), &n, NULL) == QUICOFF_OK, "remove");
+    wn = hex_must(want, sizeof(want), "51 01 03 00 01 02 03 04 00 00 00 07 00 00 00 00");
+    ok(n == wn && memcmp(buf, want, n) == 0, "REMOVE bytes: %s", hex_str(buf, n));
+
+    quicoff_wire_ack_for(&m, QUICOFF_OK, &a);
+    ok(quicoff_wire_encode_payload(&a, buf, sizeof(buf), &n, NULL) == QUICOFF_OK, "ack");
+    wn = hex_must(want, sizeof(want), "51 01 81 03 01 02 03 04 00 00 00 07 00 00 00 00");
+    ok(n == wn && memcmp(buf, want, n) == 0, "ACK bytes: %s", hex_str(buf, n));
+
+    sample(14, &m); /* DATA_TO_OFFLOAD 7, PN 42, 40 bytes */
+    ok(quicoff_wire_encode_payload(&m, buf, sizeof(buf), &n, NULL) == QUICOFF_OK, "data");
+    wn = hex_must(want, sizeof(want), "51 01 10 00 00 00 00 07 00 00 00 00 00 00 00 2a 00 28 00 00");
+    ok(n == wn + 40 && memcmp(buf, want, wn) == 0, "DATA_TO_OFFLOAD header: %s", hex_str(buf, wn));
+    uint8_t h[20];
+    ok(quicoff_wire_data_hdr_write(h, sizeof(h), QUICOFF_WIRE_DATA_TO_OFFLOAD, &m.u.data) == 20 &&
+           memcmp(h, want, 20) == 0,
+       "data_hdr_write == the same header");
+
+    sample(18, &m);
+    ok(quicoff_wire_encode_payload(&m, buf, sizeof(buf), &n, NULL) == QUICOFF_OK, "compat data");
+    wn = hex_must(want, sizeof(want), "00 07 00 00 00 00 00 00 00 2a");
+    ok(n == wn + 128 && memcmp(buf, want, wn) == 0, "compat data_pkt header: %s", hex_str(buf, wn));
+    ok(quicoff_wire_compat_data_hdr_write(h, sizeof(h), 7, 42) == 10 && memcmp(h, want, 10) == 0,
+       "compat_data_hdr_write == the same header");
+    ok(quicoff_wire_compat_data_hdr_write(h, sizeof(h), 0x10000, 42) == 0 &&
+           quicoff_wire_compat_data_hdr_write(h, 9, 7, 42) == 0 &&
+           quicoff_wire_compat_data_hdr_write(h, 10, 7, QUICOFF_WIRE_PN_MAX + 1) == 0,
+       "compat_data_hdr_write refuses index > 16 bits, short buffer, PN > 2^62-1");
+    struct quicoff_wire_data dd = {.pn = QUICOFF_WIRE_PN_MAX + 1};
+    ok(quicoff_wire_data_hdr_write(h, 20, QUICOFF_WIRE_DATA_TO_HOST, &dd) == 0 &&
+           quicoff_wire_data_hdr_write(h, 19, QUICOFF_WIRE_DATA_TO_HOST, &m.u.data) == 0 &&
+           quicoff_wire_data_hdr_write(h, 20, QUICOFF_WIRE_ADD, &m.u.data) == 0,
+       "data_hdr_write refuses PN > 2^62-1, short buffer, non-data kind");
+}
+
+/* A compat frame laid out by hand from listings 4.9/4.10 (what Scapy's BitFields write). */
+static void test_compat_by_hand(void)
+{
+    uint8_t f[14 + 100];
+    struct quicoff_wire_msg d;
+    memcpy(f, MAC_B, 6);
+    memcpy(f + 6, MAC_A, 6);
+    f[12] = 0x88;
+    f[13] = 0xb5;
+    uint8_t *p = f + 14;
+    memset(p, 0, 100);
+    p[0] = 0;                     /* Type: peer */
+    p[1] = 0x00, p[2] = 0x05;     /* Index 5 */
+    p[3] = 0;                     /* Algo: AES_GCM128_AES_ECB */
+    fill(p + 4 + 16, 16, 0xa0);   /* Hp_key: a 128-bit value in 256 bits */
+    fill(p + 36 + 16, 16, 0xb0);  /* Quic_key */
+    fill(p + 68, 12, 0xc0);       /* IV */
+    p[83] = 2;                    /* Path_id 2 */
+    fill(p + 84, 8, 0xd0);        /* DCID */
+    p[99] = 9;                    /* Full_pn 9 */
+    quicoff_status_t st = quicoff_wire_decode(f, sizeof(f), &d);
+    uint8_t k[16];
+    ok(st == QUICOFF_OK && d.kind == QUICOFF_WIRE_COMPAT_PEER && d.version == 0 && d.index == 5 &&
+           d.direction == QUICOFF_DIR_RX,
+       "signaling_peer: %s, kind %s, index %u", S(st), quicoff_wire_kind_name(d.kind), d.index);
+    const struct quicoff_conn_config *c = quicoff_wire_conn_config(&d);
+    fill(k, 16, 0xa0);
+    ok(c && c->suite == QUICOFF_AES_128_GCM && memcmp(c->keys.hp, k, 16) == 0 &&
+           all_zero(c->keys.hp + 16, 16),
+       "Hp_key: the last 16 bytes (left-padded), stored right-padded");
+    fill(k, 16, 0xb0);
+    ok(c && memcmp(c->keys.key, k, 16) == 0 && all_zero(c->keys.key + 16, 16), "Quic_key");
+    fill(k, 12, 0xc0);
+    ok(c && memcmp(c->keys.iv, k, 12) == 0 && c->path_id == 2 && c->largest_pn == 9 &&
+           c->dcid_len == 8 && c->nonce_layout == QUICOFF_NONCE_SEED000 &&
+           c->level == QUICOFF_LEVEL_ONE_RTT && c->direction == QUICOFF_DIR_RX &&
+           !d.u.add.compat_right_padded,
+       "IV, Path_id, Full_pn -> largest_pn, DCID (8), seed000 nonce, 1-RTT, RX");
+    fill(k, 8, 0xd0);
+    ok(c && memcmp(c->dcid, k, 8) == 0, "DCID bytes");
+
+    /* right-padded (stored form) accepted and reported */
+    memset(p + 4, 0, 32);
+    fill(p + 4, 16, 0xa0);
+    st = quicoff_wire_decode(f, sizeof(f), &d);
+    fill(k, 16, 0xa0);
+    ok(st == QUICOFF_OK && d.u.add.compat_right_padded && memcmp(d.u.add.cfg.keys.hp, k, 16) == 0,
+       "right-padded 128-bit key accepted (%s)", S(st));
+    /* both halves non-zero for a 128-bit suite: invalid, and nothing left behind */
+    p[4 + 31] = 1;
+    st = quicoff_wire_decode(f, sizeof(f), &d);
+    ok(st == QUICOFF_INVALID_ARGUMENT && all_zero(&d.u, sizeof(d.u)),
+       "a 256-bit value for a 128-bit suite: %s", S(st));
+    /* the thesis's defaults (all zero): AES-128-GCM with all-zero keys */
+    memset(p + 1, 0, 99);
+    st = quicoff_wire_decode(f, sizeof(f), &d);
+    ok(st == QUICOFF_OK && d.u.add.cfg.largest_pn == 0 && d.index == 0,
+       "listing 4.10 defaults decode: %s", S(st));
+    /* Full_pn all ones = none; above 2^62-1 otherwise invalid */
+    memset(p + 92, 0xff, 8);
+    st = quicoff_wire_decode(f, sizeof(f), &d);
+    ok(st == QUICOFF_OK && d.u.add.cfg.largest_pn == UINT64_MAX, "Full_pn all ones = none");
+    p[92] = 0x40, memset(p + 93, 0, 7);
+    ok(quicoff_wire_decode(f, sizeof(f), &d) == QUICOFF_INVALID_ARGUMENT, "Full_pn 2^62 invalid");
+    memset(p + 92, 0, 8);
+    /* Algo 4: unsupported; 3 ChaCha20 takes the whole 256-bit field */
+    p[3] = 4;
+    ok(quicoff_wire_decode(f, sizeof(f), &d) == QUICOFF_UNSUPPORTED, "Algo 4 unsupported");
+    p[3] = 3;
+    fill(p + 4, 32, 0x01);
+    st = quicoff_wire_decode(f, sizeof(f), &d);
+    fill(k, 16, 0x01);
+    ok(st == QUICOFF_OK && d.u.add.cfg.suite == QUICOFF_CHACHA20_POLY1305 &&
+           memcmp(d.u.add.cfg.keys.hp, p + 4, 32) == 0,
+       "CHACHA20_POLY1305: 256-bit keys as they are");
+    /* Type 1 (host): 85 bytes, DCID_len rules */
+    memset(p, 0, 100);
+    p[0] = 1;
+    p[2] = 3;
+    p[84] = 8;
+    st = quicoff_wire_decode(f, 14 + 85, &d);
+    ok(st == QUICOFF_OK && d.kind == QUICOFF_WIRE_COMPAT_HOST && d.index == 3 &&
+           d.direction == QUICOFF_DIR_TX && d.u.add.cfg.dcid_len == 8 &&
+           !d.u.add.compat_dcid_len_bits,
+       "signaling_host DCID_len 8 = 8 bytes: %s", S(st));
+    p[84] = 64;
+    st = quicoff_wire_decode(f, 14 + 85, &d);
+    ok(st == QUICOFF_OK && d.u.add.cfg.dcid_len == 8 && d.u.add.compat_dcid_len_bits,
+       "DCID_len 64 read as bits -> 8 bytes");
+    p[84] = 160;
+    ok(quicoff_wire_decode(f, 14 + 85, &d) == QUICOFF_OK && d.u.add.cfg.dcid_len == 20, "160 bits");
+    p[84] = 21;
+    ok(quicoff_wire_decode(f, 14 + 85, &d) == QUICOFF_INVALID_ARGUMENT, "DCID_len 21 invalid");
+    p[84] = 168;
+    ok(quicoff_wire_decode(f, 14 + 85, &d) == QUICOFF_INVALID_ARGUMENT, "DCID_len 168 invalid");
+    p[84] = 20;
+    ok(quicoff_wire_decode(f, 14 + 84, &d) == QUICOFF_MALFORMED, "84 bytes: malformed");
+    /* Type 2..0x50, 0x52..: unsupported */
+    p[0] = 2;
+    ok(quicoff_wire_decode(f, sizeof(f), &d) == QUICOFF_UNSUPPORTED, "first byte 2: unsupported");
+    p[0] = 0xff;
+    ok(quicoff_wire_decode(f, sizeof(f), &d) == QUICOFF_UNSUPPORTED, "first byte 0xff");
+    /* not a host<->offload EtherType */
+    f[12] = 0x08, f[13] = 0x00;
+    st = quicoff_wire_decode(f, sizeof(f), &d);
+    ok(st == QUICOFF_UNSUPPORTED && d.kind == QUICOFF_WIRE_NONE && d.has_eth &&
+           d.eth.ethertype == 0x0800,
+       "IPv4 frame: unsupported, kind none, EtherType reported");
+    quicoff_wire_msg_clear(&d);
+}
+
+/* Build a v1 signaling payload from raw TLV hex. */
+static size_t v1(uint8_t *buf, uint8_t type, uint8_t flags, uint8_t dir, const char *tlv_hex)
+{
+    uint8_t t[512];
+    size_t n = hex_must(t, sizeof(t), tlv_hex);
+    uint8_t h[16] = {0x51, 0x01, type, flags, 0, 0, 0, 0x2a, 0, 0, 0, 0x07, dir, 0,
+                     (uint8_t)(n >> 8), (uint8_t)n};
+    memcpy(buf, h, 16);
+    memcpy(buf + 16, t, n);
+    return 16 + n;
+}
+
+#define KEY16 "000c0010 00112233445566778899aabbccddeeff"
+#define IV12 "000d000c 000102030405060708090a0b"
+#define HP16 "000e0010 ffeeddccbbaa99887766554433221100"
+
+static quicoff_status_t dec(const uint8_t *p, size_t n, struct quicoff_wire_msg *m)
+{
+    return quicoff_wire_decode_payload(QUICOFF_WIRE_ETHERTYPE_SIGNAL, p, n, m);
+}
+
+static void test_v1_rules(void)
+{
+    uint8_t b[1024];
+    size_t n;
+    struct quicoff_wire_msg m;
+    quicoff_status_t st;
+
+    n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16);
+    st = dec(b, n, &m);
+    ok(st == QUICOFF_OK && m.u.add.cfg.suite == QUICOFF_AES_128_GCM &&
+           m.u.add.cfg.largest_pn == UINT64_MAX && m.u.add.cfg.dcid_len == 0 &&
+           m.request_id == 42 && m.index == 7,
+       "minimal ADD (suite + keys), defaults for the rest: %s", S(st));
+    n = v1(b, 0x01, 0, 0, HP16 IV12 KEY16 "0001000100");
+    ok(dec(b, n, &m) == QUICOFF_OK, "TLVs in any order");
+    n = v1(b, 0x01, 0, 0, KEY16 IV12 HP16);
+    ok(dec(b, n, &m) == QUICOFF_MALFORMED && m.hdr_valid && m.request_id == 42 &&
+           m.kind == QUICOFF_WIRE_ADD,
+       "ADD without SUITE: malformed, header kept for the ACK");
+    n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12);
+    ok(dec(b, n, &m) == QUICOFF_MALFORMED, "ADD without HP_KEY: malformed");
+    n = v1(b, 0x01, 0, 0, "0001000101 " KEY16 IV12 HP16);
+    st = dec(b, n, &m);
+    ok(st == QUICOFF_INVALID_ARGUMENT && all_zero(&m.u, sizeof(m.u)),
+       "16-byte keys for AES-256-GCM: invalid_argument, no key left: %s", S(st));
+    n = v1(b, 0x01, 0, 0, "0001000104 " KEY16 IV12 HP16);
+    ok(dec(b, n, &m) == QUICOFF_INVALID_ARGUMENT, "suite 4: invalid_argument");
+    n = v1(b, 0x01, 0, 0, "000100020000 " KEY16 IV12 HP16);
+    ok(dec(b, n, &m) == QUICOFF_MALFORMED, "SUITE of 2 bytes: malformed");
+    n = v1(b, 0x01, 0, 0, "0001000100 0001000100 " KEY16 IV12 HP16);
+    ok(dec(b, n, &m) == QUICOFF_MALFORMED, "duplicate SUITE: malformed");
+    n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16 "00300008 0000000000000001");
+    ok(dec(b, n, &m) == QUICOFF_MALFORMED, "COUNT (an EVENT TLV) in ADD: malformed");
+    n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16 "7fff0003 010203");
+    ok(dec(b, n, &m) == QUICOFF_OK, "unknown non-critical TLV skipped");
+    n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16 "ffff0000");
+    st = dec(b, n, &m);
+    ok(st == QUICOFF_UNSUPPORTED && m.hdr_valid, "unknown critical TLV: unsupported");
+    n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16 "00040015 000102030405060708090a0b0c0d0e0f1011121314");
+    ok(dec(b, n, &m) == QUICOFF_INVALID_ARGUMENT, "DCID of 21 bytes: invalid_argument");
+    n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16 "00050007 06 01bb 0a000001");
+    ok(dec(b, n, &m) == QUICOFF_INVALID_ARGUMENT, "LOCAL_ADDR family 6 with 4 bytes");
+    n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16 "00050008 04 01bb 0a00000100");
+    ok(dec(b, n, &m) == QUICOFF_MALFORMED, "LOCAL_ADDR of 8 bytes: malformed");
+    n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16 "00050007 04 01bb 0a000001");
+    st = dec(b, n, &m);
+    ok(st == QUICOFF_OK && m.u.add.cfg.local_addr.family == 4 &&
+           m.u.add.cfg.local_addr.port == 443 && m.u.add.cfg.local_addr.ip[0] == 10,
+       "LOCAL_ADDR IPv4");
+    n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16 "00090008 4000000000000000");
+    ok(dec(b, n, &m) == QUICOFF_INVALID_ARGUMENT, "LARGEST_PN 2^62: invalid_argument");
+    n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16 "00070001 03");
+    ok(dec(b, n, &m) == QUICOFF_INVALID_ARGUMENT, "nonce layout 3");
+    n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16 "00080001 02");
+    ok(dec(b, n, &m) == QUICOFF_INVALID_ARGUMENT, "fail action 2");
+    n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16 "00020001 04");
+    ok(dec(b, n, &m) == QUICOFF_INVALID_ARGUMENT, "level 4");
+    n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16 "000f0010 00112233445566778899aabbccddeeff");
+    ok(dec(b, n, &m) == QUICOFF_MALFORMED, "NEXT_PACKET_KEY without NEXT_IV");
+    n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16 "00110020 "
+                          "000102030405060708090a0b0c0d0e0f000102030405060708090a0b0c0d0e0f");
+    ok(dec(b, n, &m) == QUICOFF_MALFORMED, "SECRET and raw keys: malformed");
+    n = v1(b, 0x01, 0, 0, "0001000101 00110020 "
+                          "000102030405060708090a0b0c0d0e0f000102030405060708090a0b0c0d0e0f");
+    ok(dec(b, n, &m) == QUICOFF_INVALID_ARGUMENT, "32-byte SECRET for AES-256-GCM (SHA-384)");
+    n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16 "0012001e "
+                          "0000000000000000000000000000 0006 000000000000 0000000000000000");
+    ok(dec(b, n, &m) == QUICOFF_INVALID_ARGUMENT, "ENCAP IP version 6 in 30 bytes");
+    n = v1(b, 0x01, 0, 2, "0001000100 " KEY16 IV12 HP16);
+    ok(dec(b, n, &m) == QUICOFF_INVALID_ARGUMENT && m.hdr_valid, "direction 2");
+    /* TLV area and lengths */
+    n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16);
+    b[15] += 1;
+    ok(dec(b, n, &m) == QUICOFF_MALFORMED, "TLV length past the frame");
+    b[15] -= 2;
+    ok(dec(b, n, &m) == QUICOFF_MALFORMED, "TLV area cutting the last TLV");
+    /* version / type */
+    n = v1(b, 0x03, 0, 0, "");
+    b[1] = 2;
+    st = dec(b, n, &m);
+    ok(st == QUICOFF_UNSUPPORTED && m.hdr_valid && m.version == 2 && m.request_id == 42 &&
+           m.kind == QUICOFF_WIRE_REMOVE,
+       "version 2: unsupported, header readable for the ACK");
+    struct quicoff_wire_msg a;
+    quicoff_wire_ack_for(&m, st, &a);
+    ok(a.kind == QUICOFF_WIRE_ACK && a.acked_kind == QUICOFF_WIRE_REMOVE && a.request_id == 42 &&
+           a.index == 7 && a.status == QUICOFF_UNSUPPORTED,
+       "ack_for an undecodable request");
+    n = v1(b, 0x05, 0, 0, "");
+    ok(dec(b, n, &m) == QUICOFF_UNSUPPORTED && m.hdr_valid, "type 5: unsupported");
+    n = v1(b, 0x03, 0, 0, "00300008 0000000000000001");
+    ok(dec(b, n, &m) == QUICOFF_MALFORMED, "REMOVE with a TLV: malformed");
+    n = v1(b, 0x03, 0, 0, "7fff0000");
+    ok(dec(b, n, &m) == QUICOFF_OK, "REMOVE with an unknown non-critical TLV");
+    /* UPDATE rules */
+    n = v1(b, 0x02, 0, 0, "");
+    ok(dec(b, n, &m) == QUICOFF_OK && m.u.update.upd.what == 0, "empty UPDATE: a no-op");
+    n = v1(b, 0x02, 0, 0, KEY16 IV12);
+    ok(dec(b, n, &m) == QUICOFF_MALFORMED, "UPDATE keys without KEY_GENERATION");
+    n = v1(b, 0x02, 0, 0, "000b0004 00000001");
+    ok(dec(b, n, &m) == QUICOFF_MALFORMED, "UPDATE KEY_GENERATION without keys");
+    n = v1(b, 0x02, 0, 0, "000b0004 00000001 " KEY16 IV12 HP16);
+    ok(dec(b, n, &m) == QUICOFF_MALFORMED, "UPDATE with HP_KEY: malformed");
+    n = v1(b, 0x02, 0, 0, "000b0004 00000001 " KEY16 IV12);
+    st = dec(b, n, &m);
+    ok(st == QUICOFF_OK && m.u.update.upd.what == QUICOFF_UPDATE_KEYS &&
+           m.u.update.key_len == 16 && m.u.update.upd.key_generation == 1,
+       "UPDATE keys of generation 1");
+    n = v1(b, 0x02, QUICOFF_WIRE_UPDATE_ROLL, 0, "");
+    ok(dec(b, n, &m) == QUICOFF_MALFORMED, "ROLL without ROLL_GENERATION");
+    n = v1(b, 0x02, 0, 0, "00130004 00000001");
+    ok(dec(b, n, &m) == QUICOFF_MALFORMED, "ROLL_GENERATION without ROLL");
+    /* data */
+    uint8_t dpk[40] = {0x51, 1, 0x90, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 4, 0, 0x40,
+                       1, 2, 3, 4};
+    st = dec(dpk, 24, &m);
+    ok(st == QUICOFF_INVALID_ARGUMENT, "DATA_TO_HOST level 4: %s", S(st));
+    dpk[19] = 0x31;
+    st = dec(dpk, 24, &m);
+    ok(st == QUICOFF_OK && m.u.data.level == 3 && m.u.data.key_phase == 1 &&
+           m.u.data.payload_len == 4 && m.u.data.index == 1 && m.u.data.pn == 5,
+       "DATA_TO_HOST level/key phase byte");
+    dpk[8] = 0x40;
+    ok(dec(dpk, 24, &m) == QUICOFF_INVALID_ARGUMENT, "data PN 2^62+: invalid_argument");
+    dpk[8] = 0;
+    dpk[17] = 5;
+    ok(dec(dpk, 24, &m) == QUICOFF_MALFORMED, "data length past the frame");
+    quicoff_wire_msg_clear(&m);
+}
+
+static void test_vlan(void)
+{
+    struct quicoff_wire_msg m, d;
+    uint8_t buf[2048], q[2048];
+    sample(6, &m); /* has a VLAN tag */
+    size_t n = enc(&m, buf, sizeof(buf));
+    ok(buf[12] == 0x81 && buf[13] == 0x00 && buf[14] == 0x01 && buf[15] == 0x06 && buf[16] == 0x88 &&
+           buf[17] == 0xb5,
+       "802.1Q tag written");
+    /* QinQ: an 802.1ad S-tag before it is skipped */
+    memcpy(q, buf, 12);
+    q[12] = 0x88, q[13] = 0xa8, q[14] = 0x00, q[15] = 0x0a;
+    memcpy(q + 16, buf + 12, n - 12);
+    quicoff_status_t st = quicoff_wire_decode(q, n + 4, &d);
+    ok(st == QUICOFF_OK && d.kind == QUICOFF_WIRE_REMOVE && d.eth.has_vlan &&
+           d.eth.vlan_tci == 0x0106,
+       "802.1ad + 802.1Q: inner tag reported: %s", S(st));
+    for (size_t cut = 0; cut < 22; cut++)
+        if (quicoff_wire_decode(q, cut, &d) == QUICOFF_OK)
+            ok(0, "QinQ cut at %zu decodes", cut);
+    ok(1, "QinQ: every cut inside the tags fails");
+    /* ack_for swaps MACs and keeps the tag */
+    quicoff_wire_decode(buf, n, &d);
+    struct quicoff_wire_msg a;
+    quicoff_wire_ack_for(&d, QUICOFF_UNKNOWN_CONNECTION, &a);
+    ok(a.has_eth && memcmp(a.eth.dst, MAC_A, 6) == 0 && memcmp(a.eth.src, MAC_B, 6) == 0 &&
+           a.eth.has_vlan && a.eth.vlan_tci == 0x0106 && a.status == QUICOFF_UNKNOWN_CONNECTION &&
+           a.acked_kind == QUICOFF_WIRE_REMOVE && a.request_id == d.request_id,
+       "ack_for: MACs swapped, VLAN kept, request echoed");
+    n = enc(&a, buf, sizeof(buf));
+    ok(n == 18 + 16 && memcmp(buf, MAC_A, 6) == 0, "the ACK encodes (%zu bytes)", n);
+    /* stats_for */
+    sample(7, &m);
+    struct quicoff_wire_msg r;
+    quicoff_wire_stats_for(&m, QUICOFF_OK, &r);
+    ok(r.kind == QUICOFF_WIRE_STATS && r.flags == 3 && r.request_id == 13 && r.index == 7 &&
+           r.direction == QUICOFF_DIR_RX,
+       "stats_for echoes flags, request, entry");
+}
+
+static void test_encode_refusals(void)
+{
+    struct quicoff_wire_msg m;
+    uint8_t buf[2048];
+    size_t n;
+    sample(16, &m);
+    m.index = 0x10000;
+    ok(quicoff_wire_encode(&m, buf, sizeof(buf), &n) == QUICOFF_INVALID_ARGUMENT,
+       "compat index > 16 bits");
+    sample(16, &m);
+    m.u.add.cfg.dcid_len = 4;
+    ok(quicoff_wire_encode(&m, buf, sizeof(buf), &n) == QUICOFF_INVALID_ARGUMENT,
+       "compat RX DCID not 8 bytes");
+    sample(16, &m);
+    m.u.add.cfg.secret_len = 32;
+    ok(quicoff_wire_encode(&m, buf, sizeof(buf), &n) == QUICOFF_INVALID_ARGUMENT,
+       "compat with a secret");
+    sample(0, &m);
+    m.u.add.cfg.suite = (quicoff_suite_t)4;
+    ok(quicoff_wire_encode(&m, buf, sizeof(buf), &n) == QUICOFF_INVALID_ARGUMENT, "ADD suite 4");
+    sample(0, &m);
+    m.u.add.cfg.dcid_len = 21;
+    ok(quicoff_wire_encode(&m, buf, sizeof(buf), &n) == QUICOFF_INVALID_ARGUMENT, "ADD DCID 21");
+    sample(0, &m);
+    m.u.add.encap.family = 5;
+    ok(quicoff_wire_encode(&m, buf, sizeof(buf), &n) == QUICOFF_INVALID_ARGUMENT, "encap family 5");
+    sample(2, &m);
+    m.u.add.cfg.secret_len = 32;
+    ok(quicoff_wire_encode(&m, buf, sizeof(buf), &n) == QUICOFF_INVALID_ARGUMENT,
+       "ADD secret length not the suite's");
+    sample(3, &m);
+    m.u.update.key_len = 0;
+    ok(quicoff_wire_encode(&m, buf, sizeof(buf), &n) == QUICOFF_INVALID_ARGUMENT,
+       "UPDATE keys without key_len");
+    sample(3, &m);
+    m.u.update.upd.what |= 1u << 20;
+    ok(quicoff_wire_encode(&m, buf, sizeof(buf), &n) == QUICOFF_INVALID_ARGUMENT,
+       "UPDATE unknown what bit");
+    sample(6, &m);
+    m.detail = (const uint8_t *)"x";
+    m.detail_len = 1;
+    ok(quicoff_wire_encode(&m, buf, sizeof(buf), &n) == QUICOFF_INVALID_ARGUMENT,
+       "DETAIL on a REMOVE");
+    sample(6, &m);
+    m.direction = 2;
+    ok(quicoff_wire_encode(&m, buf, sizeof(buf), &n) == QUICOFF_INVALID_ARGUMENT, "direction 2");
+    quicoff_wire_msg_init(&m, QUICOFF_WIRE_NONE);
+    ok(quicoff_wire_encode(&m, buf, sizeof(buf), &n) == QUICOFF_INVALID_ARGUMENT, "kind none");
+    ok(quicoff_wire_encode(NULL, buf, sizeof(buf), &n) == QUICOFF_INVALID_ARGUMENT &&
+           quicoff_wire_decode(buf, 10, NULL) == QUICOFF_INVALID_ARGUMENT &&
+           quicoff_wire_decode(NULL, 10, &m) == QUICOFF_INVALID_ARGUMENT,
+       "NULL arguments");
+    ok(strcmp(quicoff_wire_kind_name(QUICOFF_WIRE_COMPAT_PEER), "compat_peer") == 0 &&
+           strcmp(quicoff_wire_kind_name(0x77), "unknown") == 0 &&
+           strcmp(quicoff_wire_event_name(QUICOFF_WIRE_EV_KEY_UPDATE), "key_update") == 0 &&
+           strcmp(quicoff_wire_event_name(0), "unknown") == 0,
+       "names");
+}
+
+/* Random bytes after every valid prefix; bit flips and overwrites of every sample. */
+static unsigned fuzz_one(const uint8_t *p, size_t n, bool frame)
+{
+    struct quicoff_wire_msg d, d2;
+    uint8_t *h = malloc(n ? n : 1), out[4096];
+    memcpy(h, p, n);
+    quicoff_status_t st = frame ? quicoff_wire_decode(h, n, &d)
+                                : quicoff_wire_decode_payload(QUICOFF_WIRE_ETHERTYPE_SIGNAL, h, n, &d);
+    unsigned bad = 0;
+    if (st == QUICOFF_OK) {
+        /* a decoded message re-encodes, and decodes to itself */
+        size_t on = 0;
+        quicoff_status_t e = frame ? quicoff_wire_encode(&d, out, sizeof(out), &on)
+                                   : quicoff_wire_encode_payload(&d, out, sizeof(out), &on, NULL);
+        if (e != QUICOFF_OK) {
+            bad++;
+            printf("# re-encode of a decoded %s failed: %s\n", quicoff_wire_kind_name(d.kind), S(e));
+        } else {
+            st = frame ? quicoff_wire_decode(out, on, &d2)
+                       : quicoff_wire_decode_payload(QUICOFF_WIRE_ETHERTYPE_SIGNAL, out, on, &d2);
+            if (st != QUICOFF_OK || !msg_eq(&d, &d2)) {
+                bad++;
+                printf("# %s: decode(encode(decode(x))) differs (%s)\n",
+                       quicoff_wire_kind_name(d.kind), S(st));
+            }
+            quicoff_wire_msg_clear(&d2);
+        }
+    } else if (!all_zero(&d.u, sizeof(d.u))) {
+        bad++;
+    }
+    quicoff_wire_msg_clear(&d);
+    free(h);
+    return bad;
+}
+
+static void test_fuzz(void)
+{
+    unsigned bad = 0, decoded = 0, total = 0;
+    uint8_t buf[2048];
+    static const uint8_t types[] = {0x01, 0x02, 0x03, 0x04, 0x10, 0x81, 0x82, 0x83, 0x90, 0x05};
+    for (int round = 0; round < 20000; round++) {
+        size_t n = rnd() % 200;
+        for (size_t k = 0; k < n; k++)
+            buf[k] = (uint8_t)rnd();
+        int shape = round % 4;
+        if (shape == 0 && n >= 16) { /* a v1 header + random TLVs that often parse */
+            buf[0] = 0x51, buf[1] = 1, buf[2] = types[rnd() % sizeof(types)];
+            buf[12] = (uint8_t)(rnd() % 2);
+            uint16_t tl = (uint16_t)(n - 16);
+            buf[14] = (uint8_t)(tl >> 8), buf[15] = (uint8_t)tl;
+            size_t off = 16;
+            while (off + 4 <= n) { /* plausible TLV headers */
+                uint16_t ty = (uint16_t)(rnd() % 0x36);
+                uint16_t ln = (uint16_t)(rnd() % 40);
+                if (ln > n - off - 4)
+                    ln = (uint16_t)(n - off - 4);
+                buf[off] = 0, buf[off + 1] = (uint8_t)ty;
+                buf[off + 2] = (uint8_t)(ln >> 8), buf[off + 3] = (uint8_t)ln;
+                off += 4 + ln;
+            }
+        } else if (shape == 1 && n >= 1) {
+            buf[0] = (uint8_t)(rnd() % 2); /* compat signaling */
+        } else if (shape == 2 && n >= 3) {
+            buf[0] = 0x51, buf[1] = 1;
+        }
+        struct quicoff_wire_msg d;
+        if (quicoff_wire_decode_payload(QUICOFF_WIRE_ETHERTYPE_SIGNAL, buf, n, &d) == QUICOFF_OK)
+            decoded++;
+        quicoff_wire_msg_clear(&d);
+        bad += fuzz_one(buf, n, false);
+        total++;
+    }
+    ok(bad == 0, "random payloads: %u tries, %u decoded, %u bad", total, decoded, bad);
+
+    bad = decoded = total = 0;
+    for (int i = 0; i < N_SAMPLES; i++) {
+        struct quicoff_wire_msg m;
+        sample(i, &m);
+        size_t n = enc(&m, buf, sizeof(buf));
+        for (size_t bit = 0; bit < 8 * n; bit++) {
+            buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+            bad += fuzz_one(buf, n, true);
+            buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+            total++;
+        }
+        for (int r = 0; r < 300; r++) {
+            uint8_t save[4096];
+            memcpy(save, buf, n);
+            for (int k = 0; k < 3; k++)
+                buf[rnd() % n] = (uint8_t)rnd();
+            size_t cut = n - rnd() % 4;
+            bad += fuzz_one(buf, cut, true);
+            memcpy(buf, save, n);
+            total++;
+        }
+        quicoff_wire_msg_clear(&m);
+    }
+    ok(bad == 0, "bit flips and overwrites of every sample: %u tries, %u bad", total, bad);
+}
+
+/* Decoded messages drive the real table. */
+static void test_table_integration(void)
+{
+    struct quicoff_table_config tc = {.capacity = 16, .local_cid_len = 8};
+    struct quicoff_table *t = quicoff_table_create(&tc, NULL);
+    if (!ok(t != NULL, "table"))
+        return;
+    uint8_t buf[2048];
+    struct quicoff_wire_msg m, d;
+    quicoff_conn_t h[4];
+
+    /* zero-length CIDs (sample 1) need a table whose local CIDs are empty */
+    struct quicoff_table_config tc0 = {.capacity = 4, .local_cid_len = 0};
+    struct quicoff_table *t0 = quicoff_table_create(&tc0, NULL);
+    for (int i = 0; i < 3; i++) {
+        sample(i, &m);
+        size_t n = enc(&m, buf, sizeof(buf));
+        quicoff_wire_msg_clear(&m);
+        ok(quicoff_wire_decode(buf, n, &d) == QUICOFF_OK, "ADD %d decodes", i);
+        memset(buf, 0, n); /* the config must not point into the frame */
+        quicoff_status_t st = quicoff_conn_add(i == 1 ? t0 : t, quicoff_wire_conn_config(&d), &h[i]);
+        ok(st == QUICOFF_OK, "ADD %d -> quicoff_conn_add: %s", i, S(st));
+        quicoff_wire_msg_clear(&d);
+    }
+    /* copying the message and re-pointing the secret */
+    sample(5, &m); /* UPDATE keys from a 32-byte secret (entry 0 is AES-128-GCM) */
+    m.u.update.upd.key_generation = 1;
+    size_t n = enc(&m, buf, sizeof(buf));
+    quicoff_wire_decode(buf, n, &d);
+    struct quicoff_wire_msg copy = d;
+    quicoff_wire_msg_clear(&d);
+    const struct quicoff_conn_update *u = quicoff_wire_conn_update(&copy);
+    ok(u && u->secret == copy.u.update.secret, "conn_update points at the copy's secret");
+    quicoff_status_t st = quicoff_conn_update(t, h[0], u);
+    ok(st == QUICOFF_OK, "UPDATE (secret, generation 1) -> quicoff_conn_update: %s", S(st));
+    quicoff_wire_msg_clear(&copy);
+    sample(3, &m); /* raw keys of generation 1 for entry 0: next keys ahead of time */
+    n = enc(&m, buf, sizeof(buf));
+    quicoff_wire_decode(buf, n, &d);
+    st = quicoff_conn_update(t, h[0], quicoff_wire_conn_update(&d));
+    ok(st == QUICOFF_OK, "UPDATE raw keys generation 1: %s", S(st));
+    quicoff_wire_msg_clear(&d);
+    quicoff_wire_msg_init(&m, QUICOFF_WIRE_UPDATE); /* then roll to generation 1 */
+    m.u.update.upd.what = QUICOFF_UPDATE_ROLL | QUICOFF_UPDATE_DROP_OLD;
+    m.u.update.roll_generation = 1;
+    n = enc(&m, buf, sizeof(buf));
+    quicoff_wire_decode(buf, n, &d);
+    st = quicoff_conn_update(t, h[0], quicoff_wire_conn_update(&d));
+    struct quicoff_conn_stats cs;
+    quicoff_conn_stats(t, h[0], &cs);
+    ok(st == QUICOFF_OK && d.u.update.roll_generation == 1 && cs.key_generation == 1,
+       "UPDATE ROLL -> generation 1: %s", S(st));
+    quicoff_wire_msg_clear(&d);
+    /* compat: both signaling kinds install */
+    for (int i = 16; i <= 17; i++) {
+        sample(i, &m);
+        n = enc(&m, buf, sizeof(buf));
+        quicoff_wire_decode(buf, n, &d);
+        st = quicoff_conn_add(t, quicoff_wire_conn_config(&d), &h[3]);
+        ok(st == QUICOFF_OK, "compat %s -> quicoff_conn_add: %s", quicoff_wire_kind_name(d.kind),
+           S(st));
+        quicoff_wire_msg_clear(&d);
+    }
+    uint8_t dcid[8];
+    fill(dcid, 8, 0x44);
+    ok(quicoff_conn_find(t, QUICOFF_LEVEL_ONE_RTT, dcid, 8, NULL) != QUICOFF_CONN_INVALID,
+       "the compat RX entry is found by its DCID");
+    struct quicoff_addr la = {.family = 6, .port = 4433};
+    fill(la.ip, 16, 0x50);
+    ok(quicoff_conn_find(t0, QUICOFF_LEVEL_ONE_RTT, NULL, 0, &la) == h[1],
+       "the zero-length-CID RX entry is found by local address + port");
+    quicoff_table_destroy(t0);
+    quicoff_table_destroy(t);
+}
+
+static void test_clear(void)
+{
+    struct quicoff_wire_msg m;
+    sample(1, &m);
+    quicoff_wire_msg_clear(&m);
+    ok(all_zero(&m, sizeof(m)), "msg_clear zeroes everything");
+    ok(quicoff_wire_conn_config(&m) == NULL && quicoff_wire_conn_update(&m) == NULL,
+       "accessors refuse other kinds");
+}
+
+int main(void)
+{
+    fill(PAYLOAD, sizeof(PAYLOAD), 0x99);
+    subtest("roundtrip", test_roundtrip);
+    subtest("truncations", test_truncations);
+    subtest("padding", test_padding);
+    subtest("doc examples", test_doc_examples);
+    subtest("compat by hand", test_compat_by_hand);
+    subtest("v1 rules", test_v1_rules);
+    subtest("vlan and replies", test_vlan);
+    subtest("encode refusals", test_encode_refusals);
+    subtest("fuzz", test_fuzz);
+    subtest("table integration", test_table_integration);
+    subtest("clear", test_clear);
+    return done_testing();
+}
