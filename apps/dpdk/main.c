@@ -1,0 +1,200 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * quicoff-dpdk: the bump-in-the-wire QUIC packet-protection offload.
+ *
+ *   host QUIC stack <-> [host port | quicoff-dpdk | network port] <-> network
+ *
+ * main() only wires the pieces: EAL, options, mempool, ports, table, rings,
+ * RCU, lookaside, telemetry, the control thread, the worker lcores; the main
+ * lcore then runs the I/O loop until SIGINT/SIGTERM, and everything is torn
+ * down in reverse order.
+ */
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include <rte_eal.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+#include <rte_malloc.h>
+#include <rte_mbuf.h>
+#include <rte_rcu_qsbr.h>
+
+#include "conns.h"
+#include "lookaside.h"
+#include "options.h"
+#include "ports.h"
+#include "signaling.h"
+#include "stats.h"
+#include "worker.h"
+
+struct qd_app qda;
+static struct qd_options opts;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    qda.quit = true;
+}
+
+static struct rte_ring *ring(const char *name, unsigned size, unsigned flags)
+{
+    struct rte_ring *r = rte_ring_create(name, size, (int)rte_socket_id(), flags);
+    if (!r)
+        rte_exit(EXIT_FAILURE, "cannot create ring %s: %s\n", name, rte_strerror(rte_errno));
+    return r;
+}
+
+static void free_ring(struct rte_ring *r)
+{
+    void *m;
+    if (!r)
+        return;
+    while (rte_ring_dequeue(r, &m) == 0)
+        rte_pktmbuf_free(m);
+    rte_ring_free(r);
+}
+
+int main(int argc, char **argv)
+{
+    int n = rte_eal_init(argc, argv);
+    if (n < 0)
+        rte_exit(EXIT_FAILURE, "cannot initialise DPDK (EAL): %s\n", rte_strerror(rte_errno));
+    argc -= n;
+    argv += n;
+    argv[0] = "quicoff-dpdk";
+
+    qd_options_default(&opts);
+    if (qd_options_parse(&opts, argc, argv) != 0)
+        rte_exit(EXIT_FAILURE, "bad options\n");
+    qd_options_print(&opts);
+    qda.opt = &opts;
+    qda.host_port = opts.host_port;
+    qda.net_port = opts.net_port;
+    qda.nb_workers = opts.workers;
+
+    /* lcores: the main lcore does I/O; one worker per further lcore */
+    unsigned lc, k = 0;
+    RTE_LCORE_FOREACH_WORKER(lc)
+    {
+        if (k < qda.nb_workers)
+            qda.worker_lcore[k++] = lc;
+    }
+    if (k < qda.nb_workers)
+        rte_exit(EXIT_FAILURE, "--workers %u needs %u lcores (1 I/O + %u workers); EAL gave %u "
+                 "(use e.g. -l 0-%u)\n", qda.nb_workers, qda.nb_workers + 1, qda.nb_workers,
+                 rte_lcore_count(), qda.nb_workers);
+
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+
+    /* one pool for every frame: RX, ACKs, events, copies of coalesced packets */
+    qda.pool = rte_pktmbuf_pool_create("qd_mbufs", opts.nb_mbufs, 256, 0,
+                                      RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
+    if (!qda.pool)
+        rte_exit(EXIT_FAILURE, "cannot create the mbuf pool: %s\n", rte_strerror(rte_errno));
+
+    struct qd_port_caps hc, nc;
+    if (qd_port_init(qda.host_port, "host", false, qda.pool, &hc) != 0 ||
+        qd_port_init(qda.net_port, "network", true, qda.pool, &nc) != 0)
+        rte_exit(EXIT_FAILURE, "port setup failed\n");
+    rte_eth_macaddr_get(qda.host_port, &qda.host_port_mac);
+    rte_eth_macaddr_get(qda.net_port, &qda.net_port_mac);
+    qda.net_tx_ip_cksum = nc.ipv4_cksum;
+    qda.net_tx_udp_cksum = nc.udp_cksum;
+
+    struct quicoff_table_config tc = {
+        .capacity = opts.capacity,
+        .local_cid_len = opts.local_cid_len,
+        .max_workers = (uint16_t)qda.nb_workers,
+        .backend = opts.backend,
+    };
+    quicoff_status_t st;
+    qda.table = quicoff_table_create(&tc, &st);
+    if (!qda.table)
+        rte_exit(EXIT_FAILURE, "cannot create the connection table: %s\n", quicoff_status_name(st));
+    printf("quicoff-dpdk: connection table: %u entries, local CID length %u, backend %s\n",
+           opts.capacity, opts.local_cid_len, quicoff_table_backend(qda.table));
+    qda.conns = qd_conns_create(opts.capacity);
+    if (!qda.conns)
+        rte_exit(EXIT_FAILURE, "cannot allocate the connection registry\n");
+
+    size_t rcu_sz = rte_rcu_qsbr_get_memsize(qda.nb_workers);
+    qda.rcu = rte_zmalloc("qd_rcu", rcu_sz, RTE_CACHE_LINE_SIZE);
+    if (!qda.rcu || rte_rcu_qsbr_init(qda.rcu, qda.nb_workers) != 0)
+        rte_exit(EXIT_FAILURE, "cannot set up RCU\n");
+
+    if (opts.crypto == QD_CRYPTO_LOOKASIDE) {
+        qda.la = qd_la_create(opts.cryptodev, qda.nb_workers, opts.capacity, opts.local_cid_len);
+        if (!qda.la)
+            rte_exit(EXIT_FAILURE, "lookaside crypto setup failed\n");
+        qd_la_print(qda.la);
+    }
+
+    char name[RTE_RING_NAMESIZE];
+    for (unsigned w = 0; w < qda.nb_workers; w++) {
+        snprintf(name, sizeof(name), "qd_worker%u", w);
+        qda.worker_ring[w] = ring(name, QD_RING_SIZE, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    }
+    qda.host_tx_ring = ring("qd_host_tx", QD_RING_SIZE, RING_F_SC_DEQ);
+    qda.net_tx_ring = ring("qd_net_tx", QD_RING_SIZE, RING_F_SC_DEQ);
+    qda.ctrl_ring = ring("qd_ctrl", QD_CTRL_RING_SIZE, RING_F_SP_ENQ | RING_F_SC_DEQ);
+
+    for (unsigned w = 0; w < qda.nb_workers; w++) {
+        struct qd_worker *wk = &qd_workers[w];
+        wk->id = w;
+        wk->qw = quicoff_worker_create(qda.table);
+        if (!wk->qw)
+            rte_exit(EXIT_FAILURE, "cannot create libquicoff worker %u\n", w);
+        if (qda.la && !(wk->la = qd_la_worker_create(qda.la, w)))
+            rte_exit(EXIT_FAILURE, "cannot set up the cryptodev queue pair of worker %u\n", w);
+    }
+
+    if (qd_stats_telemetry_init() != 0)
+        printf("quicoff-dpdk: telemetry endpoints not registered\n");
+
+    pthread_t ctrl;
+    if (qd_signaling_start(&ctrl) != 0)
+        rte_exit(EXIT_FAILURE, "cannot start the control thread\n");
+    for (unsigned w = 0; w < qda.nb_workers; w++)
+        if (rte_eal_remote_launch(qd_worker_main, &qd_workers[w], qda.worker_lcore[w]) != 0)
+            rte_exit(EXIT_FAILURE, "cannot launch worker %u\n", w);
+
+    printf("quicoff-dpdk: running (%u workers, crypto %s); Ctrl-C to stop\n", qda.nb_workers,
+           opts.crypto == QD_CRYPTO_INLINE ? "inline" : "lookaside");
+    fflush(stdout);
+    qd_io_main();
+
+    /* Shutdown: the I/O lcore has stopped; the control thread finishes (its
+     * RCU waits need the workers), then the workers stop. */
+    printf("quicoff-dpdk: stopping\n");
+    qd_signaling_stop(ctrl);
+    qda.workers_quit = true;
+    rte_eal_mp_wait_lcore();
+    qd_stats_print("totals");
+
+    for (unsigned w = 0; w < qda.nb_workers; w++)
+        free_ring(qda.worker_ring[w]);
+    free_ring(qda.host_tx_ring);
+    free_ring(qda.net_tx_ring);
+    free_ring(qda.ctrl_ring);
+    qd_port_close(qda.host_port);
+    qd_port_close(qda.net_port);
+    qd_signaling_clear_all();
+    for (unsigned w = 0; w < qda.nb_workers; w++) {
+        if (qd_workers[w].la)
+            qd_la_worker_destroy(qd_workers[w].la);
+        quicoff_worker_destroy(qd_workers[w].qw);
+    }
+    pthread_mutex_lock(&qda.conns->lock);
+    qda.conns->closed = true;
+    pthread_mutex_unlock(&qda.conns->lock);
+    if (qda.la)
+        qd_la_destroy(qda.la);
+    quicoff_table_destroy(qda.table);
+    qda.table = NULL;
+    rte_eal_cleanup();
+    printf("quicoff-dpdk: stopped\n");
+    return 0;
+}

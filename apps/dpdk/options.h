@@ -1,0 +1,41 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Command line of quicoff-dpdk (after the EAL's "--"): parse, defaults, print back. */
+#ifndef QD_OPTIONS_H
+#define QD_OPTIONS_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "qd.h"
+
+struct qd_options {
+    uint16_t host_port;          /* --host-port: port_enc of seed 000 */
+    uint16_t net_port;           /* --net-port: port_dec of seed 000 */
+    unsigned workers;            /* --workers */
+    enum qd_crypto_mode crypto;  /* --crypto inline|lookaside */
+    char cryptodev[64];          /* --cryptodev: device name (created as a vdev if absent) */
+    uint8_t local_cid_len;       /* --local-cid-len */
+    uint32_t capacity;           /* --capacity: entries; also bounds the host's indexes */
+    enum qd_unknown_action unknown; /* --unknown pass|drop */
+    unsigned stats_interval;     /* --stats-interval seconds, 0 = only at exit */
+    bool compat;                 /* --compat: accept seed 000 frames */
+    bool events;                 /* --no-events clears it */
+    char backend[16];            /* --backend: libquicoff crypto backend */
+    uint32_t nb_mbufs;           /* --mbufs */
+    unsigned idle_us;            /* --idle-us: sleep when idle (0 = poll, the default) */
+    bool has_host_mac;           /* --host-mac: else learned from the host port */
+    struct rte_ether_addr host_mac;
+    /* Default encapsulation (--encap-*): used for TX entries that carry none,
+     * i.e. every compat (seed 000) entry, as the thesis's static addresses. */
+    struct qd_encap encap;
+};
+
+/* Fills the defaults. */
+void qd_options_default(struct qd_options *o);
+/* Parses argv (after the EAL arguments). Returns 0, or -1 after printing why. */
+int qd_options_parse(struct qd_options *o, int argc, char **argv);
+/* Prints every option back, as the application will use it. */
+void qd_options_print(const struct qd_options *o);
+void qd_options_usage(const char *prog);
+
+#endif

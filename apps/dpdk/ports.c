@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Port initialisation and capability checks (seed 000 listing 4.2, without its rte_panic:
+ * a port that cannot checksum gets software checksums instead). */
+#include "ports.h"
+
+#include <stdio.h>
+#include <string.h>
+
+#include <rte_ethdev.h>
+
+#include "qd.h"
+
+int qd_port_init(uint16_t port, const char *role, bool want_cksum, struct rte_mempool *pool,
+                 struct qd_port_caps *caps)
+{
+    struct rte_eth_dev_info info;
+    struct rte_eth_conf conf;
+    char mac[RTE_ETHER_ADDR_FMT_SIZE];
+    struct rte_ether_addr addr;
+    int r;
+
+    memset(caps, 0, sizeof(*caps));
+    if (!rte_eth_dev_is_valid_port(port)) {
+        fprintf(stderr, "quicoff-dpdk: %s port %u does not exist (%u ports: give them with "
+                        "-a PCI or --vdev)\n", role, port, rte_eth_dev_count_avail());
+        return -1;
+    }
+    if ((r = rte_eth_dev_info_get(port, &info)) != 0) {
+        fprintf(stderr, "quicoff-dpdk: port %u: dev_info: %s\n", port, strerror(-r));
+        return -1;
+    }
+    memset(&conf, 0, sizeof(conf));
+    if (want_cksum) {
+        caps->ipv4_cksum = info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
+        caps->udp_cksum = info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
+        if (caps->ipv4_cksum)
+            conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
+        if (caps->udp_cksum)
+            conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
+    }
+    /* one pool, refcount 1: fast free is safe */
+    caps->fast_free = info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
+    if (caps->fast_free)
+        conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
+
+    if ((r = rte_eth_dev_configure(port, 1, 1, &conf)) != 0) {
+        fprintf(stderr, "quicoff-dpdk: port %u: configure: %s\n", port, strerror(-r));
+        return -1;
+    }
+    uint16_t nb_rxd = QD_NB_RXD, nb_txd = QD_NB_TXD;
+    rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
+    int socket = rte_eth_dev_socket_id(port);
+    if (socket < 0)
+        socket = (int)rte_socket_id();
+    struct rte_eth_txconf txconf = info.default_txconf;
+    txconf.offloads = conf.txmode.offloads;
+    if ((r = rte_eth_rx_queue_setup(port, 0, nb_rxd, (unsigned)socket, NULL, pool)) != 0 ||
+        (r = rte_eth_tx_queue_setup(port, 0, nb_txd, (unsigned)socket, &txconf)) != 0) {
+        fprintf(stderr, "quicoff-dpdk: port %u: queue setup: %s\n", port, strerror(-r));
+        return -1;
+    }
+    if ((r = rte_eth_dev_start(port)) != 0) {
+        fprintf(stderr, "quicoff-dpdk: port %u: start: %s\n", port, strerror(-r));
+        return -1;
+    }
+    r = rte_eth_promiscuous_enable(port);
+    rte_eth_macaddr_get(port, &addr);
+    rte_ether_format_addr(mac, sizeof(mac), &addr);
+    printf("quicoff-dpdk: %s port %u: %s, driver %s, MAC %s, %u/%u RX/TX queues max, "
+           "promiscuous %s\n", role, port, info.device ? rte_dev_name(info.device) : "?",
+           info.driver_name, mac, info.max_rx_queues, info.max_tx_queues, r == 0 ? "on" : "off");
+    if (want_cksum)
+        printf("quicoff-dpdk: %s port %u: IPv4 checksum %s, UDP checksum %s\n", role, port,
+               caps->ipv4_cksum ? "by the port" : "in software",
+               caps->udp_cksum ? "by the port" : "in software");
+    return 0;
+}
+
+void qd_port_close(uint16_t port)
+{
+    rte_eth_dev_stop(port);
+    rte_eth_dev_close(port);
+}

@@ -1,0 +1,106 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * quicoff-dpdk: what every file of the application shares.
+ *
+ * Lcores (see docs/dpdk.md, "The pipeline"):
+ *  - the main lcore is the I/O lcore: it polls both ports, classifies each
+ *    frame (signaling, host data, network QUIC, anything else), steers QUIC
+ *    and host data to the worker that owns the connection (steering.c) and
+ *    drains the TX rings onto the ports; it also prints the counters.
+ *  - N worker lcores (worker.c) protect (tx_path.c) and unprotect (rx_path.c)
+ *    bursts, each with its own quicoff_worker, and enqueue the results on the
+ *    ports' TX rings.
+ *  - a control thread (signaling.c, not an lcore) applies signaling frames to
+ *    the connection table and answers with ACKs, so a slow key installation
+ *    never stalls the data path.
+ */
+#ifndef QD_H
+#define QD_H
+
+#include <stdatomic.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include <rte_common.h>
+#include <rte_ether.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
+
+#include "quicoff/quicoff.h"
+
+#define QD_MAX_WORKERS 64
+#define QD_BURST 32
+#define QD_RING_SIZE 4096       /* per worker input ring and per port TX ring */
+#define QD_CTRL_RING_SIZE 1024
+#define QD_NB_RXD 1024
+#define QD_NB_TXD 1024
+
+/* What the I/O lcore found in a frame; carried to the worker in m->hash.usr.
+ * l2_len/l3_len/l4_len hold the header lengths of network frames. */
+enum qd_class {
+    QD_CLASS_HOST_DATA_COMPAT = 1, /* 0x88B6 data_pkt from the host */
+    QD_CLASS_HOST_DATA_V1 = 2,     /* 0x88B5 v1 DATA_TO_OFFLOAD from the host */
+    QD_CLASS_NET_QUIC4 = 3,        /* UDP over IPv4 from the network */
+    QD_CLASS_NET_QUIC6 = 4,        /* UDP over IPv6 from the network */
+};
+
+enum qd_crypto_mode { QD_CRYPTO_INLINE = 0, QD_CRYPTO_LOOKASIDE = 1 };
+enum qd_unknown_action { QD_UNKNOWN_PASS = 0, QD_UNKNOWN_DROP = 1 };
+
+/* Encapsulation of a TX entry on the network side (addresses in network
+ * order as they go on the wire; ports in host order). */
+struct qd_encap {
+    struct rte_ether_addr dst_mac, src_mac; /* src 00:..:00 = the net port's MAC */
+    bool has_vlan;
+    uint16_t vlan_tci;
+    uint8_t family; /* 4 or 6; 0 = none */
+    uint8_t ttl, tos;
+    uint16_t src_port, dst_port;
+    uint8_t src_ip[16], dst_ip[16];
+};
+
+struct qd_options; /* options.h */
+struct qd_conns;   /* conns.h */
+struct qd_lookaside; /* lookaside.h */
+
+/* The application context: filled by main.c before the lcores start, then
+ * read-only except where a comment says otherwise. */
+struct qd_app {
+    const struct qd_options *opt;
+    struct quicoff_table *table;
+    struct qd_conns *conns;
+    struct qd_lookaside *la;           /* NULL in inline mode */
+    struct rte_mempool *pool;
+    uint16_t host_port, net_port;
+    struct rte_ether_addr host_port_mac, net_port_mac;
+    bool net_tx_ip_cksum, net_tx_udp_cksum; /* offered by the network port, used */
+    unsigned nb_workers;
+    unsigned worker_lcore[QD_MAX_WORKERS];
+    struct rte_ring *worker_ring[QD_MAX_WORKERS]; /* I/O lcore -> worker (SP/SC) */
+    struct rte_ring *host_tx_ring, *net_tx_ring;  /* workers, control -> I/O lcore (MP/SC) */
+    struct rte_ring *ctrl_ring;                   /* I/O lcore -> control thread */
+    struct rte_rcu_qsbr *rcu;                     /* workers are its readers */
+    /* Written by the I/O lcore (learned from the host port), read by workers:
+     * the destination MAC of frames to the host, 6 bytes in a u64. */
+    _Atomic uint64_t host_mac;
+    volatile bool quit;                /* set by the signal handler */
+    volatile bool workers_quit;        /* set by main once the I/O lcore is done */
+};
+
+extern struct qd_app qda;
+
+static inline uint64_t qd_mac_to_u64(const struct rte_ether_addr *a)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 6; i++)
+        v = v << 8 | a->addr_bytes[i];
+    return v;
+}
+
+static inline void qd_u64_to_mac(uint64_t v, struct rte_ether_addr *a)
+{
+    for (int i = 5; i >= 0; i--, v >>= 8)
+        a->addr_bytes[i] = (uint8_t)v;
+}
+
+#endif

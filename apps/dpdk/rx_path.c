@@ -1,0 +1,342 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * RX path (network -> host), on a worker: UDP datagram (the I/O lcore parsed
+ * Ethernet/VLAN/IP/UDP and trimmed the frame to the datagram) -> unprotect
+ * every coalesced QUIC packet (libquicoff, or the cryptodev in lookaside
+ * mode) -> one host frame per packet: Ethernet + data header (entry index,
+ * full PN, status, level, key phase) + plaintext header + payload, the tag
+ * removed. Datagrams of no known connection, or not QUIC, go to the host
+ * unchanged (or are dropped, --unknown drop); packets that fail
+ * authentication are dropped and counted (or handed on marked failed when the
+ * entry's fail action is pass).
+ */
+#include <string.h>
+
+#include <rte_byteorder.h>
+
+#include "conns.h"
+#include "encap.h"
+#include "lookaside.h"
+#include "options.h"
+#include "stats.h"
+#include "steering.h"
+#include "worker.h"
+
+#define QD_MAX_COALESCED 4 /* Initial + 0-RTT + Handshake + 1-RTT */
+
+/* Prepends the data header and Ethernet header of a frame to the host to m,
+ * whose data is the QUIC packet (plaintext header + payload, or the bytes as
+ * received when status is not ok). */
+static int host_frame_push(struct rte_mbuf *m, const struct qd_conn *c,
+                           const struct quicoff_result *r, quicoff_status_t status)
+{
+    bool compat = c && c->compat;
+    uint16_t hlen = compat ? QUICOFF_WIRE_COMPAT_DATA_HDR_LEN : QUICOFF_WIRE_DATA_HDR_LEN;
+    uint32_t qlen = rte_pktmbuf_pkt_len(m);
+    uint8_t *p = (uint8_t *)rte_pktmbuf_prepend(m, RTE_ETHER_HDR_LEN + hlen);
+    if (!p)
+        return -1;
+    size_t w;
+    if (compat) {
+        w = quicoff_wire_compat_data_hdr_write(p + RTE_ETHER_HDR_LEN, hlen, c->index, r->pn);
+    } else {
+        struct quicoff_wire_data d = {
+            .index = c ? c->index : QUICOFF_WIRE_INDEX_NONE,
+            .pn = quicoff_status_ok(status) || status == QUICOFF_AUTH_FAILED ? r->pn : 0,
+            .flags = r->flags,
+            .status = (uint8_t)status,
+            .level = r->level,
+            .key_phase = r->key_phase,
+            .payload = NULL,
+            .payload_len = qlen,
+        };
+        w = quicoff_wire_data_hdr_write(p + RTE_ETHER_HDR_LEN, hlen, QUICOFF_WIRE_DATA_TO_HOST, &d);
+    }
+    if (w != hlen) {
+        rte_pktmbuf_adj(m, (uint16_t)(RTE_ETHER_HDR_LEN + hlen));
+        return -1;
+    }
+    struct rte_ether_hdr *eth = (struct rte_ether_hdr *)p;
+    qd_host_mac(&eth->dst_addr);
+    eth->src_addr = qda.host_port_mac;
+    eth->ether_type = rte_cpu_to_be_16(compat ? QUICOFF_WIRE_ETHERTYPE_DATA
+                                              : QUICOFF_WIRE_ETHERTYPE_SIGNAL);
+    m->ol_flags = 0;
+    return 0;
+}
+
+/* A new mbuf holding bytes [off, off+len) of the datagram dg. */
+static struct rte_mbuf *copy_out(struct qd_worker *w, const uint8_t *src, uint32_t len)
+{
+    struct rte_mbuf *x = rte_pktmbuf_alloc(qda.pool);
+    if (!x) {
+        QD_INC(w->st, mbuf_alloc_failed);
+        return NULL;
+    }
+    uint8_t *d = (uint8_t *)rte_pktmbuf_append(x, (uint16_t)len);
+    if (!d) {
+        rte_pktmbuf_free(x);
+        QD_INC(w->st, mbuf_alloc_failed);
+        return NULL;
+    }
+    memcpy(d, src, len);
+    return x;
+}
+
+/* Counts a packet that was not unprotected, and tells the host. */
+static void count_rx_failure(struct qd_worker *w, const struct quicoff_result *r,
+                             const struct qd_conn *c, const uint8_t *pkt, uint32_t len,
+                             const struct rte_mbuf *m)
+{
+    struct qd_counters *st = w->st;
+    struct qd_event e = {.status = (uint8_t)r->status};
+    struct qd_slot_state *s = c ? qd_slot_of(qda.conns, c) : NULL;
+    struct quicoff_addr local, remote;
+    switch (r->status) {
+    case QUICOFF_UNKNOWN_CONNECTION: {
+        QD_INC(st, rx_unknown_connection);
+        uint32_t off;
+        uint8_t dl;
+        if (qd_quic_dcid(pkt, len, qda.opt->local_cid_len, &off, &dl) != 0)
+            return;
+        e.code = QUICOFF_WIRE_EV_UNKNOWN_CONNECTION;
+        e.dcid = pkt + off;
+        e.dcid_len = dl;
+        int level = qd_quic_level(pkt, len);
+        if (level >= 0) {
+            e.has_level = true;
+            e.level = (uint8_t)level;
+        }
+        qd_udp_local_addr(m, &local);
+        qd_udp_remote_addr(m, &remote);
+        e.local = &local;
+        e.remote = &remote;
+        e.has_count = true;
+        e.count = qd_stats_sum_rx_unknown();
+        qd_worker_event(w, NULL, &e);
+        return;
+    }
+    case QUICOFF_AUTH_FAILED:
+        QD_INC(st, auth_failures);
+        e.code = QUICOFF_WIRE_EV_AUTH_FAILED;
+        if (s) {
+            e.has_count = true;
+            e.count = ++s->auth_failures;
+        }
+        e.has_pn = true;
+        e.pn = r->pn;
+        break;
+    case QUICOFF_KEY_PHASE_UNAVAILABLE:
+        QD_INC(st, rx_key_phase_unavailable);
+        e.code = QUICOFF_WIRE_EV_KEY_PHASE_UNAVAILABLE;
+        if (s) {
+            e.has_count = true;
+            e.count = ++s->key_phase_unavailable;
+        }
+        e.has_pn = true;
+        e.pn = r->pn;
+        break;
+    case QUICOFF_KEY_EXHAUSTED:
+        QD_INC(st, rx_key_exhausted);
+        e.code = QUICOFF_WIRE_EV_KEY_EXHAUSTED;
+        if (s) {
+            e.has_count = true;
+            e.count = s->auth_failures;
+            e.has_gen = true;
+            e.gen = s->key_generation;
+        }
+        break;
+    case QUICOFF_UNSUPPORTED:
+        QD_INC(st, rx_unsupported);
+        return;
+    case QUICOFF_BACKEND_UNAVAILABLE:
+    case QUICOFF_NO_MEMORY:
+        return; /* lookaside: counted as cdev_* / mbuf_alloc_failed */
+    default:
+        QD_INC(st, rx_malformed);
+        return;
+    }
+    if (c)
+        qd_worker_event(w, c, &e);
+}
+
+/* Pass-through of a whole frame that holds no packet of ours. */
+static void pass_or_drop(struct qd_worker *w, struct rte_mbuf *m)
+{
+    if (qda.opt->unknown == QD_UNKNOWN_DROP) {
+        QD_INC(w->st, unknown_dropped);
+        rte_pktmbuf_free(m);
+        return;
+    }
+    QD_INC(w->st, pass_to_host);
+    m->ol_flags = 0;
+    qd_worker_to_host(w, m);
+}
+
+static bool all_zero(const uint8_t *p, uint32_t n)
+{
+    for (uint32_t i = 0; i < n; i++)
+        if (p[i])
+            return false;
+    return true;
+}
+
+void qd_rx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
+{
+    struct quicoff_addr local[QD_BURST];
+    struct quicoff_result res[QD_BURST][QD_MAX_COALESCED];
+    unsigned nres[QD_BURST];
+    uint8_t *dg[QD_BURST];
+    uint32_t dglen[QD_BURST], next_off[QD_BURST];
+    unsigned todo[QD_BURST], cnt = n;
+    struct qd_counters *st = w->st;
+
+    for (unsigned i = 0; i < n; i++) {
+        uint32_t off = (uint32_t)m[i]->l2_len + m[i]->l3_len + m[i]->l4_len;
+        dg[i] = rte_pktmbuf_mtod_offset(m[i], uint8_t *, off);
+        dglen[i] = rte_pktmbuf_data_len(m[i]) - off;
+        qd_udp_local_addr(m[i], &local[i]);
+        nres[i] = 0;
+        next_off[i] = 0;
+        todo[i] = i;
+    }
+
+    /* Round r unprotects the r-th coalesced packet of every datagram whose
+     * previous packets were all ok. */
+    for (unsigned round = 0; round < QD_MAX_COALESCED && cnt; round++) {
+        struct quicoff_pkt pkts[QD_BURST];
+        struct quicoff_result r[QD_BURST];
+        struct rte_mbuf *mb[QD_BURST];
+        for (unsigned j = 0; j < cnt; j++) {
+            unsigned i = todo[j];
+            pkts[j] = (struct quicoff_pkt){.data = dg[i], .len = dglen[i], .cap = dglen[i],
+                                           .offset = next_off[i], .local_addr = &local[i]};
+            mb[j] = m[i];
+        }
+        if (qda.la)
+            qd_la_unprotect_burst(w->la, mb, pkts, r, cnt);
+        else
+            quicoff_unprotect_burst(w->qw, pkts, r, cnt);
+        unsigned more = 0;
+        for (unsigned j = 0; j < cnt; j++) {
+            unsigned i = todo[j];
+            res[i][nres[i]++] = r[j];
+            uint32_t end = r[j].packet_end;
+            if (quicoff_status_ok(r[j].status) && end < dglen[i] &&
+                !all_zero(dg[i] + end, dglen[i] - end)) {
+                next_off[i] = end;
+                todo[more++] = i;
+            }
+        }
+        cnt = more;
+    }
+
+    for (unsigned i = 0; i < n; i++) {
+        struct rte_mbuf *x = m[i];
+        const struct quicoff_result *r0 = &res[i][0];
+        if (!quicoff_status_ok(r0->status)) {
+            const struct qd_conn *c = qd_conn_by_handle(qda.conns, r0->conn);
+            count_rx_failure(w, r0, c, dg[i], dglen[i], x);
+            switch (r0->status) {
+            case QUICOFF_UNKNOWN_CONNECTION:
+            case QUICOFF_UNSUPPORTED:
+            case QUICOFF_MALFORMED:
+                /* not ours: the host gets the frame as it arrived */
+                pass_or_drop(w, x);
+                break;
+            case QUICOFF_AUTH_FAILED:
+                if ((r0->flags & QUICOFF_FLAG_PASS_FAILED) && c && !c->compat) {
+                    /* fail action pass: the bytes as received, marked failed */
+                    rte_pktmbuf_adj(x, (uint16_t)(dg[i] - rte_pktmbuf_mtod(x, uint8_t *)));
+                    rte_pktmbuf_trim(x, (uint16_t)(dglen[i] - r0->packet_end));
+                    if (host_frame_push(x, c, r0, QUICOFF_AUTH_FAILED) == 0) {
+                        QD_INC(st, rx_fail_passed);
+                        qd_worker_to_host(w, x);
+                        break;
+                    }
+                }
+                /* fall through */
+            default:
+                QD_INC(st, rx_dropped);
+                rte_pktmbuf_free(x);
+                break;
+            }
+            continue;
+        }
+
+        /* One host frame per unprotected packet: in place when the datagram
+         * holds one packet (the usual 1-RTT case), else copies. */
+        unsigned ok = 0;
+        for (unsigned k = 0; k < nres[i]; k++) {
+            const struct quicoff_result *r = &res[i][k];
+            if (!quicoff_status_ok(r->status))
+                break;
+            ok++;
+            const struct qd_conn *c = qd_conn_by_handle(qda.conns, r->conn);
+            struct qd_slot_state *s = c ? qd_slot_of(qda.conns, c) : NULL;
+            if (r->flags & QUICOFF_FLAG_KEY_UPDATED) {
+                QD_INC(st, key_updates);
+                if (s) {
+                    struct qd_event e = {.code = QUICOFF_WIRE_EV_KEY_UPDATE, .status = QUICOFF_OK,
+                                         .has_pn = true, .pn = r->pn, .has_gen = true,
+                                         .gen = ++s->key_generation, .has_count = true,
+                                         .count = ++s->key_updates};
+                    qd_worker_event(w, c, &e);
+                }
+            }
+            if (r->status == QUICOFF_USAGE_LIMIT_REACHED) {
+                QD_INC(st, rx_usage_limit_reached);
+                if (s) {
+                    struct qd_event e = {.code = QUICOFF_WIRE_EV_USAGE_LIMIT,
+                                         .status = QUICOFF_USAGE_LIMIT_REACHED, .has_count = true,
+                                         .count = s->auth_failures, .has_gen = true,
+                                         .gen = s->key_generation};
+                    qd_worker_event(w, c, &e);
+                }
+            }
+            uint32_t start = r->hdr_off, end = r->payload_off + r->payload_len;
+            struct rte_mbuf *f;
+            if (nres[i] == 1) {
+                f = x;
+                rte_pktmbuf_adj(f, (uint16_t)(dg[i] + start - rte_pktmbuf_mtod(f, uint8_t *)));
+                rte_pktmbuf_trim(f, (uint16_t)(rte_pktmbuf_data_len(f) - (end - start)));
+            } else {
+                f = copy_out(w, dg[i] + start, end - start);
+                if (!f) {
+                    QD_INC(st, rx_dropped);
+                    continue;
+                }
+            }
+            if (host_frame_push(f, c, r, r->status) != 0) {
+                QD_INC(st, rx_dropped);
+                QD_INC(st, mbuf_alloc_failed);
+                rte_pktmbuf_free(f); /* x itself when in place: not used below */
+                continue;
+            }
+            QD_INC(st, rx_packets);
+            QD_ADD(st, rx_bytes, r->payload_len);
+            qd_worker_to_host(w, f);
+        }
+        if (nres[i] == 1)
+            continue; /* x became the host frame (or was freed) */
+        if (ok < nres[i]) {
+            /* a coalesced packet after ok ones failed */
+            const struct quicoff_result *r = &res[i][ok];
+            const struct qd_conn *c = qd_conn_by_handle(qda.conns, r->conn);
+            count_rx_failure(w, r, c, dg[i] + r->hdr_off, dglen[i] - r->hdr_off, x);
+            if (r->status == QUICOFF_UNKNOWN_CONNECTION && qda.opt->unknown != QD_UNKNOWN_DROP) {
+                /* the rest of the datagram, as received, for the host's own keys */
+                struct rte_mbuf *f = copy_out(w, dg[i] + r->hdr_off, dglen[i] - r->hdr_off);
+                if (f && host_frame_push(f, NULL, r, r->status) == 0) {
+                    QD_INC(st, pass_to_host);
+                    qd_worker_to_host(w, f);
+                } else if (f) {
+                    rte_pktmbuf_free(f);
+                }
+            } else {
+                QD_INC(st, rx_dropped);
+            }
+        }
+        rte_pktmbuf_free(x);
+    }
+}

@@ -1,0 +1,185 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * TX path (host -> network), on a worker: host data frame (compat data_pkt on
+ * 0x88B6 or v1 DATA_TO_OFFLOAD on 0x88B5: entry index + full PN + plaintext
+ * QUIC packet) -> protect (libquicoff, or the cryptodev in lookaside mode) ->
+ * Ethernet [+ VLAN] + IPv4|IPv6 + UDP from the entry's encapsulation ->
+ * network port. A packet that is not protected is counted and freed here:
+ * plaintext never reaches the network port.
+ */
+#include <string.h>
+
+#include <rte_byteorder.h>
+
+#include "conns.h"
+#include "encap.h"
+#include "lookaside.h"
+#include "worker.h"
+
+static inline uint64_t rd64(const uint8_t *p)
+{
+    uint64_t v = 0;
+    for (int i = 0; i < 8; i++)
+        v = v << 8 | p[i];
+    return v;
+}
+
+/* Index, full PN and the QUIC packet's place in a host data frame. */
+struct host_data {
+    uint32_t index;
+    uint64_t pn;
+    uint32_t quic_off, quic_len;
+};
+
+static int decode_host_frame(struct rte_mbuf *m, struct host_data *d)
+{
+    const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+    uint32_t len = rte_pktmbuf_data_len(m), l2 = m->l2_len;
+    if (m->hash.usr == QD_CLASS_HOST_DATA_COMPAT) {
+        /* listing 4.11: Index (16) | Full_pn (64) | QUIC header | payload to the end */
+        if (len < l2 + QUICOFF_WIRE_COMPAT_DATA_HDR_LEN + 1)
+            return -1;
+        d->index = (uint32_t)(p[l2] << 8 | p[l2 + 1]);
+        d->pn = rd64(p + l2 + 2);
+        d->quic_off = l2 + QUICOFF_WIRE_COMPAT_DATA_HDR_LEN;
+        d->quic_len = len - d->quic_off;
+        return 0;
+    }
+    /* v1: TODO(wire): a header-only reader (quicoff_wire_data_hdr_read) would
+     * spare the full message init that quicoff_wire_decode_payload does. */
+    struct quicoff_wire_msg msg;
+    if (quicoff_wire_decode_payload(QUICOFF_WIRE_ETHERTYPE_SIGNAL, p + l2, len - l2, &msg) !=
+            QUICOFF_OK ||
+        msg.kind != QUICOFF_WIRE_DATA_TO_OFFLOAD || !msg.u.data.payload)
+        return -1;
+    d->index = msg.u.data.index;
+    d->pn = msg.u.data.pn;
+    d->quic_off = (uint32_t)(msg.u.data.payload - p);
+    d->quic_len = msg.u.data.payload_len;
+    return d->quic_off + d->quic_len <= len ? 0 : -1;
+}
+
+static void count_tx_failure(struct qd_counters *st, quicoff_status_t s)
+{
+    QD_INC(st, tx_dropped);
+    switch (s) {
+    case QUICOFF_UNKNOWN_CONNECTION:
+        QD_INC(st, tx_unknown_connection);
+        break;
+    case QUICOFF_KEY_PHASE_UNAVAILABLE:
+        QD_INC(st, tx_key_phase_unavailable);
+        break;
+    case QUICOFF_KEY_EXHAUSTED:
+        QD_INC(st, tx_key_exhausted);
+        break;
+    case QUICOFF_NO_SPACE:
+        QD_INC(st, tx_no_space);
+        break;
+    case QUICOFF_BACKEND_UNAVAILABLE:
+    case QUICOFF_NO_MEMORY:
+        break; /* lookaside: counted as cdev_* / mbuf_alloc_failed */
+    default:
+        QD_INC(st, tx_malformed);
+        break;
+    }
+}
+
+void qd_tx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
+{
+    struct quicoff_pkt pkts[QD_BURST];
+    struct quicoff_result res[QD_BURST];
+    struct rte_mbuf *mb[QD_BURST];
+    struct qd_conn *conn[QD_BURST];
+    uint32_t quic_off[QD_BURST];
+    struct qd_counters *st = w->st;
+    unsigned k = 0;
+
+    for (unsigned i = 0; i < n; i++) {
+        struct host_data d;
+        struct qd_conn *c;
+        if (decode_host_frame(m[i], &d) != 0) {
+            QD_INC(st, host_bad_frame);
+            count_tx_failure(st, QUICOFF_MALFORMED);
+            rte_pktmbuf_free(m[i]);
+            continue;
+        }
+        c = qd_conn_by_index(qda.conns, QUICOFF_DIR_TX, d.index);
+        if (!c) {
+            count_tx_failure(st, QUICOFF_UNKNOWN_CONNECTION);
+            rte_pktmbuf_free(m[i]);
+            continue;
+        }
+        if (!c->has_encap) {
+            QD_INC(st, tx_no_encap);
+            QD_INC(st, tx_dropped);
+            rte_pktmbuf_free(m[i]);
+            continue;
+        }
+        /* Room for the tag after the plaintext, in this segment (the I/O
+         * lcore only steers single-segment frames). */
+        struct rte_mbuf *x = m[i];
+        rte_pktmbuf_trim(x, (uint16_t)(rte_pktmbuf_data_len(x) - d.quic_off - d.quic_len));
+        if (!rte_pktmbuf_append(x, QUICOFF_TAG_LEN)) {
+            count_tx_failure(st, QUICOFF_NO_SPACE);
+            rte_pktmbuf_free(x);
+            continue;
+        }
+        pkts[k] = (struct quicoff_pkt){
+            .data = rte_pktmbuf_mtod_offset(x, uint8_t *, d.quic_off),
+            .len = d.quic_len,
+            .cap = d.quic_len + QUICOFF_TAG_LEN,
+            .offset = 0,
+            .conn = c->handle,
+            .pn = d.pn,
+        };
+        mb[k] = x;
+        conn[k] = c;
+        quic_off[k] = d.quic_off;
+        k++;
+    }
+    if (!k)
+        return;
+
+    if (qda.la)
+        qd_la_protect_burst(w->la, mb, pkts, res, k);
+    else
+        quicoff_protect_burst(w->qw, pkts, res, k);
+
+    for (unsigned i = 0; i < k; i++) {
+        struct rte_mbuf *x = mb[i];
+        const struct quicoff_result *r = &res[i];
+        if (!quicoff_status_ok(r->status)) {
+            /* not protected: never sent */
+            count_tx_failure(st, r->status);
+            if (r->status == QUICOFF_KEY_EXHAUSTED || r->status == QUICOFF_KEY_PHASE_UNAVAILABLE) {
+                struct qd_event e = {.code = r->status == QUICOFF_KEY_EXHAUSTED
+                                                 ? QUICOFF_WIRE_EV_KEY_EXHAUSTED
+                                                 : QUICOFF_WIRE_EV_KEY_PHASE_UNAVAILABLE,
+                                     .status = (uint8_t)r->status, .has_pn = true,
+                                     .pn = pkts[i].pn};
+                qd_worker_event(w, conn[i], &e);
+            }
+            rte_pktmbuf_free(x);
+            continue;
+        }
+        if (r->status == QUICOFF_USAGE_LIMIT_REACHED) {
+            /* TODO(library): COUNT would be the key's packets (quicoff_conn_stats
+             * takes the table mutex: not on the data path) */
+            QD_INC(st, tx_usage_limit_reached);
+            struct qd_event e = {.code = QUICOFF_WIRE_EV_USAGE_LIMIT,
+                                 .status = QUICOFF_USAGE_LIMIT_REACHED, .has_pn = true,
+                                 .pn = r->pn};
+            qd_worker_event(w, conn[i], &e);
+        }
+        rte_pktmbuf_adj(x, (uint16_t)quic_off[i]);
+        x->ol_flags = 0;
+        if (qd_encap_push(x, &conn[i]->encap) != 0) {
+            count_tx_failure(st, QUICOFF_NO_SPACE);
+            rte_pktmbuf_free(x);
+            continue;
+        }
+        QD_INC(st, tx_packets);
+        QD_ADD(st, tx_bytes, r->payload_len);
+        qd_worker_to_net(w, x);
+    }
+}

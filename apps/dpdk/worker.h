@@ -1,0 +1,67 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* The lcore loops: the I/O lcore (main lcore) and the workers. */
+#ifndef QD_WORKER_H
+#define QD_WORKER_H
+
+#include <stdint.h>
+
+#include <rte_mbuf.h>
+
+#include "qd.h"
+#include "stats.h"
+#include "quicoff/wire.h"
+
+struct qd_la_worker;
+
+/* One per worker lcore, written by that lcore only. */
+struct qd_worker {
+    unsigned id;
+    struct quicoff_worker *qw;  /* libquicoff worker: this lcore's epoch and counters */
+    struct qd_la_worker *la;    /* lookaside: this worker's cryptodev queue pair */
+    struct qd_counters *st;
+    /* frames produced by the current burst, flushed to the TX rings after it */
+    struct rte_mbuf *to_host[2 * QD_BURST + 8];
+    struct rte_mbuf *to_net[QD_BURST];
+    unsigned n_host, n_net;
+    /* events: earliest TSC of the next event of each code (rate limit) */
+    uint64_t ev_next[QUICOFF_WIRE_EV_COUNT]; /* events without an entry */
+    uint64_t ev_gap;
+} __rte_cache_aligned;
+
+extern struct qd_worker qd_workers[QD_MAX_WORKERS];
+
+/* The I/O lcore's loop (run on the main lcore); returns when qda.quit is set. */
+int qd_io_main(void);
+/* A worker lcore's loop; arg = its struct qd_worker. */
+int qd_worker_main(void *arg);
+
+/* Queue a frame for the host / network port (flushed at the end of the burst). */
+void qd_worker_to_host(struct qd_worker *w, struct rte_mbuf *m);
+void qd_worker_to_net(struct qd_worker *w, struct rte_mbuf *m);
+
+/* An EVENT to the host (docs/protocol.md §4.9). */
+struct qd_event {
+    uint8_t code;   /* quicoff_wire_event_code_t */
+    uint8_t status; /* quicoff_status_t */
+    bool has_pn, has_count, has_gen, has_level;
+    uint64_t pn, count;
+    uint32_t gen;
+    uint8_t level;
+    const uint8_t *dcid; /* NULL = none */
+    uint8_t dcid_len;
+    const struct quicoff_addr *local, *remote;
+};
+/* Sends it (v1 entries and unknown connections only), at most one per
+ * (entry, code) per 100 ms, key updates always. */
+struct qd_conn;
+void qd_worker_event(struct qd_worker *w, const struct qd_conn *c, const struct qd_event *e);
+
+/* The destination MAC of frames to the host. */
+void qd_host_mac(struct rte_ether_addr *a);
+
+/* tx_path.c: host frames -> protect -> encapsulate -> network. */
+void qd_tx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n);
+/* rx_path.c: network datagrams -> unprotect -> host frames. */
+void qd_rx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n);
+
+#endif
