@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
 # Runs every test of quicoff: C unit tests, Python tests (reference model,
-# bindings, differential, real aioquic traffic), the sanitizer builds
+# bindings, differential, real aioquic traffic, the namespace testbed), the
+# quicoff-dpdk application on veth pairs, the sanitizer builds
 # (ASan+UBSan, TSan) and a bounded libFuzzer run. Fails loudly: every stage
 # that fails is named at the end and the exit status is non-zero.
 set -uo pipefail
@@ -30,6 +31,7 @@ bash tools/install_deps.sh || { echo "FAILED: installing dependencies"; exit 1; 
 run "C build"            bash -c 'meson setup build --reconfigure >/dev/null 2>&1 || meson setup build; ninja -C build'
 run "C tests"            meson test -C build --print-errorlogs
 run "Python tests"       $PY -m pytest -q tests/python
+run "DPDK app tests"     $PY -m pytest -q tests/dpdk
 run "sanitizers"         bash tools/run_sanitizers.sh
 run "fuzz (${FUZZ_SECONDS}s)" bash tools/run_fuzz.sh "$FUZZ_SECONDS"
 

@@ -24,6 +24,8 @@ COMMANDS = [
      "record a QUIC conversation (aioquic) to a pcap and a key log"),
     ("bench", "quicoff.bench",
      "compare quicoff with bare OpenSSL, intel-ipsec-mb, DPDK, rustls and ngtcp2"),
+    ("demo", "quicoff.demo",
+     "two hosts, two offloads, one wire in network namespaces: traffic, checks, tampering"),
 ]
 
 

@@ -1,0 +1,719 @@
+# SPDX-License-Identifier: Apache-2.0
+"""``quicoff demo``: the offload on a two-host testbed that needs no NIC.
+
+Builds what is missing, brings up the namespace testbed (python/quicoff/
+testbed.py: host A - offload A - wire - offload B - host B, seed 000's fig.
+5.1.1), installs connections through the host<->offload protocol (mixed
+suites, both directions, a multipath connection with two path IDs, a key
+update in mid-stream), then:
+
+1. checks: traffic both ways at a low rate, every payload byte compared;
+2. sweeps: throughput per suite and packet size (A -> B at full speed, as
+   seed 000's figs. 5.2.1-5.2.2), then latency and jitter at rising offered
+   load (fig. 5.2.3);
+3. tampers: the wire flips a byte in every k-th datagram; offload B must drop
+   each one and count it (auth_failures), and nothing corrupted reaches host B;
+4. optionally (``--bench``) compares the offload's forwarding rate with DPDK
+   testpmd io-forwarding over the same ports.
+
+Prints a table with a progress bar while it runs, writes ``--json`` and PNG
+plots into results/demo/, and removes everything it created, also on Ctrl-C.
+Exit status: 0 all verdicts pass, 1 a verdict failed, 2 the testbed could
+not be brought up.  See docs/demo.md.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from typing import Dict, List, Optional
+
+from . import testbed as tbm
+from . import traffic as tr
+
+SUITES4 = ("aes-128-gcm", "aes-256-gcm", "chacha20-poly1305", "aes-128-ccm")
+
+
+def _csv(kind):
+    def parse(text):
+        return [kind(v) for v in text.split(",") if v.strip()]
+    return parse
+
+
+def add_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument("--quick", action="store_true",
+                   help="fewer sizes, suites and load steps; under three minutes")
+    p.add_argument("--duration", type=float, default=None,
+                   help="seconds per measurement step (default 3, --quick 1.5)")
+    p.add_argument("--sizes", type=_csv(int), default=None,
+                   help="QUIC payload sizes, bytes (default 64,128,256,512,1024,1400)")
+    p.add_argument("--suites", type=_csv(str), default=None,
+                   help="suites of the throughput sweep (default all four)")
+    p.add_argument("--loads", type=_csv(float), default=None,
+                   help="offered load steps as fractions of the measured maximum")
+    p.add_argument("--offload", choices=("auto", "dpdk", "standin"), default="auto",
+                   help="quicoff-dpdk (default when built) or the Python stand-in")
+    p.add_argument("--protocol", choices=("v1", "compat"), default="v1")
+    p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--crypto", choices=("inline", "lookaside"), default="inline")
+    p.add_argument("--tamper-every", type=int, default=10, help="flip a byte in every k-th packet")
+    p.add_argument("--tamper-count", type=int, default=50, help="packets to tamper with")
+    p.add_argument("--json", metavar="FILE", help="write the results as JSON")
+    p.add_argument("--out", default=os.path.join("results", "demo"),
+                   help="directory of the plots (and results.json)")
+    p.add_argument("--no-build", action="store_true", help="do not build what is missing")
+    p.add_argument("--no-plots", action="store_true")
+    p.add_argument("--bench", action="store_true",
+                   help="also: forwarding rate vs DPDK testpmd io-forwarding, same ports")
+    p.add_argument("--build-dir", default=None)
+    p.add_argument("--keep-logs", action="store_true", help="keep the offloads' logs (printed path)")
+    p.set_defaults(func=run)
+
+
+# ---------------------------------------------------------------------------
+# building
+
+def _repo() -> str:
+    return tbm._repo_root()
+
+
+def ensure_built(build_dir: str, log) -> None:
+    """meson setup (if needed) + ninja: the library, tools/qo_traffic and,
+    when its sources exist, apps/dpdk/quicoff-dpdk."""
+    if not shutil.which("meson") or not shutil.which("ninja"):
+        log("meson/ninja not installed: using what is built (or the Python twins)")
+        return
+    repo = _repo()
+    if not os.path.exists(os.path.join(build_dir, "build.ninja")):
+        log("configuring %s (meson setup)" % build_dir)
+        subprocess.run(["meson", "setup", build_dir], cwd=repo, check=True,
+                       stdout=subprocess.DEVNULL)
+    want = [os.path.join("tools", "qo_traffic")]
+    if os.path.isdir(os.path.join(repo, "apps", "dpdk")):
+        want.append(os.path.join("apps", "dpdk", "quicoff-dpdk"))
+    missing = [t for t in want if not os.path.exists(os.path.join(build_dir, t))]
+    # ninja is cheap when nothing changed; always run it so the binaries are current
+    p = subprocess.run(["ninja", "-C", build_dir], cwd=repo, stdout=subprocess.PIPE,
+                       stderr=subprocess.STDOUT, text=True)
+    if p.returncode != 0:
+        log("build failed (ninja -C %s); last lines:\n%s" % (build_dir, p.stdout[-2000:]))
+        if missing:
+            log("continuing with what exists")
+    elif missing:
+        log("built: " + ", ".join(t for t in missing if os.path.exists(os.path.join(build_dir, t))))
+
+
+# ---------------------------------------------------------------------------
+# progress and table
+
+class Progress:
+    def __init__(self, total_s: float, stream=sys.stderr):
+        self.total = max(total_s, 1.0)
+        self.done = 0.0
+        self.t0 = time.monotonic()
+        self.stream = stream
+        self.tty = stream.isatty()
+        self.label = ""
+
+    def step(self, seconds: float, label: str):
+        self.label = label
+        self.draw()
+        return self
+
+    def advance(self, seconds: float):
+        self.done = min(self.total, self.done + seconds)
+        self.draw()
+
+    def draw(self):
+        frac = self.done / self.total
+        width = 30
+        bar = "#" * int(frac * width) + "-" * (width - int(frac * width))
+        line = "[%s] %3d%%  %5.0fs  %s" % (bar, frac * 100, time.monotonic() - self.t0, self.label)
+        if self.tty:
+            self.stream.write("\r\033[K" + line[:110])
+        else:
+            self.stream.write(line + "\n")
+        self.stream.flush()
+
+    def clear(self):
+        if self.tty:
+            self.stream.write("\r\033[K")
+            self.stream.flush()
+
+
+def _fmt_table(rows: List[dict]) -> str:
+    head = ("suite", "size B", "offered kpps", "kpps", "Gbit/s", "loss %", "p50 us", "p99 us",
+            "jitter us", "checked", "mismatch")
+    lines = ["  ".join("%12s" % h if i else "%-18s" % h for i, h in enumerate(head))]
+    for r in rows:
+        vals = (r["suite"], r["size"], "max" if not r["offered_pps"] else "%.1f" % (r["offered_pps"] / 1e3),
+                "%.1f" % (r["kpps"]), "%.3f" % r["gbps"], "%.2f" % r["loss_pct"],
+                "%.0f" % (r["latency_p50_ns"] / 1e3), "%.0f" % (r["latency_p99_ns"] / 1e3),
+                "%.1f" % (r["jitter_ns"] / 1e3), r["payloads_checked"], r["mismatches"])
+        lines.append("  ".join("%12s" % v if i else "%-18s" % v for i, v in enumerate(vals)))
+    return "\n".join(lines)
+
+
+# ---------------------------------------------------------------------------
+# the run
+
+class Demo:
+    def __init__(self, args, log):
+        self.args = args
+        self.log = log
+        self.proto = tr.host_protocol(args.protocol)
+        # seed 000's compat frames have no key update: with --protocol compat
+        # the key update of the check runs on a connection of its own, in v1
+        self.ku_proto = self.proto if self.proto.key_updates else tr.V1Protocol()
+        self.flow_proto: Dict[int, tr.HostProtocol] = {}
+        self.tool = tr.traffic_tool(args.build_dir)
+        self.flows: List[tr.Flow] = []
+        self.pn_next: Dict[int, int] = {}
+        self.results: dict = {"verdicts": {}}
+
+    # -- connections -----------------------------------------------------
+
+    def make_flows(self, suites) -> None:
+        """The demo's connections.  A->B: one per suite of the sweep, plus a
+        multipath connection with path IDs 0 and 1 (one DCID and entry per
+        path); B->A: two suites; with --protocol compat, one A->B v1
+        connection for the key update.  Indexes: TX 1.., RX 101.."""
+        rnd = os.urandom
+        cid = self.tb_local_cid_len
+        fid = 0
+
+        def add(name, suite, direction, path_id=None, ku=None, proto=None):
+            nonlocal fid
+            fl = tr.Flow(id=fid, name=name, suite=suite, dcid=rnd(cid),
+                         secret=rnd(48 if suite == "aes-256-gcm" else 32),
+                         tx_index=1 + fid, rx_index=101 + fid, direction=direction,
+                         path_id=path_id, pn_start=0, pn_len=2, key_update_pn=ku)
+            fid += 1
+            self.flows.append(fl)
+            self.pn_next[fl.id] = 0
+            self.flow_proto[fl.id] = proto or self.proto
+            return fl
+        for s in suites:
+            add("ab-" + s, s, "ab")
+        for s in ("chacha20-poly1305", "aes-128-ccm"):
+            add("ba-" + s, s, "ba")
+        mp_secret = rnd(32)
+        for path in (0, 1):
+            fl = add("ab-multipath-path%d" % path, "aes-128-gcm", "ab", path_id=path)
+            fl.secret = mp_secret   # one connection, one key schedule, two paths
+        if self.ku_proto is not self.proto:
+            add("ab-key-update-" + self.ku_proto.name, "aes-128-gcm", "ab", proto=self.ku_proto)
+
+    def proto_of(self, flow: tr.Flow) -> tr.HostProtocol:
+        return self.flow_proto.get(flow.id, self.proto)
+
+    def install(self, tb, flows: List[tr.Flow]) -> list:
+        """Installs ``flows``, each with its protocol; the v1 ACKs."""
+        acks = []
+        for proto in dict.fromkeys((self.proto, self.ku_proto)):
+            mine = [f for f in flows if self.proto_of(f) is proto]
+            if mine:
+                acks += tb.install(mine, proto)
+        return acks
+
+    def flows_of(self, direction=None, suite=None, names=None, proto=None) -> List[tr.Flow]:
+        """The flows of protocol ``proto`` (default: --protocol) that match."""
+        proto = proto or self.proto
+        out = []
+        for f in self.flows:
+            if self.proto_of(f) is not proto:
+                continue
+            if direction and f.direction != direction:
+                continue
+            if suite and (f.suite != suite or f.path_id is not None):
+                continue
+            if names and f.name not in names:
+                continue
+            out.append(f)
+        return out
+
+    # -- one measurement -------------------------------------------------
+
+    def measure(self, tb, flows: List[tr.Flow], size: int, rate: float, duration: float,
+                count: int = 0) -> dict:
+        """Sends ``flows`` (all of one direction) for ``duration`` s at
+        ``rate`` pps (0 = as fast as possible) and checks what arrives."""
+        direction = flows[0].direction
+        src, dst = (tb.host_a, tb.host_b) if direction == "ab" else (tb.host_b, tb.host_a)
+        side = "A" if direction == "ab" else "B"
+        proto = self.proto_of(flows[0])
+        for f in flows:
+            f.pn_start = self.pn_next[f.id]
+        path = os.path.join(tb.log_dir, "flows-%s-%d.txt" % (direction, int(time.monotonic() * 1e3)))
+        tr.write_flows_file(path, flows, proto, tbm.MACS["off%s_host" % side], src.mac)
+        rx = tr.Receiver(self.tool, dst.ns, dst.iface, path, proto.rx_format)
+        time.sleep(0.3)
+        tx = tr.Sender(self.tool, src.ns, src.iface, path, size=size, rate=rate,
+                       duration=duration, count=count)
+        s = tx.wait(timeout=duration + 30)
+        time.sleep(0.6 if rate else 1.0)   # what is in flight
+        rx.stop()
+        r = rx.wait(timeout=10)
+        for f in flows:
+            fs = s["flows"][str(f.id)]
+            self.pn_next[f.id] = fs["pn_next"]
+        sent = s["sent"]
+        unique = r["unique"]
+        elapsed = max((s["end_ns"] - s["start_ns"]) / 1e9, 1e-6)
+        rx_span = max((r["last_ns"] - r["first_ns"]) / 1e9, 1e-6) if unique > 1 else elapsed
+        kpps = unique / max(elapsed, rx_span) / 1e3
+        hdr = 1 + len(flows[0].dcid) + flows[0].pn_len
+        wire = 14 + 20 + 8 + hdr + size + 16        # Ethernet/IPv4/UDP/QUIC + tag, no FCS
+        lat = r.get("latency_ns", {})
+        return {
+            "direction": direction, "size": size, "offered_pps": rate,
+            "sent": sent, "sent_pps": sent / elapsed, "received": unique, "dups": r["dups"],
+            "lost": max(sent - unique, 0), "loss_pct": 100.0 * max(sent - unique, 0) / max(sent, 1),
+            "kpps": kpps, "gbps": kpps * 1e3 * wire * 8 / 1e9,
+            "goodput_gbps": kpps * 1e3 * size * 8 / 1e9, "wire_frame_bytes": wire,
+            "latency_p50_ns": lat.get("p50", 0), "latency_p99_ns": lat.get("p99", 0),
+            "latency_mean_ns": lat.get("mean", 0), "latency_max_ns": lat.get("max", 0),
+            "jitter_ns": r.get("jitter_ns", 0), "payloads_checked": r["checked"],
+            "mismatches": r["mismatches"], "first_mismatch": r.get("first_mismatch", ""),
+            "unknown_conn": r.get("unknown_conn", 0), "flows": [f.name for f in flows],
+            "per_flow": {f.name: {"sent": s["flows"][str(f.id)]["sent"],
+                                  "received": r["flows"][str(f.id)]["received"]} for f in flows},
+        }
+
+    # -- counters --------------------------------------------------------
+
+    def offload_counters(self, tb, side: str) -> dict:
+        """Offload ``side``'s table counters: v1 QUERY on the host port
+        (both the real app and the stand-in answer it), else its own stats."""
+        out = {}
+        if isinstance(self.proto, tr.V1Protocol):
+            hp = tb.host_a if side == "A" else tb.host_b
+            for _ in range(3):
+                q = self.proto.query(tbm.MACS["off%s_host" % side], hp.mac)
+                try:
+                    m = tb.signal(side, [q], self.proto, timeout=5.0)[0]
+                    out.update(m.get("table", {}))
+                    out["_via"] = "v1 QUERY"
+                    break
+                except TimeoutError:
+                    continue
+        if not out and tb.offloads[side].kind == "dpdk":
+            try:
+                t = tbm.dpdk_telemetry(tb.offloads[side].file_prefix, "/quicoff/table")
+                out.update({k: v for k, v in tbm._flatten(t.get("/quicoff/table", t), {}).items()})
+                out["_via"] = "telemetry /quicoff/table"
+            except (OSError, ValueError):
+                pass
+        if not out:
+            st = tb.offloads[side].stats()
+            eng = st.get("engine", st)
+            out.update({k: v for k, v in eng.items() if isinstance(v, (int, float))})
+            out["_via"] = "stats"
+        return out
+
+    # -- phases ------------------------------------------------------------
+
+    def run(self) -> int:
+        a = self.args
+        quick = a.quick
+        dur = a.duration if a.duration is not None else (1.5 if quick else 3.0)
+        sizes = a.sizes or ([64, 256, 1024, 1400] if quick else [64, 128, 256, 512, 1024, 1400])
+        suites = a.suites or (["aes-128-gcm", "aes-256-gcm"] if quick else list(SUITES4))
+        loads = a.loads or ([0.1, 0.5, 0.9, 1.2] if quick else [0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.2])
+        for s in suites:
+            if s not in SUITES4:
+                self.log("unknown suite %s" % s)
+                return 2
+        n_steps = 2 + len(sizes) * len(suites) + len(loads) + 1
+        n_steps += self.ku_proto is not self.proto     # compat: the v1 key-update check
+        prog = Progress(n_steps * (dur + 1.6) + 10)
+        build_dir = a.build_dir or os.path.join(_repo(), "build")
+        if not a.no_build:
+            prog.step(0, "building")
+            ensure_built(build_dir, self.log)
+        self.tool = tr.traffic_tool(build_dir)
+        res = self.results
+        res.update(started=time.strftime("%Y-%m-%dT%H:%M:%S"), quick=quick, step_seconds=dur,
+                   protocol=self.proto.name, traffic_tool=" ".join(self.tool))
+        try:
+            tb = tbm.Testbed(offload=a.offload, build_dir=build_dir, workers=a.workers,
+                             crypto=a.crypto, start_offloads=True,
+                             log_dir=None if not a.keep_logs else os.path.join(a.out, "logs"))
+        except tbm.TestbedError as e:
+            self.log("testbed: %s" % e)
+            return 2
+        self.tb_local_cid_len = tb.local_cid_len
+        t_start = time.monotonic()
+        try:
+            with tb:
+                res["testbed"] = tb.describe()
+                res["offload"] = tb.offload_kind
+                self.log(tb.describe())
+                if tb.offload_kind == "standin":
+                    self.log("NOTE: quicoff-dpdk is not built; the Python STAND-IN offload runs "
+                             "(same library, ~100x slower). Build apps/dpdk for real figures.")
+                self.make_flows(suites)
+                prog.step(0, "installing %d entries" % (2 * len(self.flows)))
+                acks = self.install(tb, self.flows)
+                bad = [m for m in acks if m.get("status_name") not in ("ok",)]
+                res["signaling"] = {"requests": 2 * len(self.flows),
+                                    "acked_ok": sum(1 for m in acks if m.get("status_name") == "ok"),
+                                    "errors": [m.get("status_name") for m in bad]}
+                if bad:
+                    self.log("signaling errors: %s" % res["signaling"]["errors"])
+                self.phase_check(tb, prog, dur)
+                self.phase_sweep(tb, prog, dur, sizes, suites)
+                self.phase_load(tb, prog, dur, loads)
+                self.phase_tamper(tb, prog)
+                if a.bench:
+                    self.phase_bench(tb, prog, dur)
+                res["offload_counters"] = {s: self.offload_counters(tb, s) for s in ("A", "B")}
+        except KeyboardInterrupt:
+            prog.clear()
+            self.log("interrupted: everything created was removed")
+            return 130
+        except (tbm.TestbedError, TimeoutError, RuntimeError) as e:
+            prog.clear()
+            self.log("FAILED: %s" % e)
+            self.log("everything created was removed")
+            return 2
+        finally:
+            prog.clear()
+        res["seconds"] = round(time.monotonic() - t_start, 1)
+        res["leftovers"] = tb.resources()
+        return self.report()
+
+    def phase_check(self, tb, prog, dur):
+        """Both directions, every flow, a key update in mid-stream (A->B
+        aes-128-gcm flips its key phase halfway; with --protocol compat, which
+        has no key update, on the extra v1 connection, checked after them)."""
+        res = self.results
+        # a rate every offload keeps up with on a 2-core machine: this phase
+        # is about identity, the sweep below about speed
+        rate = 3000
+        checks = []
+        steps = [("ab", self.proto), ("ba", self.proto)]
+        if self.ku_proto is not self.proto:
+            steps.append(("ab", self.ku_proto))
+        for direction, proto in steps:
+            flows = self.flows_of(direction, proto=proto)
+            n = max(int(rate * dur), 1500)
+            ku = None
+            if direction == "ab" and proto is self.ku_proto:
+                ku = flows[0]
+                ku.key_update_pn = self.pn_next[ku.id] + n // (2 * len(flows))
+            prog.step(0, "check %s%s: %d flows, %d pkt%s" % (
+                direction.upper(), "" if proto is self.proto else " (%s)" % proto.name,
+                len(flows), n, ", key update" if ku else ""))
+            m = self.measure(tb, flows, 200, rate, n / rate + 5, count=n)
+            prog.advance(dur + 1.6)
+            m["protocol"] = proto.name
+            m["key_update"] = ({"flow": ku.name, "at_pn": ku.key_update_pn} if ku else None)
+            checks.append(m)
+        res["check"] = checks
+        ok = all(c["mismatches"] == 0 and c["lost"] == 0 for c in checks)
+        res["verdicts"]["payload_identity_both_directions"] = ok
+        # the key update: packets after the flip arrived (they could only with generation 1)
+        for c in checks:
+            ku = c["key_update"]
+            if ku:
+                pf = c["per_flow"][ku["flow"]]
+                res["verdicts"]["key_update_mid_stream"] = pf["received"] == pf["sent"] > 0
+        mp = [c["per_flow"][k] for c in checks for k in c["per_flow"] if "multipath" in k]
+        res["verdicts"]["multipath_two_paths"] = len(mp) == 2 and all(
+            p["received"] == p["sent"] > 0 for p in mp)
+
+    @staticmethod
+    def tb_kind(tb):
+        return tb.offload_kind
+
+    def phase_sweep(self, tb, prog, dur, sizes, suites):
+        rows = []
+        for suite in suites:
+            flows = self.flows_of("ab", suite=suite)
+            for size in sizes:
+                prog.step(0, "throughput %s %dB" % (suite, size))
+                m = self.measure(tb, flows, size, 0, dur)
+                m["suite"] = suite
+                rows.append(m)
+                prog.advance(dur + 1.6)
+        self.results["throughput"] = rows
+
+    def phase_load(self, tb, prog, dur, loads):
+        """Latency and jitter at rising offered load (fig. 5.2.3): first
+        suite, 512 B (or the nearest swept size), as fractions of the maximum
+        the sweep measured."""
+        rows = self.results.get("throughput", [])
+        suite = rows[0]["suite"] if rows else "aes-128-gcm"
+        sizes = sorted({r["size"] for r in rows if r["suite"] == suite}) or [512]
+        size = min(sizes, key=lambda s: abs(s - 512))
+        peak = max([r["kpps"] for r in rows if r["suite"] == suite and r["size"] == size] or [10])
+        flows = self.flows_of("ab", suite=suite)
+        out = []
+        for f in loads:
+            rate = max(peak * 1e3 * f, 100.0)
+            prog.step(0, "load %.0f%% of %.1f kpps" % (f * 100, peak))
+            m = self.measure(tb, flows, size, rate, dur)
+            m["suite"] = suite
+            m["load_fraction"] = f
+            out.append(m)
+            prog.advance(dur + 1.6)
+        self.results["load"] = out
+
+    def phase_tamper(self, tb, prog):
+        """The wire flips a byte in every k-th datagram A->B; offload B must
+        drop and count each (auth_failures), host B must see none of them."""
+        a = self.args
+        k, n = a.tamper_every, a.tamper_count
+        prog.step(0, "tamper: every %d-th packet, %d packets" % (k, n))
+        time.sleep(1.0)      # let the load phase's queues drain
+        before = self.offload_counters(tb, "B")
+        tb.set_wire("tamper", every=k, max_tamper=n, direction="ab")
+        try:
+            flows = self.flows_of("ab")
+            total = k * n + k
+            rate = 3000
+            m = self.measure(tb, flows, 200, rate, total / rate + 5, count=total)
+            time.sleep(0.3)
+            wire = tb.wire_stats()
+        finally:
+            tb.set_wire("bridge")
+        after = self.offload_counters(tb, "B")
+        prog.advance(3)
+        tampered = int(wire.get("tampered", 0))
+        counted = int(after.get("auth_failures", 0)) - int(before.get("auth_failures", 0))
+        t = {"every": k, "tampered_sent": tampered, "tampered_dropped_counted": counted,
+             "counter": "auth_failures (offload B, %s)" % after.get("_via", "?"),
+             "sent": m["sent"], "delivered": m["received"], "lost": m["lost"],
+             "mismatches": m["mismatches"], "payloads_checked": m["payloads_checked"],
+             "wire": wire}
+        self.results["tamper"] = t
+        self.results["verdicts"]["tampered_dropped_and_counted"] = (
+            tampered > 0 and counted == tampered and m["lost"] == tampered
+            and m["mismatches"] == 0)
+
+    # -- benchmark ---------------------------------------------------------
+
+    def phase_bench(self, tb, prog, dur):
+        """quicoff-dpdk vs dpdk-testpmd io-forwarding on offload A's ports:
+        64-byte payloads from host A at full speed, frames counted where they
+        leave offload A (the wire's bridge), CPU time from /proc."""
+        prog.step(0, "bench: quicoff vs testpmd")
+        bench = {"size": 64}
+        flows = self.flows_of("ab", suite="aes-128-gcm")
+        bench["quicoff"] = self._bench_one(tb, flows, tb.offloads["A"].proc, dur)
+        bench["quicoff"]["what"] = "%s offload A (protect, aes-128-gcm)" % tb.offload_kind
+        testpmd = shutil.which("dpdk-testpmd")
+        if not testpmd:
+            bench["testpmd"] = {"error": "dpdk-testpmd not installed (Debian package dpdk)"}
+        else:
+            tb.stop_offloads()
+            argv = [testpmd, "-l", "0,1", "--no-huge", "-m", "512", "--no-pci",
+                    "--file-prefix", "%s-tp" % tb.tag,
+                    "--vdev", "net_af_packet0,iface=host0", "--vdev", "net_af_packet1,iface=net0",
+                    "--", "--forward-mode=io", "--auto-start", "--total-num-mbufs=8192",
+                    "--nb-cores=1"]
+            p = tb._spawn("oA", argv, "testpmd.log", stdin_pipe=True)
+            bench["testpmd_argv"] = argv
+            try:
+                t = time.monotonic()
+                while not _testpmd_ready("%s-tp" % tb.tag):
+                    if p.poll() is not None or time.monotonic() - t > 30:
+                        raise tbm.TestbedError("dpdk-testpmd did not start (exit %s): %s" % (
+                            p.poll(), tb._tail("testpmd.log", 3).replace("\n", " | ")))
+                    time.sleep(0.2)
+                time.sleep(0.5)
+                bench["testpmd"] = self._bench_one(tb, flows, p, dur)
+                bench["testpmd"]["what"] = "dpdk-testpmd --forward-mode=io (no crypto)"
+            except tbm.TestbedError as e:   # a benchmark, not a verdict
+                bench["testpmd"] = {"error": str(e).splitlines()[0]}
+            finally:
+                tb._terminate(p)
+                shutil.rmtree(os.path.join(tbm.DPDK_RUN_DIR, "%s-tp" % tb.tag), ignore_errors=True)
+                tb.restart_offloads()
+                for f in self.flows:     # fresh entries: PN decoding starts from here
+                    f.pn_start = self.pn_next[f.id]
+                self.install(tb, self.flows)
+        q, t = bench.get("quicoff", {}), bench.get("testpmd", {})
+        if q.get("kpps") and t.get("kpps"):
+            bench["ratio"] = q["kpps"] / t["kpps"]
+        self.results["bench"] = bench
+        prog.advance(2 * dur + 6)
+
+    def _bench_one(self, tb, flows, proc, dur) -> dict:
+        tb.set_wire("tamper", every=0)     # the counting bridge
+        try:
+            w0 = tb.wire_stats()
+            c0 = _cpu_seconds(proc.pid) if proc else 0
+            path = os.path.join(tb.log_dir, "flows-bench.txt")
+            for f in flows:
+                f.pn_start = self.pn_next[f.id]
+            tr.write_flows_file(path, flows, self.proto, tbm.MACS["offA_host"], tb.host_a.mac)
+            t0 = time.monotonic()
+            s = tr.Sender(self.tool, tb.host_a.ns, tb.host_a.iface, path, size=64, rate=0,
+                          duration=dur).wait(dur + 30)
+            t1 = time.monotonic()
+            for f in flows:
+                self.pn_next[f.id] = s["flows"][str(f.id)]["pn_next"]
+            time.sleep(0.5)
+            w1 = tb.wire_stats()
+            c1 = _cpu_seconds(proc.pid) if proc else 0
+        finally:
+            tb.set_wire("bridge")
+        fwd = int(w1.get("forwarded_ab", 0)) - int(w0.get("forwarded_ab", 0))
+        secs = max(t1 - t0, 1e-6)
+        cpu = max(c1 - c0, 0.0)
+        return {"sent": s["sent"], "forwarded": fwd, "kpps": fwd / secs / 1e3,
+                "cpu_seconds": cpu, "ns_per_packet_cpu": (cpu * 1e9 / fwd) if fwd else None}
+
+    # -- report --------------------------------------------------------------
+
+    def report(self) -> int:
+        a, res = self.args, self.results
+        rows = res.get("throughput", [])
+        checked = sum(r["payloads_checked"] for k in ("check", "throughput", "load")
+                      for r in res.get(k, []))
+        checked += res.get("tamper", {}).get("payloads_checked", 0)
+        mism = sum(r["mismatches"] for k in ("check", "throughput", "load")
+                   for r in res.get(k, [])) + res.get("tamper", {}).get("mismatches", 0)
+        res["payloads_checked"] = checked
+        res["mismatches"] = mism
+        res["verdicts"]["no_mismatches"] = mism == 0 and checked > 0
+        res["verdicts"]["nothing_left_behind"] = not any(res.get("leftovers", {}).values())
+        t = res.get("tamper", {})
+        res["tampered_sent"] = t.get("tampered_sent", 0)
+        res["tampered_dropped_counted"] = t.get("tampered_dropped_counted", 0)
+        print()
+        print("quicoff demo: %s" % res.get("testbed", ""))
+        print()
+        print("Throughput A -> B (protect at offload A, unprotect at offload B), per packet size:")
+        print(_fmt_table(rows))
+        if res.get("load"):
+            print()
+            print("Latency and jitter vs offered load:")
+            print(_fmt_table(res["load"]))
+        if res.get("bench"):
+            b = res["bench"]
+            print()
+            print("Forwarding, 64-byte payloads, same ports:")
+            for k in ("quicoff", "testpmd"):
+                v = b.get(k, {})
+                if "error" in v:
+                    print("  %-8s %s" % (k, v["error"]))
+                elif v:
+                    print("  %-8s %8.1f kpps  %s ns CPU/packet  (%s)" % (
+                        k, v["kpps"], "%.0f" % v["ns_per_packet_cpu"] if v.get("ns_per_packet_cpu")
+                        else "-", v.get("what", "")))
+            if "ratio" in b:
+                print("  quicoff / testpmd = %.2f" % b["ratio"])
+        print()
+        print("payloads checked byte for byte: %d, mismatches: %d" % (checked, mism))
+        if t:
+            print("tampered on the wire: %d, dropped and counted by offload B: %d (%s)"
+                  % (t["tampered_sent"], t["tampered_dropped_counted"], t["counter"]))
+        for name, ok in res["verdicts"].items():
+            print("  %-36s %s" % (name, "PASS" if ok else "FAIL"))
+        os.makedirs(a.out, exist_ok=True)
+        if not a.no_plots:
+            try:
+                res["plots"] = plot(res, a.out)
+                print("plots: " + ", ".join(res["plots"]))
+            except ImportError:
+                print("plots skipped: matplotlib is not installed (pip install matplotlib)")
+        for path in filter(None, (a.json, os.path.join(a.out, "results.json"))):
+            d = os.path.dirname(path)
+            if d:
+                os.makedirs(d, exist_ok=True)
+            with open(path, "w") as f:
+                json.dump(res, f, indent=1, default=str)
+        if a.json:
+            print("results: %s" % a.json)
+        return 0 if all(res["verdicts"].values()) else 1
+
+
+def _testpmd_ready(prefix: str) -> bool:
+    """Both ports up (DPDK telemetry of the testpmd with that file prefix)."""
+    try:
+        for port in (0, 1):
+            st = tbm.dpdk_telemetry(prefix, "/ethdev/link_status,%d" % port)
+            if st.get("/ethdev/link_status", {}).get("status") != "UP":
+                return False
+        return True
+    except (OSError, ValueError):
+        return False
+
+
+def _cpu_seconds(pid: int) -> float:
+    """utime + stime of a process and its threads (lcores), seconds."""
+    try:
+        with open("/proc/%d/stat" % pid) as f:
+            parts = f.read().rsplit(")", 1)[1].split()
+        return (int(parts[11]) + int(parts[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, IndexError, ValueError):
+        return 0.0
+
+
+def plot(res: dict, out: str) -> List[str]:
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+    paths = []
+    rows = res.get("throughput", [])
+    who = "quicoff-dpdk" if res.get("offload") == "dpdk" else "STAND-IN offload (Python)"
+    if rows:
+        for key, ylabel, name in (("gbps", "Gbit/s (Ethernet frames on the wire)", "throughput_gbps.png"),
+                                  ("kpps", "kpps", "throughput_kpps.png")):
+            fig, ax = plt.subplots(figsize=(7, 4.2))
+            for suite in dict.fromkeys(r["suite"] for r in rows):
+                rr = sorted((r for r in rows if r["suite"] == suite), key=lambda r: r["size"])
+                ax.plot([r["size"] for r in rr], [r[key] for r in rr], marker="o", label=suite)
+            ax.set_xlabel("QUIC payload, bytes")
+            ax.set_ylabel(ylabel)
+            ax.set_title("A -> B through two offloads (%s)" % who, fontsize=10)
+            ax.grid(True, alpha=0.3)
+            ax.legend()
+            fig.tight_layout()
+            p = os.path.join(out, name)
+            fig.savefig(p, dpi=110)
+            plt.close(fig)
+            paths.append(p)
+    load = res.get("load", [])
+    if load:
+        fig, ax = plt.subplots(figsize=(7, 4.2))
+        x = [r["sent_pps"] / 1e3 for r in load]
+        ax.plot(x, [r["latency_p50_ns"] / 1e3 for r in load], marker="o", label="latency p50")
+        ax.plot(x, [r["latency_p99_ns"] / 1e3 for r in load], marker="s", label="latency p99")
+        ax.plot(x, [r["jitter_ns"] / 1e3 for r in load], marker="^", label="jitter (RFC 3550)")
+        ax.set_xlabel("offered load, kpps (%s, %d B)" % (load[0]["suite"], load[0]["size"]))
+        ax.set_ylabel("microseconds")
+        ax.set_yscale("log")
+        ax2 = ax.twinx()
+        ax2.plot(x, [r["loss_pct"] for r in load], color="grey", linestyle="--", label="loss %")
+        ax2.set_ylabel("loss %")
+        ax.set_title("Latency and jitter vs offered load (%s)" % who, fontsize=10)
+        ax.grid(True, alpha=0.3)
+        h1, l1 = ax.get_legend_handles_labels()
+        h2, l2 = ax2.get_legend_handles_labels()
+        ax.legend(h1 + h2, l1 + l2, fontsize=8, loc="upper left")
+        fig.tight_layout()
+        p = os.path.join(out, "latency_jitter.png")
+        fig.savefig(p, dpi=110)
+        plt.close(fig)
+        paths.append(p)
+    return paths
+
+
+def run(args) -> int:
+    if os.geteuid() != 0:
+        sys.stderr.write("quicoff demo: needs root (network namespaces); try sudo\n")
+        return 2
+
+    def log(msg):
+        sys.stderr.write("\r\033[K" if sys.stderr.isatty() else "")
+        sys.stderr.write("quicoff demo: %s\n" % msg)
+        sys.stderr.flush()
+    return Demo(args, log).run()
