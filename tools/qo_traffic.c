@@ -20,7 +20,10 @@
  *
  * recv: host frames from the offload; every payload byte is compared with
  * what the sender derived for that (flow, packet number); latency from the
- * timestamp; duplicates by a bitmap per flow.
+ * timestamp; duplicates by a bitmap per flow.  Per flow also the lowest and
+ * highest PN received and max_gap, the longest run of PNs missing between
+ * two received ones: the receiving offload decodes a truncated PN of n bytes
+ * only within 2^(8n-1) of the largest it has seen (RFC 9000 §17.1, A.3).
  *
  * bridge: the wire.  Forwards frames between two interfaces and flips one
  * byte of every K-th UDP datagram (then repairs the UDP checksum, so only the
@@ -140,6 +143,7 @@ struct flow {
     uint64_t received, dups, bytes, mism;
     uint64_t *bitmap;            /* bit (pn - pn_start) */
     size_t bitmap_words;
+    uint64_t pn_lo, pn_hi;       /* lowest, highest PN received (valid if received) */
 };
 
 static struct flow flows[MAX_FLOWS];
@@ -425,6 +429,32 @@ static bool bitmap_test_set(struct flow *fl, uint64_t pn)
     return was;
 }
 
+/* The longest run of PNs missing between pn_lo and pn_hi (bitmap scan). */
+static uint64_t max_gap(const struct flow *fl)
+{
+    if (!fl->received || !fl->bitmap_words || fl->pn_lo < fl->pn_start)
+        return 0;
+    uint64_t best = 0, run = 0, hi = fl->pn_hi - fl->pn_start;
+    if (hi >= (uint64_t)fl->bitmap_words * 64)
+        hi = (uint64_t)fl->bitmap_words * 64 - 1; /* an absurd PN was not recorded */
+    for (uint64_t bit = fl->pn_lo - fl->pn_start; bit <= hi; bit++) {
+        uint64_t w = fl->bitmap[bit / 64];
+        if (bit % 64 == 0 && w == 0 && bit + 64 <= hi) {
+            run += 64; /* a whole empty word */
+            bit += 63;
+            continue;
+        }
+        if (w >> (bit % 64) & 1) {
+            if (run > best)
+                best = run;
+            run = 0;
+        } else {
+            run++;
+        }
+    }
+    return best;
+}
+
 static uint64_t lat_percentile(uint64_t n, double q)
 {
     if (!n)
@@ -562,6 +592,10 @@ static int cmd_recv(const char *ifname, const struct rxfmt *fmt, double duration
                 dups++;
                 fl->dups++;
             } else {
+                if (!fl->received || mpn < fl->pn_lo)
+                    fl->pn_lo = mpn;
+                if (!fl->received || mpn > fl->pn_hi)
+                    fl->pn_hi = mpn;
                 unique++;
                 fl->received++;
             }
@@ -580,9 +614,11 @@ static int cmd_recv(const char *ifname, const struct rxfmt *fmt, double duration
            lat_percentile(lat_n, 0.50), lat_percentile(lat_n, 0.99), lat_max, jitter);
     for (unsigned i = 0; i < nflows; i++)
         printf("%s\"%u\": {\"received\": %" PRIu64 ", \"dups\": %" PRIu64 ", \"mismatches\": %" PRIu64
-               ", \"bytes\": %" PRIu64 "}",
+               ", \"bytes\": %" PRIu64 ", \"pn_lowest\": %" PRId64 ", \"pn_highest\": %" PRId64
+               ", \"max_gap\": %" PRIu64 "}",
                i ? ", " : "", flows[i].id, flows[i].received, flows[i].dups, flows[i].mism,
-               flows[i].bytes);
+               flows[i].bytes, flows[i].received ? (int64_t)flows[i].pn_lo : -1,
+               flows[i].received ? (int64_t)flows[i].pn_hi : -1, max_gap(&flows[i]));
     printf("}}\n");
     close(fd);
     return 0;

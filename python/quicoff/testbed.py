@@ -340,7 +340,7 @@ class Testbed:
                  workers: int = 1, crypto: str = "inline", local_cid_len: int = 8,
                  app_args: Optional[List[str]] = None, log_dir: Optional[str] = None,
                  mem_mb: int = 1024, start_offloads: bool = True, verbose: bool = False,
-                 unknown: str = "pass"):
+                 unknown: str = "pass", idle_us: int = 20):
         if os.geteuid() != 0:
             raise TestbedError("the testbed needs root (network namespaces, veth pairs)")
         for tool in ("ip",):
@@ -362,6 +362,10 @@ class Testbed:
         self.start_offloads = start_offloads
         self.verbose = verbose
         self.unknown = unknown
+        # quicoff-dpdk --idle-us: the lcores of both offloads share the CPUs with
+        # each other, the traffic tools and the wire; busy-polling ones would
+        # take whole time slices from the thread with work to do (docs/dpdk.md)
+        self.idle_us = idle_us
         self.tag = "%s%d-%s" % (PREFIX, os.getpid(), os.urandom(2).hex())
         self.ns = {k: "%s-%s" % (self.tag, k) for k in ("hA", "oA", "w", "oB", "hB")}
         self._own_log_dir = log_dir is None
@@ -580,7 +584,7 @@ class Testbed:
                         "--", "--host-port", "0", "--net-port", "1",
                         "--workers", str(self.workers), "--crypto", self.crypto,
                         "--local-cid-len", str(self.local_cid_len), "--unknown", self.unknown,
-                        "--stats-interval", "0", "--compat",
+                        "--stats-interval", "0", "--idle-us", str(self.idle_us), "--compat",
                         # the static encapsulation of compat entries (seed 000's)
                         "--encap-src-mac", MACS["off%s_net" % side],
                         "--encap-dst-mac", MACS["off%s_net" % other],
@@ -762,8 +766,9 @@ class Testbed:
                 "procs": [str(p.pid) for p in self.procs if p.poll() is None]}
 
     def describe(self) -> str:
-        kind = ("quicoff-dpdk (%s, %d worker%s, %s crypto)"
-                % (self.app, self.workers, "s" if self.workers != 1 else "", self.crypto)
+        kind = ("quicoff-dpdk (%s, %d worker%s, %s crypto, --idle-us %d)"
+                % (self.app, self.workers, "s" if self.workers != 1 else "", self.crypto,
+                   self.idle_us)
                 if self.offload_kind == "dpdk" else "STAND-IN offload (python -m quicoff.standin_offload)")
         return ("testbed %s: hostA[%s] - offloadA - wire(%s) - offloadB - hostB[%s]; offloads: %s"
                 % (self.tag, self.ns["hA"], self.wire_mode, self.ns["hB"], kind))

@@ -135,7 +135,15 @@ class Flow:
     direction: str = "ab"          # "ab": host A -> host B, "ba": host B -> host A
     path_id: Optional[int] = None
     pn_start: int = 0
-    pn_len: int = 2                # truncated packet number bytes in the header
+    # truncated packet number bytes in the header.  4: these senders get no
+    # ACKs, so nothing bounds how many packets in a row can be lost before the
+    # receiving offload sees the next one, and it decodes an n-byte PN only
+    # within 2^(8n-1) of the largest it has seen (RFC 9000 §17.1, A.2-A.3;
+    # quicoff_pn_encode_len() gives 4 without a largest acknowledged).  With 2
+    # bytes, 32768 lost in a row (~40 ms at a max-rate step's ~800 kpps, one
+    # descheduled lcore on a shared CPU) desynchronise the connection for good:
+    # every later packet decodes to the wrong PN and fails authentication.
+    pn_len: int = 4
     key_update_pn: Optional[int] = None   # from this pn on the key phase bit flips
     weight: int = 1
     # filled by the sender's/receiver's JSON
@@ -727,6 +735,10 @@ def _py_recv(a) -> dict:
                 seen[f["id"]].add(pn)
                 stats["unique"] += 1
                 per[f["id"]]["received"] += 1
+    for f in flows:   # as the C tool: lowest/highest PN received, longest run missing
+        pns = sorted(seen[f["id"]])
+        per[f["id"]].update(pn_lowest=pns[0] if pns else -1, pn_highest=pns[-1] if pns else -1,
+                            max_gap=max([b - a - 1 for a, b in zip(pns, pns[1:])] or [0]))
     out = dict(mode="recv", twin="python", **stats)
     out.update(first_ns=first, last_ns=last, first_mismatch=first_mism,
                latency_ns=latency_summary(lat), jitter_ns=jitter,
