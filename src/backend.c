@@ -8,7 +8,8 @@
  * A new backend (e.g. "ipsec-mb") is one extern in crypto.h and one line here. */
 static const qo_backend_t *const backends[] = {
 #ifdef QUICOFF_HAVE_IPSECMB
-    &qo_backend_ipsecmb, /* x86-64 with AES-NI; see backend_ipsecmb.c */
+    &qo_backend_ipsecmb_vaes, /* "ipsec-mb" with gcm_vaes.c's GCM, where the CPU has it */
+    &qo_backend_ipsecmb,      /* x86-64 with AES-NI; see backend_ipsecmb.c */
 #endif
     &qo_backend_openssl,
 };

@@ -28,6 +28,19 @@
  * decrypts there first. At least QO_SCRATCH_LEN bytes. */
 #define QO_SCRATCH_LEN 65536
 
+/* One packet of a seal_burst/open_burst call: the arguments of one
+ * seal()/open() call (tag: written by seal, read by open).  The nonce is
+ * bytes 0..11 of nonce[]; 16 so that a backend may load it as one vector
+ * (bytes 12..15 are ignored). */
+typedef struct qo_aead_op {
+    void *ctx;
+    const uint8_t *aad;
+    uint8_t *data;
+    uint8_t *tag;
+    size_t aad_len, len;
+    uint8_t nonce[16];
+} qo_aead_op_t;
+
 typedef struct qo_aead_algo {
     const char *name;       /* "aes-128-gcm", ... */
     quicoff_suite_t suite;
@@ -46,6 +59,14 @@ typedef struct qo_aead_algo {
     int (*open)(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
                 size_t aad_len, uint8_t *data, size_t len, const uint8_t *tag,
                 uint8_t *scratch);
+    /* Optional, NULL when absent: n packets at once, op i under ops[i].ctx
+     * (contexts of this algorithm; may differ or repeat), so a backend can
+     * keep several packets in flight.  Same result as n seal()/open() calls
+     * in order: result[i] is what seal()/open() would return for op i, with
+     * their contracts (open: on -1 the data is as received).  A backend
+     * that needs open()'s scratch has no open_burst. */
+    void (*seal_burst)(const qo_aead_op_t *ops, unsigned n, int result[]);
+    void (*open_burst)(const qo_aead_op_t *ops, unsigned n, int result[]);
 } qo_aead_algo_t;
 
 typedef struct qo_hp_algo {
@@ -73,6 +94,15 @@ typedef struct qo_backend {
 
 extern const qo_backend_t qo_backend_openssl;
 extern const qo_backend_t qo_backend_ipsecmb; /* only with QUICOFF_HAVE_IPSECMB */
+/* The same with AES-GCM from gcm_vaes.c: "ipsec-mb" on CPUs with AVX-512,
+ * VAES and VPCLMULQDQ (only with QUICOFF_HAVE_IPSECMB). */
+extern const qo_backend_t qo_backend_ipsecmb_vaes;
+
+/* AES-GCM on AVX-512 + VAES + VPCLMULQDQ (gcm_vaes.c), with seal_burst and
+ * open_burst.  Usable when qo_gcm_vaes_available() (x86-64 CPUs with those
+ * extensions; always 0 elsewhere).  Contexts 64-byte aligned. */
+extern const qo_aead_algo_t qo_aes128gcm_vaes, qo_aes256gcm_vaes;
+int qo_gcm_vaes_available(void);
 
 /* "auto" or NULL: the fastest available; otherwise by name. NULL if none. */
 const qo_backend_t *qo_backend_find(const char *name);

@@ -12,29 +12,60 @@
 
 #define PN_MAX ((UINT64_C(1) << 62) - 1)
 
+/* Big-endian words (compilers turn these into one load or store + bswap). */
+static inline uint32_t load_be32(const uint8_t *p)
+{
+    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
+}
+
+static inline void store_be32(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t)(v >> 24);
+    p[1] = (uint8_t)(v >> 16);
+    p[2] = (uint8_t)(v >> 8);
+    p[3] = (uint8_t)v;
+}
+
+static inline uint64_t load_be64(const uint8_t *p)
+{
+    return (uint64_t)load_be32(p) << 32 | load_be32(p + 4);
+}
+
+static inline void store_be64(uint8_t *p, uint64_t v)
+{
+    store_be32(p, (uint32_t)(v >> 32));
+    store_be32(p + 4, (uint32_t)v);
+}
+
 /* nonce = IV ^ (path part in bytes 0..3 | packet number, 64-bit big-endian, in 4..11) */
 static inline void build_nonce(uint8_t nonce[QUICOFF_IV_LEN], const struct qo_keyset *ks,
                                const uint8_t iv[QUICOFF_IV_LEN], uint64_t pn)
 {
-    uint8_t pad[QUICOFF_IV_LEN] = {0};
-    uint32_t path = ks->path_id;
-    if (ks->nonce_layout == QUICOFF_NONCE_MULTIPATH) {
-        pad[0] = (uint8_t)(path >> 24);
-        pad[1] = (uint8_t)(path >> 16);
-        pad[2] = (uint8_t)(path >> 8);
-        pad[3] = (uint8_t)path;
-    } else if (ks->nonce_layout == QUICOFF_NONCE_SEED000) {
+    uint32_t path = ks->path_id, head = 0; /* bytes 0..3, big-endian */
+    if (ks->nonce_layout == QUICOFF_NONCE_MULTIPATH)
+        head = path;
+    else if (ks->nonce_layout == QUICOFF_NONCE_SEED000)
         /* listing 4.5: htonl() then shifted out high byte first on a
          * little-endian CPU, so the path ID lands byte-reversed */
-        pad[0] = (uint8_t)path;
-        pad[1] = (uint8_t)(path >> 8);
-        pad[2] = (uint8_t)(path >> 16);
-        pad[3] = (uint8_t)(path >> 24);
-    }
-    for (int i = 0; i < 8; i++)
-        pad[4 + i] = (uint8_t)(pn >> (56 - 8 * i));
-    for (int i = 0; i < QUICOFF_IV_LEN; i++)
-        nonce[i] = iv[i] ^ pad[i];
+        head = (path & 0xff) << 24 | (path & 0xff00) << 8 | (path >> 8 & 0xff00) | path >> 24;
+    store_be32(nonce, load_be32(iv) ^ head);
+    store_be64(nonce + 4, load_be64(iv + 4) ^ pn);
+}
+
+/*
+ * Header protection of the PN field (RFC 9001 §5.4.1): mask bytes 1..pn_len
+ * over the field's bytes, as one XOR of big-endian words.  The 4 bytes at
+ * the PN offset are inside the packet: the sample, 4 bytes further, was
+ * checked to fit.  pn_mask: the word covering the field's pn_len bytes.
+ */
+static inline uint32_t pn_mask(const uint8_t mask[5], unsigned pn_len)
+{
+    return load_be32(mask + 1) & (UINT32_C(0xffffffff) << (8 * (4 - pn_len)));
+}
+
+static inline void xor_pn_field(uint8_t *field, uint32_t m)
+{
+    store_be32(field, load_be32(field) ^ m);
 }
 
 static inline uint8_t first_byte_mask(const struct qo_header *h)
@@ -49,6 +80,12 @@ static inline void result_init(struct quicoff_result *r, const struct quicoff_pk
     r->packet_end = p->len;
     r->conn = QUICOFF_CONN_INVALID;
 }
+
+/* A chunk's authentic packets and payload bytes: added to the worker's
+ * counters once per chunk, not as a load-add-store per packet. */
+struct tally {
+    uint64_t packets, bytes;
+};
 
 /* Counts a failed outcome in the worker (and connection, if known). */
 static void count_failure(struct quicoff_worker *w, struct qo_conn *c, quicoff_status_t st)
@@ -112,47 +149,153 @@ static int rx_key_choice(const struct qo_keyslot *s, uint32_t cur, uint64_t pn,
 
 /* ------------------------------------------------------------ header protection */
 
-/* One header-protection mask to compute: the whole chunk's are computed
- * together so a backend with mask_burst keeps several blocks in flight. */
-struct hp_req {
-    const qo_hp_algo_t *algo;
-    void *ctx;
-    const uint8_t *sample;
-    uint8_t *mask;
-};
-
 #define QO_CHUNK 32
 
-/* Groups the requests by algorithm (a chunk mixes suites) and hands each
- * group to mask_burst, or mask() one by one when the backend has none. */
-static void compute_masks(struct hp_req *req, unsigned n)
-{
-    bool done[QO_CHUNK] = {false};
+/*
+ * The header-protection masks of one chunk, computed together so a backend
+ * with mask_burst keeps several blocks in flight.  Arrays, not one struct
+ * per request: when the chunk has one algorithm (the usual case) they are
+ * mask_burst's arguments as they stand.
+ */
+struct hp_batch {
+    const qo_hp_algo_t *algo[QO_CHUNK];
     void *ctx[QO_CHUNK];
-    const uint8_t *samples[QO_CHUNK];
+    const uint8_t *sample[QO_CHUNK];
+    uint8_t *dest[QO_CHUNK]; /* where mask k goes (5 bytes in the packet's state) */
     uint8_t out[QO_CHUNK][5];
+    unsigned n;
+};
+
+static void hp_queue(struct hp_batch *b, const struct qo_keyset *ks, const uint8_t *sample,
+                     uint8_t *dest)
+{
+    unsigned k = b->n++;
+    b->algo[k] = ks->hp;
+    b->ctx[k] = ks->hp_ctx;
+    b->sample[k] = sample;
+    b->dest[k] = dest;
+}
+
+/* Mask k of algorithm a (and its equals after it, when a has mask_burst)
+ * into b->out; marks what it did. */
+static void hp_run_group(struct hp_batch *b, unsigned k, bool done[])
+{
+    const qo_hp_algo_t *a = b->algo[k];
+    if (!a->mask_burst) {
+        a->mask(b->ctx[k], b->sample[k], b->out[k]);
+        done[k] = true;
+        return;
+    }
+    void *ctx[QO_CHUNK] = {b->ctx[k]};
+    const uint8_t *sample[QO_CHUNK] = {b->sample[k]};
+    uint8_t out[QO_CHUNK][5];
+    unsigned idx[QO_CHUNK] = {k}, m = 1;
+    done[k] = true;
+    for (unsigned j = k + 1; j < b->n; j++) {
+        if (!done[j] && b->algo[j] == a) {
+            ctx[m] = b->ctx[j];
+            sample[m] = b->sample[j];
+            idx[m++] = j;
+            done[j] = true;
+        }
+    }
+    a->mask_burst(ctx, sample, out, m);
+    for (unsigned i = 0; i < m; i++)
+        memcpy(b->out[idx[i]], out[i], 5);
+}
+
+static void compute_masks(struct hp_batch *b)
+{
+    unsigned n = b->n, same = 1;
+    if (n == 0)
+        return;
+    while (same < n && b->algo[same] == b->algo[0])
+        same++;
+    if (same == n && b->algo[0]->mask_burst) {
+        b->algo[0]->mask_burst(b->ctx, b->sample, b->out, n);
+    } else { /* several algorithms (a chunk mixes suites): one group each */
+        bool done[QO_CHUNK] = {false};
+        for (unsigned k = 0; k < n; k++)
+            if (!done[k])
+                hp_run_group(b, k, done);
+    }
+    for (unsigned k = 0; k < n; k++)
+        memcpy(b->dest[k], b->out[k], 5);
+}
+
+/* ------------------------------------------------------------------ AEAD */
+
+/*
+ * The AEAD operations of one chunk, queued by the packets that passed every
+ * check and run together: an algorithm with seal_burst/open_burst gets all
+ * of the chunk's packets in one call, so the backend keeps several packets
+ * in flight (a short packet's AES -> GHASH -> tag chain is mostly latency);
+ * others get one call per packet.  Results go back to the packets before
+ * their outcome stage, which runs in packet order as before.
+ */
+struct aead_batch {
+    qo_aead_op_t op[QO_CHUNK];
+    const qo_aead_algo_t *algo[QO_CHUNK];
+    uint8_t pkt[QO_CHUNK]; /* the packet (index in the chunk) of op[k] */
+    int result[QO_CHUNK];  /* seal()/open()'s return value for op[k] */
+    unsigned n;
+};
+
+static qo_aead_op_t *aead_queue(struct aead_batch *b, const qo_aead_algo_t *algo, unsigned pkt)
+{
+    unsigned k = b->n++;
+    b->algo[k] = algo;
+    b->pkt[k] = (uint8_t)pkt;
+    return &b->op[k];
+}
+
+/* n operations of one algorithm: one burst call, or one call each. */
+static void aead_run_group(const qo_aead_algo_t *a, bool seal, const qo_aead_op_t *op,
+                           unsigned n, int *result, uint8_t *scratch)
+{
+    if (seal && a->seal_burst) {
+        a->seal_burst(op, n, result);
+    } else if (!seal && a->open_burst) {
+        a->open_burst(op, n, result);
+    } else {
+        for (unsigned k = 0; k < n; k++)
+            result[k] = seal ? a->seal(op[k].ctx, op[k].nonce, op[k].aad, op[k].aad_len,
+                                       op[k].data, op[k].len, op[k].tag)
+                             : a->open(op[k].ctx, op[k].nonce, op[k].aad, op[k].aad_len,
+                                       op[k].data, op[k].len, op[k].tag, scratch);
+    }
+}
+
+static void aead_run(struct aead_batch *b, bool seal, uint8_t *scratch)
+{
+    unsigned n = b->n, same = 1;
+    while (same < n && b->algo[same] == b->algo[0])
+        same++;
+    if (same >= n) { /* one algorithm: the usual case, nothing to regroup */
+        if (n)
+            aead_run_group(b->algo[0], seal, b->op, n, b->result, scratch);
+        return;
+    }
+    /* Several: each algorithm's operations copied together, in chunk order. */
+    bool done[QO_CHUNK] = {false};
+    qo_aead_op_t op[QO_CHUNK];
+    int result[QO_CHUNK];
     unsigned idx[QO_CHUNK];
     for (unsigned i = 0; i < n; i++) {
         if (done[i])
             continue;
-        const qo_hp_algo_t *a = req[i].algo;
-        if (!a->mask_burst) {
-            a->mask(req[i].ctx, req[i].sample, req[i].mask);
-            done[i] = true;
-            continue;
-        }
+        const qo_aead_algo_t *a = b->algo[i];
         unsigned m = 0;
         for (unsigned j = i; j < n; j++) {
-            if (!done[j] && req[j].algo == a) {
-                ctx[m] = req[j].ctx;
-                samples[m] = req[j].sample;
+            if (!done[j] && b->algo[j] == a) {
+                op[m] = b->op[j];
                 idx[m++] = j;
                 done[j] = true;
             }
         }
-        a->mask_burst(ctx, samples, out, m);
+        aead_run_group(a, seal, op, m, result, scratch);
         for (unsigned k = 0; k < m; k++)
-            memcpy(req[idx[k]].mask, out[k], 5);
+            b->result[idx[k]] = result[k];
     }
 }
 
@@ -171,6 +314,7 @@ struct rx_state {
     uint8_t mask[5];
     uint64_t largest;
     uint32_t cur;
+    int opened; /* the AEAD open's result: 0 authentic, -1 not */
 };
 
 /* Stage 1: parse the header, hash the lookup key, prefetch its index cell. */
@@ -208,24 +352,23 @@ static void rx_lookup(const struct quicoff_table *t, struct quicoff_pkt *p,
 }
 
 /* Stage 3: usage limit and sample checks; queue the header-protection mask. */
-static bool rx_check(struct quicoff_pkt *p, struct rx_state *s, struct hp_req *req)
+static void rx_check(struct quicoff_pkt *p, struct rx_state *s, struct hp_batch *hp)
 {
     if (s->st != QUICOFF_OK)
-        return false;
+        return;
     const struct qo_header *h = &s->h;
     struct qo_keyset *ks = s->ks;
     if (QO_GET(s->c->auth_failures) >= ks->hard_limit) {
         s->st = QUICOFF_KEY_EXHAUSTED; /* integrity limit: the connection must close */
-        return false;
+        return;
     }
     /* The sample starts 4 bytes after the PN field (§5.4.2) and must fit
      * before the end of the packet. */
     if ((uint64_t)h->pn_off + 4 + QUICOFF_SAMPLE_LEN > h->end) {
         s->st = QUICOFF_MALFORMED;
-        return false;
+        return;
     }
-    *req = (struct hp_req){ks->hp, ks->hp_ctx, p->data + h->pn_off + 4, s->mask};
-    return true;
+    hp_queue(hp, ks, p->data + h->pn_off + 4, s->mask);
 }
 
 /* Stage 4: with the mask, PN decoding and key choice; the header is
@@ -239,9 +382,8 @@ static void rx_unmask(struct quicoff_pkt *p, struct quicoff_result *r, struct rx
     struct qo_keyset *ks = s->ks;
     uint8_t first = d[p->offset] ^ (s->mask[0] & first_byte_mask(h));
     unsigned pn_len = (first & 3) + 1;
-    uint64_t truncated = 0;
-    for (unsigned i = 0; i < pn_len; i++)
-        truncated = (truncated << 8) | (uint8_t)(d[h->pn_off + i] ^ s->mask[1 + i]);
+    uint32_t m = pn_mask(s->mask, pn_len);
+    uint64_t truncated = (load_be32(d + h->pn_off) ^ m) >> (8 * (4 - pn_len));
     s->largest = QO_GET(s->c->largest_pn);
     uint64_t pn = quicoff_pn_decode(s->largest, truncated, pn_len * 8);
 
@@ -259,15 +401,34 @@ static void rx_unmask(struct quicoff_pkt *p, struct quicoff_result *r, struct rx
     }
     s->saved_first = d[p->offset];
     d[p->offset] = first;
-    for (unsigned i = 0; i < pn_len; i++)
-        d[h->pn_off + i] ^= s->mask[1 + i];
+    xor_pn_field(d + h->pn_off, m);
     __builtin_prefetch(s->slot->aead_ctx);
 }
 
-/* Stage 5: AEAD open, then the packet's outcome: key phase change, largest
+/* Stage 5: queue the AEAD open (the header is the AAD, the nonce from the
+ * decoded PN). */
+static void rx_queue_open(struct quicoff_pkt *p, const struct quicoff_result *r,
+                          struct rx_state *s, struct aead_batch *b, unsigned pkt)
+{
+    if (s->st != QUICOFF_OK)
+        return;
+    uint8_t *d = p->data;
+    const struct qo_header *h = &s->h;
+    uint32_t payload_off = h->pn_off + r->pn_len;
+    qo_aead_op_t *op = aead_queue(b, s->ks->aead, pkt);
+    *op = (qo_aead_op_t){.ctx = s->slot->aead_ctx,
+                         .aad = d + p->offset,
+                         .aad_len = payload_off - p->offset,
+                         .data = d + payload_off,
+                         .len = h->end - QUICOFF_TAG_LEN - payload_off,
+                         .tag = d + h->end - QUICOFF_TAG_LEN};
+    build_nonce(op->nonce, s->ks, s->slot->iv, r->pn);
+}
+
+/* Stage 6: the packet's outcome after the open: key phase change, largest
  * PN, counters, status. */
-static void rx_open(struct quicoff_worker *w, struct quicoff_pkt *p, struct quicoff_result *r,
-                    struct rx_state *s)
+static void rx_outcome(struct quicoff_worker *w, struct quicoff_pkt *p, struct quicoff_result *r,
+                       struct rx_state *s, struct tally *ok)
 {
     if (s->st != QUICOFF_OK) {
         r->status = s->st;
@@ -282,15 +443,10 @@ static void rx_open(struct quicoff_worker *w, struct quicoff_pkt *p, struct quic
     uint64_t pn = r->pn;
     uint32_t payload_off = h->pn_off + pn_len;
     uint32_t payload_len = h->end - QUICOFF_TAG_LEN - payload_off;
-    uint8_t nonce[QUICOFF_IV_LEN];
-    build_nonce(nonce, ks, s->slot->iv, pn);
-    if (ks->aead->open(s->slot->aead_ctx, nonce, d + p->offset, payload_off - p->offset,
-                       d + payload_off, payload_len, d + h->end - QUICOFF_TAG_LEN,
-                       w->scratch) != 0) {
+    if (s->opened != 0) {
         /* Put the header back as received; the backend left the payload. */
         d[p->offset] = s->saved_first;
-        for (unsigned i = 0; i < pn_len; i++)
-            d[h->pn_off + i] ^= s->mask[1 + i];
+        xor_pn_field(d + h->pn_off, pn_mask(s->mask, pn_len));
         if (ks->fail_action == QUICOFF_FAIL_PASS)
             r->flags |= QUICOFF_FLAG_PASS_FAILED;
         r->status = QUICOFF_AUTH_FAILED;
@@ -319,8 +475,8 @@ static void rx_open(struct quicoff_worker *w, struct quicoff_pkt *p, struct quic
     QO_ADD(c->packets, 1);
     QO_ADD(c->bytes, payload_len);
     QO_ADD(c->key_packets[kp], 1);
-    QO_ADD(w->c.rx_packets, 1);
-    QO_ADD(w->c.rx_bytes, payload_len);
+    ok->packets++;
+    ok->bytes += payload_len;
     r->payload_off = payload_off;
     r->payload_len = payload_len;
     if (QO_GET(c->auth_failures) >= ks->threshold) {
@@ -334,10 +490,11 @@ static void rx_open(struct quicoff_worker *w, struct quicoff_pkt *p, struct quic
 /*
  * Packets of one chunk go through each stage before the next stage starts,
  * so the cache misses of one stage (index cell, slot, keyset, contexts)
- * overlap across packets instead of adding up. Two packets of the same
- * connection in one chunk: the later one's PN decoding and key choice see
- * the state before the earlier one was opened, as a pipelined NIC would;
- * the largest PN and key phase are still advanced in packet order.
+ * overlap across packets instead of adding up, and the AEAD opens run as
+ * one burst (aead_run). Two packets of the same connection in one chunk:
+ * the later one's PN decoding and key choice see the state before the
+ * earlier one was opened, as a pipelined NIC would; the largest PN and key
+ * phase are still advanced in packet order (the outcome stage).
  */
 static void unprotect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
                             struct quicoff_result *res, unsigned n)
@@ -348,15 +505,25 @@ static void unprotect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
         rx_parse(t, &pkts[i], &res[i], &s[i]);
     for (unsigned i = 0; i < n; i++)
         rx_lookup(t, &pkts[i], &res[i], &s[i]);
-    struct hp_req req[QO_CHUNK];
-    unsigned nreq = 0;
+    struct hp_batch hp;
+    hp.n = 0;
     for (unsigned i = 0; i < n; i++)
-        nreq += rx_check(&pkts[i], &s[i], &req[nreq]);
-    compute_masks(req, nreq);
+        rx_check(&pkts[i], &s[i], &hp);
+    compute_masks(&hp);
     for (unsigned i = 0; i < n; i++)
         rx_unmask(&pkts[i], &res[i], &s[i]);
+    struct aead_batch b;
+    b.n = 0;
     for (unsigned i = 0; i < n; i++)
-        rx_open(w, &pkts[i], &res[i], &s[i]);
+        rx_queue_open(&pkts[i], &res[i], &s[i], &b, i);
+    aead_run(&b, false, w->scratch);
+    for (unsigned k = 0; k < b.n; k++)
+        s[b.pkt[k]].opened = b.result[k];
+    struct tally ok = {0, 0};
+    for (unsigned i = 0; i < n; i++)
+        rx_outcome(w, &pkts[i], &res[i], &s[i], &ok);
+    QO_ADD(w->c.rx_packets, ok.packets);
+    QO_ADD(w->c.rx_bytes, ok.bytes);
 }
 
 /* ------------------------------------------------------------------ TX */
@@ -397,8 +564,10 @@ static void tx_resolve(const struct quicoff_table *t, struct quicoff_pkt *p,
     s->st = QUICOFF_UNKNOWN_CONNECTION;
 }
 
-/* Stage 2: check the header the host gave, choose the key, AEAD seal. */
-static void tx_seal(struct quicoff_pkt *p, struct quicoff_result *r, struct tx_state *s)
+/* Stage 2: check the header the host gave, choose the key, count the
+ * packet against it, queue the AEAD seal. */
+static void tx_prepare(struct quicoff_pkt *p, struct quicoff_result *r, struct tx_state *s,
+                       struct aead_batch *b, unsigned pkt)
 {
     if (s->st != QUICOFF_OK)
         return;
@@ -424,9 +593,7 @@ static void tx_seal(struct quicoff_pkt *p, struct quicoff_result *r, struct tx_s
         s->st = QUICOFF_MALFORMED;
         return;
     }
-    uint64_t encoded = 0;
-    for (unsigned i = 0; i < pn_len; i++)
-        encoded = (encoded << 8) | d[h->pn_off + i];
+    uint64_t encoded = load_be32(d + h->pn_off) >> (8 * (4 - pn_len));
     if (encoded != (p->pn & ((UINT64_C(1) << (8 * pn_len)) - 1))) {
         s->st = QUICOFF_MALFORMED;
         return;
@@ -458,17 +625,20 @@ static void tx_seal(struct quicoff_pkt *p, struct quicoff_result *r, struct tx_s
     QO_ADD(s->c->key_packets[kp], 1);
     s->slot = slot;
     uint32_t payload_off = h->pn_off + pn_len;
-    uint8_t nonce[QUICOFF_IV_LEN];
-    build_nonce(nonce, ks, slot->iv, p->pn);
-    if (ks->aead->seal(slot->aead_ctx, nonce, d + p->offset, payload_off - p->offset,
-                       d + payload_off, p->len - payload_off, d + p->len) != 0)
-        s->st = QUICOFF_BACKEND_UNAVAILABLE;
+    qo_aead_op_t *op = aead_queue(b, ks->aead, pkt);
+    *op = (qo_aead_op_t){.ctx = slot->aead_ctx,
+                         .aad = d + p->offset,
+                         .aad_len = payload_off - p->offset,
+                         .data = d + payload_off,
+                         .len = p->len - payload_off,
+                         .tag = d + p->len};
+    build_nonce(op->nonce, ks, slot->iv, p->pn);
 }
 
 /* Stage 3: header protection (mask from the ciphertext sample, computed for
  * the whole chunk before), then the outcome. */
 static void tx_finish(struct quicoff_worker *w, struct quicoff_pkt *p, struct quicoff_result *r,
-                      struct tx_state *s)
+                      struct tx_state *s, struct tally *ok)
 {
     if (s->st != QUICOFF_OK) {
         r->status = s->st;
@@ -482,8 +652,7 @@ static void tx_finish(struct quicoff_worker *w, struct quicoff_pkt *p, struct qu
     unsigned pn_len = r->pn_len;
     const uint8_t *mask = s->mask;
     d[p->offset] ^= mask[0] & first_byte_mask(h);
-    for (unsigned i = 0; i < pn_len; i++)
-        d[h->pn_off + i] ^= mask[1 + i];
+    xor_pn_field(d + h->pn_off, pn_mask(mask, pn_len));
 
     uint32_t payload_off = h->pn_off + pn_len;
     uint32_t payload_len = p->len - payload_off;
@@ -497,8 +666,8 @@ static void tx_finish(struct quicoff_worker *w, struct quicoff_pkt *p, struct qu
         atomic_store_explicit(&c->largest_pn, p->pn, memory_order_relaxed);
     QO_ADD(c->packets, 1);
     QO_ADD(c->bytes, payload_len);
-    QO_ADD(w->c.tx_packets, 1);
-    QO_ADD(w->c.tx_bytes, payload_len);
+    ok->packets++;
+    ok->bytes += payload_len;
     r->payload_off = payload_off;
     r->payload_len = payload_len;
     r->packet_end = p->len + QUICOFF_TAG_LEN;
@@ -517,17 +686,25 @@ static void protect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
     struct tx_state s[QO_CHUNK];
     for (unsigned i = 0; i < n; i++)
         tx_resolve(t, &pkts[i], &res[i], &s[i]);
+    struct aead_batch b;
+    b.n = 0;
     for (unsigned i = 0; i < n; i++)
-        tx_seal(&pkts[i], &res[i], &s[i]);
-    struct hp_req req[QO_CHUNK];
-    unsigned nreq = 0;
+        tx_prepare(&pkts[i], &res[i], &s[i], &b, i);
+    aead_run(&b, true, w->scratch);
+    for (unsigned k = 0; k < b.n; k++)
+        if (b.result[k] != 0)
+            s[b.pkt[k]].st = QUICOFF_BACKEND_UNAVAILABLE;
+    struct hp_batch hp;
+    hp.n = 0;
     for (unsigned i = 0; i < n; i++)
         if (s[i].st == QUICOFF_OK)
-            req[nreq++] = (struct hp_req){s[i].ks->hp, s[i].ks->hp_ctx,
-                                          pkts[i].data + s[i].h.pn_off + 4, s[i].mask};
-    compute_masks(req, nreq);
+            hp_queue(&hp, s[i].ks, pkts[i].data + s[i].h.pn_off + 4, s[i].mask);
+    compute_masks(&hp);
+    struct tally ok = {0, 0};
     for (unsigned i = 0; i < n; i++)
-        tx_finish(w, &pkts[i], &res[i], &s[i]);
+        tx_finish(w, &pkts[i], &res[i], &s[i], &ok);
+    QO_ADD(w->c.tx_packets, ok.packets);
+    QO_ADD(w->c.tx_bytes, ok.bytes);
 }
 
 /* ------------------------------------------------------------------ bursts */

@@ -25,6 +25,37 @@ static inline uint64_t mix64(uint64_t x)
     return x;
 }
 
+/* Unaligned host-order loads: one instruction each. */
+static inline uint64_t load64(const uint8_t *p)
+{
+    uint64_t v;
+    memcpy(&v, p, 8);
+    return v;
+}
+
+static inline uint32_t load32(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, 4);
+    return v;
+}
+
+/*
+ * The last n (1..7) key bytes p[0..n) as a word, high bytes zero (on a
+ * little-endian CPU exactly what memcpy into a zeroed word gives; elsewhere
+ * another, equally good, function of the same bytes), without the stack
+ * round trip: a variable-length copy then a wider load stalls on store
+ * forwarding, on every lookup.  before: key bytes readable in front of p.
+ */
+static inline uint64_t load_tail(const uint8_t *p, size_t n, size_t before)
+{
+    if (before + n >= 8) /* the 8 bytes ending at p + n, shifted down */
+        return load64(p + n - 8) >> (8 * (8 - n));
+    if (n >= 4) /* two overlapping words: the shared bytes are equal */
+        return load32(p) | (uint64_t)load32(p + n - 4) << (8 * (n - 4));
+    return p[0] | (uint64_t)p[n / 2] << (8 * (n / 2)) | (uint64_t)p[n - 1] << (8 * (n - 1));
+}
+
 uint32_t qo_table_hash(const struct quicoff_table *t, uint8_t level, const uint8_t *dcid,
                        size_t dcid_len, const struct quicoff_addr *addr)
 {
@@ -32,7 +63,7 @@ uint32_t qo_table_hash(const struct quicoff_table *t, uint8_t level, const uint8
      * must not be able to aim packets at one probe chain. */
     uint64_t h = t->hash_seed ^ ((uint64_t)level << 56) ^ ((uint64_t)dcid_len << 48);
     uint8_t buf[24];
-    const uint8_t *p = dcid;
+    const uint8_t *key = dcid;
     size_t n = dcid_len;
     if (dcid_len == 0 && addr && addr->family != 0) {
         /* zero-length CID: the local address + port is the key (seed 002 §3.3.1) */
@@ -43,9 +74,10 @@ uint32_t qo_table_hash(const struct quicoff_table *t, uint8_t level, const uint8
         memcpy(buf + 1, addr->ip, addr->family == 4 ? 4 : 16);
         buf[17] = (uint8_t)(addr->port >> 8);
         buf[18] = (uint8_t)addr->port;
-        p = buf;
+        key = buf;
         n = 19;
     }
+    const uint8_t *p = key;
     while (n >= 8) {
         uint64_t w;
         memcpy(&w, p, 8);
@@ -54,13 +86,31 @@ uint32_t qo_table_hash(const struct quicoff_table *t, uint8_t level, const uint8
         n -= 8;
     }
     if (n) {
-        uint64_t w = 0;
-        memcpy(&w, p, n);
+        uint64_t w = load_tail(p, n, (size_t)(p - key));
         h = mix64(h ^ w ^ ((uint64_t)n << 60));
     }
     h = mix64(h);
     uint32_t h32 = (uint32_t)(h >> 32);
     return h32 ? h32 : 1; /* 0 is reserved: an empty cell is all zero */
+}
+
+/* memcmp(a, b, n) == 0 for a connection ID (n <= 20) without a library call
+ * on every lookup: word compares, the last one overlapping, never reading
+ * past a[n - 1] or b[n - 1]. */
+static inline bool cid_equal(const uint8_t *a, const uint8_t *b, size_t n)
+{
+    if (n >= 8) {
+        uint64_t d = load64(a + n - 8) ^ load64(b + n - 8);
+        for (size_t i = 0; i + 8 < n; i += 8)
+            d |= load64(a + i) ^ load64(b + i);
+        return d == 0;
+    }
+    if (n >= 4)
+        return ((load32(a) ^ load32(b)) | (load32(a + n - 4) ^ load32(b + n - 4))) == 0;
+    for (size_t i = 0; i < n; i++)
+        if (a[i] != b[i])
+            return false;
+    return true;
 }
 
 static bool key_matches(const struct qo_keyset *ks, uint8_t level, const uint8_t *dcid,
@@ -69,7 +119,7 @@ static bool key_matches(const struct qo_keyset *ks, uint8_t level, const uint8_t
     if (ks->direction != QUICOFF_DIR_RX || ks->level != level || ks->dcid_len != dcid_len)
         return false;
     if (dcid_len)
-        return memcmp(ks->dcid, dcid, dcid_len) == 0;
+        return cid_equal(ks->dcid, dcid, dcid_len);
     if (!addr || addr->family == 0)
         return ks->addr.family == 0;
     return ks->addr.family == addr->family && ks->addr.port == addr->port &&

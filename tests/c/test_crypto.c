@@ -69,10 +69,13 @@ static void test_names(void)
 
 static void test_backend_find(void)
 {
-    /* auto = the first available of ipsec-mb (when built), openssl */
+    /* auto = the first available of ipsec-mb with VAES GCM, ipsec-mb (when
+     * built), openssl */
     const qo_backend_t *best = &qo_backend_openssl;
 #ifdef QUICOFF_HAVE_IPSECMB
-    if (qo_backend_ipsecmb.available())
+    if (qo_backend_ipsecmb_vaes.available())
+        best = &qo_backend_ipsecmb_vaes;
+    else if (qo_backend_ipsecmb.available())
         best = &qo_backend_ipsecmb;
 #endif
     ok(qo_backend_find(NULL) == best, "NULL -> %s", best->name);
