@@ -85,6 +85,21 @@ int main(int argc, char **argv)
         rte_exit(EXIT_FAILURE, "--workers %u needs %u lcores (1 I/O + %u workers); EAL gave %u "
                  "(use e.g. -l 0-%u)\n", qda.nb_workers, qda.nb_workers + 1, qda.nb_workers,
                  rte_lcore_count(), qda.nb_workers);
+    {
+        /* I/O + workers on a common CPU (e.g. --lcores 0@0,1@0): a busy-polling
+         * lcore must let the others run, or each ring hop waits for a tick */
+        unsigned lcs[QD_MAX_WORKERS + 1], nl = 0;
+        lcs[nl++] = rte_get_main_lcore();
+        for (unsigned w = 0; w < qda.nb_workers; w++)
+            lcs[nl++] = qda.worker_lcore[w];
+        for (unsigned i = 0; i < nl; i++)
+            for (unsigned j = i + 1; j < nl; j++) {
+                rte_cpuset_t a = rte_lcore_cpuset(lcs[i]), b = rte_lcore_cpuset(lcs[j]), c;
+                CPU_AND(&c, &a, &b);
+                if (CPU_COUNT(&c))
+                    qda.lcores_share_cpu = true;
+            }
+    }
 
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);

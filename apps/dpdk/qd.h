@@ -76,6 +76,8 @@ struct qd_app {
     bool net_tx_ip_cksum, net_tx_udp_cksum; /* offered by the network port, used */
     unsigned nb_workers;
     unsigned worker_lcore[QD_MAX_WORKERS];
+    /* two of our lcores are pinned to a common CPU: busy-polling yields */
+    bool lcores_share_cpu;
     struct rte_ring *worker_ring[QD_MAX_WORKERS]; /* I/O lcore -> worker (SP/SC) */
     struct rte_ring *host_tx_ring, *net_tx_ring;  /* workers, control -> I/O lcore (MP/SC) */
     struct rte_ring *ctrl_ring;                   /* I/O lcore -> control thread */

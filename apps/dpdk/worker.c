@@ -15,6 +15,7 @@
 #include "worker.h"
 
 #include <stdio.h>
+#include <sched.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -31,14 +32,23 @@
 struct qd_worker qd_workers[QD_MAX_WORKERS];
 
 #define IDLE_POLLS 256
+#define YIELD_POLLS 4
 
-/* --idle-us: after IDLE_POLLS empty polls in a row, give the CPU away. */
+/* --idle-us: after IDLE_POLLS empty polls in a row, give the CPU away.
+ * Busy-polling (--idle-us 0) with lcores sharing a CPU: yield after a few
+ * empty polls, so the lcore with work (the other end of a ring) runs now
+ * instead of at the next scheduler tick. */
 static inline void idle(unsigned *empty, bool busy)
 {
     if (busy) {
         *empty = 0;
-    } else if (qda.opt->idle_us && ++*empty >= IDLE_POLLS) {
-        usleep(qda.opt->idle_us);
+    } else if (qda.opt->idle_us) {
+        if (++*empty >= IDLE_POLLS) {
+            usleep(qda.opt->idle_us);
+            *empty = 0;
+        }
+    } else if (qda.lcores_share_cpu && ++*empty >= YIELD_POLLS) {
+        sched_yield();
         *empty = 0;
     }
 }

@@ -575,15 +575,34 @@ class Demo:
 
     # -- benchmark ---------------------------------------------------------
 
+    BENCH_SIZES = (64, 1400)
+
+    def _bench_restart(self, tb):
+        tb.restart_offloads()
+        self.counters.clear()    # fresh counters too
+        for f in self.flows:     # fresh entries: PN decoding starts from here
+            f.pn_start = self.pn_next[f.id]
+        self.install(tb, self.flows)
+
     def phase_bench(self, tb, prog, dur):
         """quicoff-dpdk vs dpdk-testpmd io-forwarding on offload A's ports:
-        64-byte payloads from host A at full speed, frames counted where they
-        leave offload A (the wire's bridge), CPU time from /proc."""
+        64- and 1400-byte payloads from host A at full speed, frames counted
+        where they leave offload A (the wire's bridge), CPU time from /proc.
+        Offload A busy-polls here (--idle-us 0, as testpmd does); the traffic
+        phases keep the demo's --idle-us."""
         prog.step(0, "bench: quicoff vs testpmd")
-        bench = {"size": 64}
+        bench = {"sizes": list(self.BENCH_SIZES), "quicoff_idle_us": 0}
         flows = self.flows_of("ab", suite="aes-128-gcm")
-        bench["quicoff"] = self._bench_one(tb, flows, tb.offloads["A"].proc, dur)
-        bench["quicoff"]["what"] = "%s offload A (protect, aes-128-gcm)" % tb.offload_kind
+        tb.idle_us_side["A"] = 0
+        try:
+            self._bench_restart(tb)
+            q = bench["quicoff"] = {}
+            for size in self.BENCH_SIZES:
+                q[str(size)] = self._bench_one(tb, flows, tb.offloads["A"].proc, dur, size)
+                q[str(size)]["what"] = ("%s offload A (protect, aes-128-gcm, --idle-us 0)"
+                                        % tb.offload_kind)
+        finally:
+            tb.idle_us_side.pop("A", None)
         testpmd = shutil.which("dpdk-testpmd")
         if not testpmd:
             bench["testpmd"] = {"error": "dpdk-testpmd not installed (Debian package dpdk)"}
@@ -604,25 +623,26 @@ class Demo:
                             p.poll(), tb._tail("testpmd.log", 3).replace("\n", " | ")))
                     time.sleep(0.2)
                 time.sleep(0.5)
-                bench["testpmd"] = self._bench_one(tb, flows, p, dur)
-                bench["testpmd"]["what"] = "dpdk-testpmd --forward-mode=io (no crypto)"
+                tp = bench["testpmd"] = {}
+                for size in self.BENCH_SIZES:
+                    tp[str(size)] = self._bench_one(tb, flows, p, dur, size)
+                    tp[str(size)]["what"] = "dpdk-testpmd --forward-mode=io (no crypto)"
             except tbm.TestbedError as e:   # a benchmark, not a verdict
                 bench["testpmd"] = {"error": str(e).splitlines()[0]}
             finally:
                 tb._terminate(p)
                 shutil.rmtree(os.path.join(tbm.DPDK_RUN_DIR, "%s-tp" % tb.tag), ignore_errors=True)
-                tb.restart_offloads()
-                self.counters.clear()    # fresh counters too
-                for f in self.flows:     # fresh entries: PN decoding starts from here
-                    f.pn_start = self.pn_next[f.id]
-                self.install(tb, self.flows)
+        self._bench_restart(tb)   # back to the demo's --idle-us
         q, t = bench.get("quicoff", {}), bench.get("testpmd", {})
-        if q.get("kpps") and t.get("kpps"):
-            bench["ratio"] = q["kpps"] / t["kpps"]
+        bench["ratio"] = {}
+        for size in self.BENCH_SIZES:
+            qs, ts = q.get(str(size), {}), t.get(str(size), {})
+            if qs.get("kpps") and ts.get("kpps"):
+                bench["ratio"][str(size)] = qs["kpps"] / ts["kpps"]
         self.results["bench"] = bench
         prog.advance(2 * dur + 6)
 
-    def _bench_one(self, tb, flows, proc, dur) -> dict:
+    def _bench_one(self, tb, flows, proc, dur, size=64) -> dict:
         tb.set_wire("tamper", every=0)     # the counting bridge
         try:
             w0 = tb.wire_stats()
@@ -632,7 +652,7 @@ class Demo:
                 f.pn_start = self.pn_next[f.id]
             tr.write_flows_file(path, flows, self.proto, tbm.MACS["offA_host"], tb.host_a.mac)
             t0 = time.monotonic()
-            s = tr.Sender(self.tool, tb.host_a.ns, tb.host_a.iface, path, size=64, rate=0,
+            s = tr.Sender(self.tool, tb.host_a.ns, tb.host_a.iface, path, size=size, rate=0,
                           duration=dur).wait(dur + 30)
             t1 = time.monotonic()
             for f in flows:
@@ -645,7 +665,7 @@ class Demo:
         fwd = int(w1.get("forwarded_ab", 0)) - int(w0.get("forwarded_ab", 0))
         secs = max(t1 - t0, 1e-6)
         cpu = max(c1 - c0, 0.0)
-        return {"sent": s["sent"], "forwarded": fwd, "kpps": fwd / secs / 1e3,
+        return {"size": size, "sent": s["sent"], "forwarded": fwd, "kpps": fwd / secs / 1e3,
                 "cpu_seconds": cpu, "ns_per_packet_cpu": (cpu * 1e9 / fwd) if fwd else None}
 
     # -- report --------------------------------------------------------------
@@ -694,17 +714,21 @@ class Demo:
         if res.get("bench"):
             b = res["bench"]
             print()
-            print("Forwarding, 64-byte payloads, same ports:")
-            for k in ("quicoff", "testpmd"):
-                v = b.get(k, {})
-                if "error" in v:
-                    print("  %-8s %s" % (k, v["error"]))
-                elif v:
-                    print("  %-8s %8.1f kpps  %s ns CPU/packet  (%s)" % (
-                        k, v["kpps"], "%.0f" % v["ns_per_packet_cpu"] if v.get("ns_per_packet_cpu")
-                        else "-", v.get("what", "")))
-            if "ratio" in b:
-                print("  quicoff / testpmd = %.2f" % b["ratio"])
+            print("Forwarding, same ports (quicoff-dpdk with --idle-us 0):")
+            for size in b.get("sizes", ()):
+                for k in ("quicoff", "testpmd"):
+                    v = b.get(k, {})
+                    if "error" in v:
+                        print("  %4d B  %-8s %s" % (size, k, v["error"]))
+                        continue
+                    v = v.get(str(size), {})
+                    if v:
+                        print("  %4d B  %-8s %8.1f kpps  %s ns CPU/packet  (%s)" % (
+                            size, k, v["kpps"], "%.0f" % v["ns_per_packet_cpu"]
+                            if v.get("ns_per_packet_cpu") else "-", v.get("what", "")))
+                r = b.get("ratio", {}).get(str(size))
+                if r is not None:
+                    print("  %4d B  quicoff / testpmd = %.2f" % (size, r))
         print()
         print("payloads checked byte for byte: %d, mismatches: %d" % (checked, mism))
         if t:

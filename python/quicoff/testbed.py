@@ -366,6 +366,8 @@ class Testbed:
         # each other, the traffic tools and the wire; busy-polling ones would
         # take whole time slices from the thread with work to do (docs/dpdk.md)
         self.idle_us = idle_us
+        # per-side override of idle_us (the bench busy-polls offload A only)
+        self.idle_us_side: Dict[str, int] = {}
         self.tag = "%s%d-%s" % (PREFIX, os.getpid(), os.urandom(2).hex())
         self.ns = {k: "%s-%s" % (self.tag, k) for k in ("hA", "oA", "w", "oB", "hB")}
         self._own_log_dir = log_dir is None
@@ -584,7 +586,7 @@ class Testbed:
                         "--", "--host-port", "0", "--net-port", "1",
                         "--workers", str(self.workers), "--crypto", self.crypto,
                         "--local-cid-len", str(self.local_cid_len), "--unknown", self.unknown,
-                        "--stats-interval", "0", "--idle-us", str(self.idle_us), "--compat",
+                        "--stats-interval", "0", "--idle-us", str(self.idle_us_side.get(side, self.idle_us)), "--compat",
                         # the static encapsulation of compat entries (seed 000's)
                         "--encap-src-mac", MACS["off%s_net" % side],
                         "--encap-dst-mac", MACS["off%s_net" % other],
