@@ -703,20 +703,13 @@ static int hp_chacha20_mask_burst(void *const ctx[], const uint8_t *const sample
 /* ------------------------------------------------------------------------ */
 /* Descriptors                                                               */
 
-/* RFC 9001 §6.6, as in backend_openssl.c.  AES-CCM's 2^21.5 is rounded down. */
-#define AES_GCM_CONFIDENTIALITY_LIMIT (UINT64_C(1) << 23)
-#define AES_GCM_INTEGRITY_LIMIT (UINT64_C(1) << 52)
-#define CHACHA20_CONFIDENTIALITY_LIMIT (UINT64_C(1) << 62)
-#define CHACHA20_INTEGRITY_LIMIT (UINT64_C(1) << 36)
-#define AES_CCM_LIMIT UINT64_C(2965820)
-
 static const qo_aead_algo_t aes128gcm = {
     .name = "aes-128-gcm",
     .suite = QUICOFF_AES_128_GCM,
     .key_len = 16,
     .ctx_size = sizeof(struct gcm_key_data),
-    .confidentiality_limit = AES_GCM_CONFIDENTIALITY_LIMIT,
-    .integrity_limit = AES_GCM_INTEGRITY_LIMIT,
+    .confidentiality_limit = QO_AES_GCM_CONFIDENTIALITY_LIMIT,
+    .integrity_limit = QO_AES_GCM_INTEGRITY_LIMIT,
     .setup = gcm128_setup,
     .dispose = gcm_dispose,
     .seal = gcm128_seal,
@@ -728,8 +721,8 @@ static const qo_aead_algo_t aes256gcm = {
     .suite = QUICOFF_AES_256_GCM,
     .key_len = 32,
     .ctx_size = sizeof(struct gcm_key_data),
-    .confidentiality_limit = AES_GCM_CONFIDENTIALITY_LIMIT,
-    .integrity_limit = AES_GCM_INTEGRITY_LIMIT,
+    .confidentiality_limit = QO_AES_GCM_CONFIDENTIALITY_LIMIT,
+    .integrity_limit = QO_AES_GCM_INTEGRITY_LIMIT,
     .setup = gcm256_setup,
     .dispose = gcm_dispose,
     .seal = gcm256_seal,
@@ -741,8 +734,8 @@ static const qo_aead_algo_t aes128ccm = {
     .suite = QUICOFF_AES_128_CCM,
     .key_len = 16,
     .ctx_size = sizeof(struct aes_ctx),
-    .confidentiality_limit = AES_CCM_LIMIT,
-    .integrity_limit = AES_CCM_LIMIT,
+    .confidentiality_limit = QO_AES_CCM_LIMIT,
+    .integrity_limit = QO_AES_CCM_LIMIT,
     .setup = ccm_setup,
     .dispose = aes_dispose,
     .seal = ccm_seal,
@@ -754,8 +747,8 @@ static const qo_aead_algo_t chacha20poly1305 = {
     .suite = QUICOFF_CHACHA20_POLY1305,
     .key_len = 32,
     .ctx_size = sizeof(struct cp_ctx),
-    .confidentiality_limit = CHACHA20_CONFIDENTIALITY_LIMIT,
-    .integrity_limit = CHACHA20_INTEGRITY_LIMIT,
+    .confidentiality_limit = QO_CHACHA20_CONFIDENTIALITY_LIMIT,
+    .integrity_limit = QO_CHACHA20_INTEGRITY_LIMIT,
     .setup = cp_setup,
     .dispose = cp_dispose,
     .seal = cp_seal,

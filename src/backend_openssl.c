@@ -295,20 +295,13 @@ static int ccm_open(void *vctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8
     return 0;
 }
 
-/* RFC 9001 §6.6.  AES-CCM's 2^21.5 is rounded down. */
-#define AES_GCM_CONFIDENTIALITY_LIMIT (UINT64_C(1) << 23)
-#define AES_GCM_INTEGRITY_LIMIT (UINT64_C(1) << 52)
-#define CHACHA20_CONFIDENTIALITY_LIMIT (UINT64_C(1) << 62) /* RFC: none; 2^62 = PN space */
-#define CHACHA20_INTEGRITY_LIMIT (UINT64_C(1) << 36)
-#define AES_CCM_LIMIT UINT64_C(2965820)
-
 static const qo_aead_algo_t aes128gcm = {
     .name = "aes-128-gcm",
     .suite = QUICOFF_AES_128_GCM,
     .key_len = 16,
     .ctx_size = sizeof(struct ossl_aead_ctx),
-    .confidentiality_limit = AES_GCM_CONFIDENTIALITY_LIMIT,
-    .integrity_limit = AES_GCM_INTEGRITY_LIMIT,
+    .confidentiality_limit = QO_AES_GCM_CONFIDENTIALITY_LIMIT,
+    .integrity_limit = QO_AES_GCM_INTEGRITY_LIMIT,
     .setup = setup_aes128gcm,
     .dispose = aead_dispose,
     .seal = stream_seal,
@@ -320,8 +313,8 @@ static const qo_aead_algo_t aes256gcm = {
     .suite = QUICOFF_AES_256_GCM,
     .key_len = 32,
     .ctx_size = sizeof(struct ossl_aead_ctx),
-    .confidentiality_limit = AES_GCM_CONFIDENTIALITY_LIMIT,
-    .integrity_limit = AES_GCM_INTEGRITY_LIMIT,
+    .confidentiality_limit = QO_AES_GCM_CONFIDENTIALITY_LIMIT,
+    .integrity_limit = QO_AES_GCM_INTEGRITY_LIMIT,
     .setup = setup_aes256gcm,
     .dispose = aead_dispose,
     .seal = stream_seal,
@@ -333,8 +326,8 @@ static const qo_aead_algo_t aes128ccm = {
     .suite = QUICOFF_AES_128_CCM,
     .key_len = 16,
     .ctx_size = sizeof(struct ossl_aead_ctx),
-    .confidentiality_limit = AES_CCM_LIMIT,
-    .integrity_limit = AES_CCM_LIMIT,
+    .confidentiality_limit = QO_AES_CCM_LIMIT,
+    .integrity_limit = QO_AES_CCM_LIMIT,
     .setup = setup_aes128ccm,
     .dispose = aead_dispose,
     .seal = ccm_seal,
@@ -346,8 +339,8 @@ static const qo_aead_algo_t chacha20poly1305 = {
     .suite = QUICOFF_CHACHA20_POLY1305,
     .key_len = 32,
     .ctx_size = sizeof(struct ossl_aead_ctx),
-    .confidentiality_limit = CHACHA20_CONFIDENTIALITY_LIMIT,
-    .integrity_limit = CHACHA20_INTEGRITY_LIMIT,
+    .confidentiality_limit = QO_CHACHA20_CONFIDENTIALITY_LIMIT,
+    .integrity_limit = QO_CHACHA20_INTEGRITY_LIMIT,
     .setup = setup_chacha20poly1305,
     .dispose = aead_dispose,
     .seal = stream_seal,

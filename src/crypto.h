@@ -41,6 +41,15 @@ typedef struct qo_aead_op {
     uint8_t nonce[16];
 } qo_aead_op_t;
 
+/* RFC 9001 §6.6 usage limits, in packets: properties of the AEAD, the same
+ * for every backend. AES-CCM's 2^21.5 is rounded down; ChaCha20-Poly1305 has
+ * no confidentiality limit (2^62 = the packet-number space). */
+#define QO_AES_GCM_CONFIDENTIALITY_LIMIT (UINT64_C(1) << 23)
+#define QO_AES_GCM_INTEGRITY_LIMIT (UINT64_C(1) << 52)
+#define QO_CHACHA20_CONFIDENTIALITY_LIMIT (UINT64_C(1) << 62)
+#define QO_CHACHA20_INTEGRITY_LIMIT (UINT64_C(1) << 36)
+#define QO_AES_CCM_LIMIT UINT64_C(2965820)
+
 typedef struct qo_aead_algo {
     const char *name;       /* "aes-128-gcm", ... */
     quicoff_suite_t suite;

@@ -715,17 +715,13 @@ int qo_gcm_vaes_available(void)
     return v;
 }
 
-/* RFC 9001 §6.6, as in the other backends. */
-#define AES_GCM_CONFIDENTIALITY_LIMIT (UINT64_C(1) << 23)
-#define AES_GCM_INTEGRITY_LIMIT (UINT64_C(1) << 52)
-
 const qo_aead_algo_t qo_aes128gcm_vaes = {
     .name = "aes-128-gcm",
     .suite = QUICOFF_AES_128_GCM,
     .key_len = 16,
     .ctx_size = sizeof(struct gcm_vaes_key),
-    .confidentiality_limit = AES_GCM_CONFIDENTIALITY_LIMIT,
-    .integrity_limit = AES_GCM_INTEGRITY_LIMIT,
+    .confidentiality_limit = QO_AES_GCM_CONFIDENTIALITY_LIMIT,
+    .integrity_limit = QO_AES_GCM_INTEGRITY_LIMIT,
     .setup = gcm128_setup,
     .dispose = gcm_dispose,
     .seal = gcm128_seal,
@@ -739,8 +735,8 @@ const qo_aead_algo_t qo_aes256gcm_vaes = {
     .suite = QUICOFF_AES_256_GCM,
     .key_len = 32,
     .ctx_size = sizeof(struct gcm_vaes_key),
-    .confidentiality_limit = AES_GCM_CONFIDENTIALITY_LIMIT,
-    .integrity_limit = AES_GCM_INTEGRITY_LIMIT,
+    .confidentiality_limit = QO_AES_GCM_CONFIDENTIALITY_LIMIT,
+    .integrity_limit = QO_AES_GCM_INTEGRITY_LIMIT,
     .setup = gcm256_setup,
     .dispose = gcm_dispose,
     .seal = gcm256_seal,
