@@ -6,8 +6,8 @@
  *
  * main() only wires the pieces: EAL, options, mempool, ports, table, rings,
  * RCU, lookaside, telemetry, the control thread, the worker lcores; the main
- * lcore then runs the I/O loop until SIGINT/SIGTERM, and everything is torn
- * down in reverse order.
+ * lcore then runs worker 0 (run-to-completion) or the I/O loop (pipeline)
+ * until SIGINT/SIGTERM, and everything is torn down in reverse order.
  */
 #include <signal.h>
 #include <stdio.h>
@@ -21,6 +21,7 @@
 #include <rte_mbuf.h>
 #include <rte_rcu_qsbr.h>
 
+#include "classify.h"
 #include "conns.h"
 #include "lookaside.h"
 #include "options.h"
@@ -74,22 +75,29 @@ int main(int argc, char **argv)
     qda.net_port = opts.net_port;
     qda.nb_workers = opts.workers;
 
-    /* lcores: the main lcore does I/O; one worker per further lcore */
+    /* lcores: rtc, worker 0 on the main lcore and one worker per further
+     * lcore; pipeline, the main lcore does I/O and one worker per further lcore */
+    const bool rtc = opts.io_mode == QD_IO_RTC;
     unsigned lc, k = 0;
+    if (rtc)
+        qda.worker_lcore[k++] = rte_get_main_lcore();
     RTE_LCORE_FOREACH_WORKER(lc)
     {
         if (k < qda.nb_workers)
             qda.worker_lcore[k++] = lc;
     }
-    if (k < qda.nb_workers)
-        rte_exit(EXIT_FAILURE, "--workers %u needs %u lcores (1 I/O + %u workers); EAL gave %u "
-                 "(use e.g. -l 0-%u)\n", qda.nb_workers, qda.nb_workers + 1, qda.nb_workers,
-                 rte_lcore_count(), qda.nb_workers);
+    if (k < qda.nb_workers) {
+        unsigned need = qda.nb_workers + (rtc ? 0 : 1);
+        rte_exit(EXIT_FAILURE, "--workers %u needs %u lcores (%s); EAL gave %u (use e.g. -l 0-%u)\n",
+                 qda.nb_workers, need, rtc ? "one per worker" : "1 I/O + 1 per worker",
+                 rte_lcore_count(), need - 1);
+    }
     {
         /* I/O + workers on a common CPU (e.g. --lcores 0@0,1@0): a busy-polling
          * lcore must let the others run, or each ring hop waits for a tick */
         unsigned lcs[QD_MAX_WORKERS + 1], nl = 0;
-        lcs[nl++] = rte_get_main_lcore();
+        if (!rtc)
+            lcs[nl++] = rte_get_main_lcore();
         for (unsigned w = 0; w < qda.nb_workers; w++)
             lcs[nl++] = qda.worker_lcore[w];
         for (unsigned i = 0; i < nl; i++)
@@ -111,8 +119,9 @@ int main(int argc, char **argv)
         rte_exit(EXIT_FAILURE, "cannot create the mbuf pool: %s\n", rte_strerror(rte_errno));
 
     struct qd_port_caps hc, nc;
-    if (qd_port_init(qda.host_port, "host", false, qda.pool, &hc) != 0 ||
-        qd_port_init(qda.net_port, "network", true, qda.pool, &nc) != 0)
+    uint16_t nb_queues = rtc ? (uint16_t)qda.nb_workers : 1;
+    if (qd_port_init(qda.host_port, "host", nb_queues, false, qda.pool, &hc) != 0 ||
+        qd_port_init(qda.net_port, "network", nb_queues, true, qda.pool, &nc) != 0)
         rte_exit(EXIT_FAILURE, "port setup failed\n");
     rte_eth_macaddr_get(qda.host_port, &qda.host_port_mac);
     rte_eth_macaddr_get(qda.net_port, &qda.net_port_mac);
@@ -147,18 +156,25 @@ int main(int argc, char **argv)
         qd_la_print(qda.la);
     }
 
+    /* rtc: every worker polls a port, so the rings into a worker and into the
+     * control thread have several producers; pipeline: the I/O lcore only */
     char name[RTE_RING_NAMESIZE];
+    unsigned in_flags = RING_F_SC_DEQ | (rtc && qda.nb_workers > 1 ? 0 : RING_F_SP_ENQ);
     for (unsigned w = 0; w < qda.nb_workers; w++) {
         snprintf(name, sizeof(name), "qd_worker%u", w);
-        qda.worker_ring[w] = ring(name, QD_RING_SIZE, RING_F_SP_ENQ | RING_F_SC_DEQ);
+        qda.worker_ring[w] = ring(name, QD_RING_SIZE, in_flags);
     }
     qda.host_tx_ring = ring("qd_host_tx", QD_RING_SIZE, RING_F_SC_DEQ);
     qda.net_tx_ring = ring("qd_net_tx", QD_RING_SIZE, RING_F_SC_DEQ);
-    qda.ctrl_ring = ring("qd_ctrl", QD_CTRL_RING_SIZE, RING_F_SP_ENQ | RING_F_SC_DEQ);
+    qda.ctrl_ring = ring("qd_ctrl", QD_CTRL_RING_SIZE, in_flags);
 
     for (unsigned w = 0; w < qda.nb_workers; w++) {
         struct qd_worker *wk = &qd_workers[w];
         wk->id = w;
+        wk->queue = rtc ? (uint16_t)w : 0;
+        if (rtc && !(wk->sort = rte_zmalloc("qd_sort", sizeof(struct qd_sort),
+                                            RTE_CACHE_LINE_SIZE)))
+            rte_exit(EXIT_FAILURE, "cannot allocate worker %u's sort buffers\n", w);
         wk->qw = quicoff_worker_create(qda.table);
         if (!wk->qw)
             rte_exit(EXIT_FAILURE, "cannot create libquicoff worker %u\n", w);
@@ -172,17 +188,23 @@ int main(int argc, char **argv)
     pthread_t ctrl;
     if (qd_signaling_start(&ctrl) != 0)
         rte_exit(EXIT_FAILURE, "cannot start the control thread\n");
-    for (unsigned w = 0; w < qda.nb_workers; w++)
-        if (rte_eal_remote_launch(qd_worker_main, &qd_workers[w], qda.worker_lcore[w]) != 0)
+    for (unsigned w = rtc ? 1 : 0; w < qda.nb_workers; w++)
+        if (rte_eal_remote_launch(rtc ? qd_rtc_main : qd_worker_main, &qd_workers[w],
+                                  qda.worker_lcore[w]) != 0)
             rte_exit(EXIT_FAILURE, "cannot launch worker %u\n", w);
 
-    printf("quicoff-dpdk: running (%u workers, crypto %s); Ctrl-C to stop\n", qda.nb_workers,
+    printf("quicoff-dpdk: running (%u workers, %s, crypto %s); Ctrl-C to stop\n", qda.nb_workers,
+           rtc ? "run to completion" : "pipeline",
            opts.crypto == QD_CRYPTO_INLINE ? "inline" : "lookaside");
     fflush(stdout);
-    qd_io_main();
+    if (rtc)
+        qd_rtc_main(&qd_workers[0]);
+    else
+        qd_io_main();
 
-    /* Shutdown: the I/O lcore has stopped; the control thread finishes (its
-     * RCU waits need the workers), then the workers stop. */
+    /* Shutdown: the main lcore's loop has stopped (rtc: worker 0, now RCU
+     * offline); the control thread finishes (its RCU waits need the other
+     * workers), then the workers stop. */
     printf("quicoff-dpdk: stopping\n");
     qd_signaling_stop(ctrl);
     qda.workers_quit = true;
@@ -201,6 +223,7 @@ int main(int argc, char **argv)
         if (qd_workers[w].la)
             qd_la_worker_destroy(qd_workers[w].la);
         quicoff_worker_destroy(qd_workers[w].qw);
+        rte_free(qd_workers[w].sort);
     }
     pthread_mutex_lock(&qda.conns->lock);
     qda.conns->closed = true;

@@ -34,7 +34,12 @@ void qd_options_usage(const char *prog)
             "usage: %s [EAL options] -- [options]\n"
             "  --host-port P          host-facing port (frames to/from the QUIC stack), default 0\n"
             "  --net-port Q           network-facing port (UDP/QUIC), default 1\n"
-            "  --workers N            worker lcores (1..%d), default 1; needs N+1 lcores\n"
+            "  --workers N            worker lcores (1..%d), default 1\n"
+            "  --io-mode rtc|pipeline rtc (default): each worker polls its own queue of both\n"
+            "                         ports, runs each frame to completion and sends on its own\n"
+            "                         TX queue; N lcores, N queues per port (af_packet: qpairs=N).\n"
+            "                         pipeline: one I/O lcore polls one queue per port and feeds\n"
+            "                         the workers through rings; N+1 lcores\n"
             "  --crypto inline|lookaside   AEAD in libquicoff on the workers, or on a cryptodev\n"
             "  --cryptodev NAME       cryptodev for lookaside (e.g. crypto_aesni_gcm, crypto_openssl,\n"
             "                         crypto_aesni_mb, a QAT device); created as a vdev if absent\n"
@@ -59,7 +64,7 @@ enum {
     OPT_HOST_PORT = 256, OPT_NET_PORT, OPT_WORKERS, OPT_CRYPTO, OPT_CRYPTODEV, OPT_CID_LEN,
     OPT_CAPACITY, OPT_UNKNOWN, OPT_STATS, OPT_COMPAT, OPT_NO_EVENTS, OPT_BACKEND, OPT_MBUFS,
     OPT_IDLE_US, OPT_HOST_MAC, OPT_ENC_DMAC, OPT_ENC_SMAC, OPT_ENC_SIP, OPT_ENC_DIP, OPT_ENC_SPORT,
-    OPT_ENC_DPORT, OPT_ENC_TTL, OPT_HELP,
+    OPT_ENC_DPORT, OPT_ENC_TTL, OPT_IO_MODE, OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -85,6 +90,7 @@ static const struct option long_opts[] = {
     {"encap-sport", required_argument, NULL, OPT_ENC_SPORT},
     {"encap-dport", required_argument, NULL, OPT_ENC_DPORT},
     {"encap-ttl", required_argument, NULL, OPT_ENC_TTL},
+    {"io-mode", required_argument, NULL, OPT_IO_MODE},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -213,6 +219,14 @@ int qd_options_parse(struct qd_options *o, int argc, char **argv)
             bad = parse_uint(a, 255, &v) || v == 0;
             o->encap.ttl = (uint8_t)v;
             break;
+        case OPT_IO_MODE:
+            if (!strcmp(a, "rtc"))
+                o->io_mode = QD_IO_RTC;
+            else if (!strcmp(a, "pipeline"))
+                o->io_mode = QD_IO_PIPELINE;
+            else
+                bad = 1;
+            break;
         case OPT_HELP:
         default:
             qd_options_usage(prog);
@@ -258,6 +272,7 @@ void qd_options_print(const struct qd_options *o)
     printf("  host-port       %u\n", o->host_port);
     printf("  net-port        %u\n", o->net_port);
     printf("  workers         %u\n", o->workers);
+    printf("  io-mode         %s\n", o->io_mode == QD_IO_RTC ? "rtc (run to completion)" : "pipeline");
     printf("  crypto          %s\n", o->crypto == QD_CRYPTO_INLINE ? "inline" : "lookaside");
     if (o->crypto == QD_CRYPTO_LOOKASIDE)
         printf("  cryptodev       %s\n", o->cryptodev);

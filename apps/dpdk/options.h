@@ -12,6 +12,7 @@ struct qd_options {
     uint16_t host_port;          /* --host-port: port_enc of seed 000 */
     uint16_t net_port;           /* --net-port: port_dec of seed 000 */
     unsigned workers;            /* --workers */
+    enum qd_io_mode io_mode;     /* --io-mode rtc|pipeline */
     enum qd_crypto_mode crypto;  /* --crypto inline|lookaside */
     char cryptodev[64];          /* --cryptodev: device name (created as a vdev if absent) */
     uint8_t local_cid_len;       /* --local-cid-len */

@@ -10,8 +10,8 @@
 
 #include "qd.h"
 
-int qd_port_init(uint16_t port, const char *role, bool want_cksum, struct rte_mempool *pool,
-                 struct qd_port_caps *caps)
+int qd_port_init(uint16_t port, const char *role, uint16_t nb_queues, bool want_cksum,
+                 struct rte_mempool *pool, struct qd_port_caps *caps)
 {
     struct rte_eth_dev_info info;
     struct rte_eth_conf conf;
@@ -29,7 +29,24 @@ int qd_port_init(uint16_t port, const char *role, bool want_cksum, struct rte_me
         fprintf(stderr, "quicoff-dpdk: port %u: dev_info: %s\n", port, strerror(-r));
         return -1;
     }
+    if (info.max_rx_queues < nb_queues || info.max_tx_queues < nb_queues) {
+        fprintf(stderr, "quicoff-dpdk: %s port %u (%s) has %u RX / %u TX queues; %u workers in "
+                        "run-to-completion mode need %u of each (net_af_packet: add qpairs=%u to "
+                        "the vdev), or use --io-mode pipeline\n", role, port, info.driver_name,
+                info.max_rx_queues, info.max_tx_queues, nb_queues, nb_queues, nb_queues);
+        return -1;
+    }
     memset(&conf, 0, sizeof(conf));
+    uint64_t rss = info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP);
+    if (nb_queues > 1 && rss) {
+        /* The DCID is beyond what RSS hashes: the 4-tuple keeps a path on one
+         * queue, and a worker hands a frame to the connection's owner when
+         * the queue is not its (one ring hop). rte_flow rules matching the
+         * DCID would make the hop rare; see docs/dpdk.md. */
+        conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+        conf.rx_adv_conf.rss_conf.rss_hf = rss;
+        caps->rss = true;
+    }
     if (want_cksum) {
         caps->ipv4_cksum = info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_IPV4_CKSUM;
         caps->udp_cksum = info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
@@ -43,7 +60,7 @@ int qd_port_init(uint16_t port, const char *role, bool want_cksum, struct rte_me
     if (caps->fast_free)
         conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
 
-    if ((r = rte_eth_dev_configure(port, 1, 1, &conf)) != 0) {
+    if ((r = rte_eth_dev_configure(port, nb_queues, nb_queues, &conf)) != 0) {
         fprintf(stderr, "quicoff-dpdk: port %u: configure: %s\n", port, strerror(-r));
         return -1;
     }
@@ -54,10 +71,12 @@ int qd_port_init(uint16_t port, const char *role, bool want_cksum, struct rte_me
         socket = (int)rte_socket_id();
     struct rte_eth_txconf txconf = info.default_txconf;
     txconf.offloads = conf.txmode.offloads;
-    if ((r = rte_eth_rx_queue_setup(port, 0, nb_rxd, (unsigned)socket, NULL, pool)) != 0 ||
-        (r = rte_eth_tx_queue_setup(port, 0, nb_txd, (unsigned)socket, &txconf)) != 0) {
-        fprintf(stderr, "quicoff-dpdk: port %u: queue setup: %s\n", port, strerror(-r));
-        return -1;
+    for (uint16_t q = 0; q < nb_queues; q++) {
+        if ((r = rte_eth_rx_queue_setup(port, q, nb_rxd, (unsigned)socket, NULL, pool)) != 0 ||
+            (r = rte_eth_tx_queue_setup(port, q, nb_txd, (unsigned)socket, &txconf)) != 0) {
+            fprintf(stderr, "quicoff-dpdk: port %u: queue %u setup: %s\n", port, q, strerror(-r));
+            return -1;
+        }
     }
     if ((r = rte_eth_dev_start(port)) != 0) {
         fprintf(stderr, "quicoff-dpdk: port %u: start: %s\n", port, strerror(-r));
@@ -66,9 +85,10 @@ int qd_port_init(uint16_t port, const char *role, bool want_cksum, struct rte_me
     r = rte_eth_promiscuous_enable(port);
     rte_eth_macaddr_get(port, &addr);
     rte_ether_format_addr(mac, sizeof(mac), &addr);
-    printf("quicoff-dpdk: %s port %u: %s, driver %s, MAC %s, %u/%u RX/TX queues max, "
+    printf("quicoff-dpdk: %s port %u: %s, driver %s, MAC %s, %u RX/TX queues in use (max %u/%u)%s, "
            "promiscuous %s\n", role, port, info.device ? rte_dev_name(info.device) : "?",
-           info.driver_name, mac, info.max_rx_queues, info.max_tx_queues, r == 0 ? "on" : "off");
+           info.driver_name, mac, nb_queues, info.max_rx_queues, info.max_tx_queues,
+           caps->rss ? ", RSS on IP/UDP" : "", r == 0 ? "on" : "off");
     if (want_cksum)
         printf("quicoff-dpdk: %s port %u: IPv4 checksum %s, UDP checksum %s\n", role, port,
                caps->ipv4_cksum ? "by the port" : "in software",

@@ -2,17 +2,20 @@
 /*
  * quicoff-dpdk: what every file of the application shares.
  *
- * Lcores (see docs/dpdk.md, "The pipeline"):
- *  - the main lcore is the I/O lcore: it polls both ports, classifies each
- *    frame (signaling, host data, network QUIC, anything else), steers QUIC
- *    and host data to the worker that owns the connection (steering.c) and
- *    drains the TX rings onto the ports; it also prints the counters.
- *  - N worker lcores (worker.c) protect (tx_path.c) and unprotect (rx_path.c)
- *    bursts, each with its own quicoff_worker, and enqueue the results on the
- *    ports' TX rings.
- *  - a control thread (signaling.c, not an lcore) applies signaling frames to
- *    the connection table and answers with ACKs, so a slow key installation
- *    never stalls the data path.
+ * Lcores (see docs/dpdk.md, "Lcores"), two layouts (--io-mode):
+ *  - run-to-completion (rtc, the default): N worker lcores, the main lcore
+ *    being worker 0. Worker w polls queue w of both ports, classifies each
+ *    frame (classify.c), protects (tx_path.c) / unprotects (rx_path.c) the
+ *    frames of connections it owns and sends the results on its own TX queue
+ *    of each port. A frame of a connection owned by another worker (the NIC's
+ *    RSS cannot hash a DCID) goes to that worker's ring: one hop, and the
+ *    connection still stays on one core. No lcore shares a queue.
+ *  - pipeline: the main lcore is an I/O lcore (io_lcore.c) polling one queue
+ *    per port and steering to N worker lcores through rings; the workers'
+ *    results come back through TX rings. For ports with a single queue.
+ * In both, a control thread (signaling.c, not an lcore) applies signaling
+ * frames to the connection table and answers with ACKs, so a slow key
+ * installation never stalls the data path.
  */
 #ifndef QD_H
 #define QD_H
@@ -45,6 +48,7 @@ enum qd_class {
 };
 
 enum qd_crypto_mode { QD_CRYPTO_INLINE = 0, QD_CRYPTO_LOOKASIDE = 1 };
+enum qd_io_mode { QD_IO_RTC = 0, QD_IO_PIPELINE = 1 };
 enum qd_unknown_action { QD_UNKNOWN_PASS = 0, QD_UNKNOWN_DROP = 1 };
 
 /* Encapsulation of a TX entry on the network side (addresses in network
@@ -75,12 +79,15 @@ struct qd_app {
     struct rte_ether_addr host_port_mac, net_port_mac;
     bool net_tx_ip_cksum, net_tx_udp_cksum; /* offered by the network port, used */
     unsigned nb_workers;
-    unsigned worker_lcore[QD_MAX_WORKERS];
+    unsigned worker_lcore[QD_MAX_WORKERS]; /* rtc: worker 0 is the main lcore */
     /* two of our lcores are pinned to a common CPU: busy-polling yields */
     bool lcores_share_cpu;
-    struct rte_ring *worker_ring[QD_MAX_WORKERS]; /* I/O lcore -> worker (SP/SC) */
-    struct rte_ring *host_tx_ring, *net_tx_ring;  /* workers, control -> I/O lcore (MP/SC) */
-    struct rte_ring *ctrl_ring;                   /* I/O lcore -> control thread */
+    /* pipeline: I/O lcore -> worker (SP/SC); rtc: other workers -> worker (MP/SC) */
+    struct rte_ring *worker_ring[QD_MAX_WORKERS];
+    /* frames for a port from the control thread (and, pipeline, the workers), sent by the
+     * I/O lcore (pipeline) or worker 0 (rtc) (MP/SC) */
+    struct rte_ring *host_tx_ring, *net_tx_ring;
+    struct rte_ring *ctrl_ring;                   /* port pollers -> control thread */
     struct rte_rcu_qsbr *rcu;                     /* workers are its readers */
     /* Written by the I/O lcore (learned from the host port), read by workers:
      * the destination MAC of frames to the host, 6 bytes in a u64. */
@@ -90,6 +97,9 @@ struct qd_app {
 };
 
 extern struct qd_app qda;
+
+/* qda.host_mac holds a learned MAC when this bit is set */
+#define QD_HOST_MAC_VALID (UINT64_C(1) << 48)
 
 static inline uint64_t qd_mac_to_u64(const struct rte_ether_addr *a)
 {

@@ -361,23 +361,30 @@ static void *control_main(void *arg)
 {
     (void)arg;
     struct rte_mbuf *m[QD_BURST];
-    uint64_t hz = rte_get_tsc_hz(), next_reclaim = 0;
+    uint64_t hz = rte_get_tsc_hz(), next_reclaim = 0, busy_until = 0;
     cst = &qd_stats[QD_STATS_CTRL];
     while (!qda.quit) {
         unsigned n = rte_ring_sc_dequeue_burst(qda.ctrl_ring, (void **)m, QD_BURST, NULL);
+        uint64_t now = rte_rdtsc();
         for (unsigned i = 0; i < n; i++) {
             handle(m[i]);
             /* the frame held keys */
             memset(rte_pktmbuf_mtod(m[i], void *), 0, rte_pktmbuf_data_len(m[i]));
             rte_pktmbuf_free(m[i]);
         }
-        uint64_t now = rte_rdtsc();
         if (now >= next_reclaim) {
             quicoff_table_reclaim(qda.table);
             next_reclaim = now + hz / 10;
         }
-        if (!n)
-            usleep(100);
+        /* Idle: check every 100 us for 50 ms after a request (signaling comes
+         * in bursts: a handshake's keys, a key update), then every 1 ms. The
+         * thread shares CPUs with the lcores' neighbours (the kernel's softirqs,
+         * other processes on a DPU's cores): 10,000 wake-ups a second while
+         * nothing happens cost them measurable time (docs/dpdk.md). */
+        if (n)
+            busy_until = now + hz / 20;
+        else
+            usleep(now < busy_until ? 100 : 1000);
     }
     return NULL;
 }

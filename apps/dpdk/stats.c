@@ -247,6 +247,7 @@ static int tel_options(const char *cmd, const char *params, struct rte_tel_data 
     rte_tel_data_add_dict_int(d, "host_port", o->host_port);
     rte_tel_data_add_dict_int(d, "net_port", o->net_port);
     rte_tel_data_add_dict_int(d, "workers", (int)o->workers);
+    rte_tel_data_add_dict_string(d, "io_mode", o->io_mode == QD_IO_RTC ? "rtc" : "pipeline");
     rte_tel_data_add_dict_string(d, "crypto", o->crypto == QD_CRYPTO_INLINE ? "inline" : "lookaside");
     rte_tel_data_add_dict_string(d, "cryptodev", o->crypto == QD_CRYPTO_INLINE ? "" : o->cryptodev);
     rte_tel_data_add_dict_int(d, "local_cid_len", o->local_cid_len);

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The lcore loops: the I/O lcore (main lcore) and the workers. */
+/* The lcore loops: workers (run-to-completion or pipeline) and the I/O lcore of pipeline mode. */
 #ifndef QD_WORKER_H
 #define QD_WORKER_H
 
@@ -12,10 +12,13 @@
 #include "quicoff/wire.h"
 
 struct qd_la_worker;
+struct qd_sort;
 
 /* One per worker lcore, written by that lcore only. */
 struct qd_worker {
     unsigned id;
+    uint16_t queue;             /* rtc: the RX and TX queue of both ports it owns */
+    struct qd_sort *sort;       /* rtc: its frames as classified, by owner */
     struct quicoff_worker *qw;  /* libquicoff worker: this lcore's epoch and counters */
     struct qd_la_worker *la;    /* lookaside: this worker's cryptodev queue pair */
     struct qd_counters *st;
@@ -30,10 +33,31 @@ struct qd_worker {
 
 extern struct qd_worker qd_workers[QD_MAX_WORKERS];
 
-/* The I/O lcore's loop (run on the main lcore); returns when qda.quit is set. */
+/* Pipeline mode: the I/O lcore's loop (run on the main lcore); returns when
+ * qda.quit is set. */
 int qd_io_main(void);
-/* A worker lcore's loop; arg = its struct qd_worker. */
+/* Pipeline mode: a worker lcore's loop; arg = its struct qd_worker. */
 int qd_worker_main(void *arg);
+/* Run-to-completion mode: a worker's loop; arg = its struct qd_worker.
+ * Worker 0 runs on the main lcore and returns when qda.quit is set, the
+ * others when qda.workers_quit is. */
+int qd_rtc_main(void *arg);
+
+/* Hands worker w the frames sorted for it (its ring); counts what did not fit. */
+void qd_handoff(struct qd_sort *s, unsigned w);
+/* Sends what a TX ring holds on (port, queue); returns whether anything was sent. */
+bool qd_drain_ring(struct rte_ring *r, uint16_t port, uint16_t queue, struct qd_counters *st,
+                   bool to_host);
+/* Called once per poll loop with whether it found work: --idle-us sleeps,
+ * or a yield when lcores share a CPU. */
+void qd_idle(unsigned *empty, bool busy);
+
+/* The periodic counter print (--stats-interval) of the main lcore's loop. */
+struct qd_poll_timer {
+    uint64_t period, next;
+};
+void qd_poll_timer_init(struct qd_poll_timer *t);
+void qd_poll_timer_tick(struct qd_poll_timer *t);
 
 /* Queue a frame for the host / network port (flushed at the end of the burst). */
 void qd_worker_to_host(struct qd_worker *w, struct rte_mbuf *m);

@@ -27,6 +27,7 @@ import argparse
 import json
 import os
 import shutil
+import statistics
 import subprocess
 import sys
 import time
@@ -59,6 +60,9 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="quicoff-dpdk (default when built) or the Python stand-in")
     p.add_argument("--protocol", choices=("v1", "compat"), default="v1")
     p.add_argument("--workers", type=int, default=1)
+    p.add_argument("--io-mode", choices=("rtc", "pipeline"), default="rtc",
+                   help="quicoff-dpdk --io-mode: run to completion on each worker (default), "
+                        "or an I/O lcore feeding the workers")
     p.add_argument("--crypto", choices=("inline", "lookaside"), default="inline")
     p.add_argument("--idle-us", type=int, default=20,
                    help="quicoff-dpdk --idle-us: its lcores yield the CPU after 256 empty polls "
@@ -403,7 +407,8 @@ class Demo:
                 return 2
         n_steps = 2 + len(sizes) * len(suites) + len(loads) + 1
         n_steps += self.ku_proto is not self.proto     # compat: the v1 key-update check
-        prog = Progress(n_steps * (dur + 1.6) + 10)
+        bench_s = self.BENCH_ROUNDS * (4 * (dur + 1.6) + 8) if a.bench else 0
+        prog = Progress(n_steps * (dur + 1.6) + 10 + bench_s)
         build_dir = a.build_dir or os.path.join(_repo(), "build")
         if not a.no_build:
             prog.step(0, "building")
@@ -414,7 +419,7 @@ class Demo:
                    protocol=self.proto.name, traffic_tool=" ".join(self.tool))
         try:
             tb = tbm.Testbed(offload=a.offload, build_dir=build_dir, workers=a.workers,
-                             crypto=a.crypto, start_offloads=True, idle_us=a.idle_us,
+                             io_mode=a.io_mode, crypto=a.crypto, start_offloads=True, idle_us=a.idle_us,
                              log_dir=None if not a.keep_logs else os.path.join(a.out, "logs"))
         except tbm.TestbedError as e:
             self.log("testbed: %s" % e)
@@ -584,63 +589,100 @@ class Demo:
             f.pn_start = self.pn_next[f.id]
         self.install(tb, self.flows)
 
+    BENCH_ROUNDS = 3
+
     def phase_bench(self, tb, prog, dur):
         """quicoff-dpdk vs dpdk-testpmd io-forwarding on offload A's ports:
         64- and 1400-byte payloads from host A at full speed, frames counted
         where they leave offload A (the wire's bridge), CPU time from /proc.
-        Offload A busy-polls here (--idle-us 0, as testpmd does); the traffic
-        phases keep the demo's --idle-us."""
+        Same conditions for both: the one forwarding lcore pinned to the same
+        CPU, offload B stopped, busy-polling (quicoff-dpdk --idle-us 0, as
+        testpmd does); the traffic phases keep the demo's --idle-us.
+        BENCH_ROUNDS rounds, each quicoff then testpmd, so both see the same
+        drift of this shared machine; medians per size and kind, and the ratio
+        of the medians."""
         prog.step(0, "bench: quicoff vs testpmd")
-        bench = {"sizes": list(self.BENCH_SIZES), "quicoff_idle_us": 0}
+        bench = {"sizes": list(self.BENCH_SIZES), "quicoff_idle_us": 0,
+                 "rounds": self.BENCH_ROUNDS, "runs": {"quicoff": [], "testpmd": []}}
         flows = self.flows_of("ab", suite="aes-128-gcm")
-        tb.idle_us_side["A"] = 0
-        try:
-            self._bench_restart(tb)
-            q = bench["quicoff"] = {}
-            for size in self.BENCH_SIZES:
-                q[str(size)] = self._bench_one(tb, flows, tb.offloads["A"].proc, dur, size)
-                q[str(size)]["what"] = ("%s offload A (protect, aes-128-gcm, --idle-us 0)"
-                                        % tb.offload_kind)
-        finally:
-            tb.idle_us_side.pop("A", None)
         testpmd = shutil.which("dpdk-testpmd")
         if not testpmd:
-            bench["testpmd"] = {"error": "dpdk-testpmd not installed (Debian package dpdk)"}
-        else:
-            tb.stop_offloads()
-            argv = [testpmd, "-l", "0,1", "--no-huge", "-m", "512", "--no-pci",
-                    "--file-prefix", "%s-tp" % tb.tag,
-                    "--vdev", "net_af_packet0,iface=host0", "--vdev", "net_af_packet1,iface=net0",
-                    "--", "--forward-mode=io", "--auto-start", "--total-num-mbufs=8192",
-                    "--nb-cores=1"]
-            p = tb._spawn("oA", argv, "testpmd.log", stdin_pipe=True)
-            bench["testpmd_argv"] = argv
-            try:
-                t = time.monotonic()
-                while not _testpmd_ready("%s-tp" % tb.tag):
-                    if p.poll() is not None or time.monotonic() - t > 30:
-                        raise tbm.TestbedError("dpdk-testpmd did not start (exit %s): %s" % (
-                            p.poll(), tb._tail("testpmd.log", 3).replace("\n", " | ")))
-                    time.sleep(0.2)
-                time.sleep(0.5)
-                tp = bench["testpmd"] = {}
-                for size in self.BENCH_SIZES:
-                    tp[str(size)] = self._bench_one(tb, flows, p, dur, size)
-                    tp[str(size)]["what"] = "dpdk-testpmd --forward-mode=io (no crypto)"
-            except tbm.TestbedError as e:   # a benchmark, not a verdict
-                bench["testpmd"] = {"error": str(e).splitlines()[0]}
-            finally:
-                tb._terminate(p)
-                shutil.rmtree(os.path.join(tbm.DPDK_RUN_DIR, "%s-tp" % tb.tag), ignore_errors=True)
-        self._bench_restart(tb)   # back to the demo's --idle-us
-        q, t = bench.get("quicoff", {}), bench.get("testpmd", {})
+            bench["testpmd_error"] = "dpdk-testpmd not installed (Debian package dpdk)"
+        for _ in range(self.BENCH_ROUNDS):
+            bench["runs"]["quicoff"].append(self._bench_quicoff(tb, flows, dur))
+            prog.advance(2 * (dur + 1.6) + 4)
+            if testpmd and "testpmd_error" not in bench:
+                try:
+                    bench["runs"]["testpmd"].append(self._bench_testpmd(tb, flows, dur, testpmd,
+                                                                        bench))
+                except tbm.TestbedError as e:   # a benchmark, not a verdict
+                    bench["testpmd_error"] = str(e).splitlines()[0]
+            prog.advance(2 * (dur + 1.6) + 4)
+        self._bench_restart(tb)   # back to the demo's --idle-us, both offloads
         bench["ratio"] = {}
+        for kind in ("quicoff", "testpmd"):
+            med = bench[kind] = {}
+            for size in self.BENCH_SIZES:
+                runs = [r[str(size)] for r in bench["runs"][kind] if r.get(str(size), {}).get("kpps")]
+                if not runs:
+                    continue
+                m = dict(sorted(runs, key=lambda r: r["kpps"])[len(runs) // 2])
+                m["kpps_runs"] = [r["kpps"] for r in runs]
+                cpu = [r["ns_per_packet_cpu"] for r in runs if r.get("ns_per_packet_cpu")]
+                m["ns_per_packet_cpu"] = statistics.median(cpu) if cpu else None
+                med[str(size)] = m
+        if "testpmd_error" in bench:
+            bench["testpmd"] = {"error": bench["testpmd_error"]}
         for size in self.BENCH_SIZES:
-            qs, ts = q.get(str(size), {}), t.get(str(size), {})
+            qs, ts = bench["quicoff"].get(str(size), {}), bench["testpmd"].get(str(size), {})
             if qs.get("kpps") and ts.get("kpps"):
                 bench["ratio"][str(size)] = qs["kpps"] / ts["kpps"]
         self.results["bench"] = bench
-        prog.advance(2 * dur + 6)
+
+    def _bench_quicoff(self, tb, flows, dur) -> dict:
+        tb.idle_us_side["A"] = 0
+        try:
+            self._bench_restart(tb)
+        finally:
+            tb.idle_us_side.pop("A", None)
+        # offload A alone, as testpmd will be: offload B would take CPU time
+        # from the traffic tools and the bridge that count for both
+        tb.stop_offload("B")
+        out = {}
+        for size in self.BENCH_SIZES:
+            out[str(size)] = self._bench_one(tb, flows, tb.offloads["A"].proc, dur, size)
+            out[str(size)]["what"] = ("%s offload A (protect, aes-128-gcm, %s, --idle-us 0)"
+                                      % (tb.offload_kind, tb.io_mode))
+        return out
+
+    def _bench_testpmd(self, tb, flows, dur, testpmd, bench) -> dict:
+        tb.stop_offloads()
+        # the same CPU as offload A's lcores: testpmd's forwarding lcore
+        # busy-polls it; its main lcore only waits on stdin
+        cpu = tb.offload_cpu("A")
+        argv = [testpmd, "--lcores", "0@%d,1@%d" % (cpu, cpu), "--no-huge", "-m", "512",
+                "--no-pci", "--file-prefix", "%s-tp" % tb.tag,
+                "--vdev", "net_af_packet0,iface=host0", "--vdev", "net_af_packet1,iface=net0",
+                "--", "--forward-mode=io", "--auto-start", "--total-num-mbufs=8192",
+                "--nb-cores=1"]
+        p = tb._spawn("oA", argv, "testpmd.log", stdin_pipe=True)
+        bench["testpmd_argv"] = argv
+        try:
+            t = time.monotonic()
+            while not _testpmd_ready("%s-tp" % tb.tag):
+                if p.poll() is not None or time.monotonic() - t > 30:
+                    raise tbm.TestbedError("dpdk-testpmd did not start (exit %s): %s" % (
+                        p.poll(), tb._tail("testpmd.log", 3).replace("\n", " | ")))
+                time.sleep(0.2)
+            time.sleep(0.5)
+            out = {}
+            for size in self.BENCH_SIZES:
+                out[str(size)] = self._bench_one(tb, flows, p, dur, size)
+                out[str(size)]["what"] = "dpdk-testpmd --forward-mode=io (no crypto)"
+            return out
+        finally:
+            tb._terminate(p)
+            shutil.rmtree(os.path.join(tbm.DPDK_RUN_DIR, "%s-tp" % tb.tag), ignore_errors=True)
 
     def _bench_one(self, tb, flows, proc, dur, size=64) -> dict:
         tb.set_wire("tamper", every=0)     # the counting bridge
@@ -714,7 +756,8 @@ class Demo:
         if res.get("bench"):
             b = res["bench"]
             print()
-            print("Forwarding, same ports (quicoff-dpdk with --idle-us 0):")
+            print("Forwarding, same ports, same CPU, offload B stopped; medians of %d rounds:"
+                  % b.get("rounds", 1))
             for size in b.get("sizes", ()):
                 for k in ("quicoff", "testpmd"):
                     v = b.get(k, {})
@@ -723,9 +766,10 @@ class Demo:
                         continue
                     v = v.get(str(size), {})
                     if v:
-                        print("  %4d B  %-8s %8.1f kpps  %s ns CPU/packet  (%s)" % (
+                        print("  %4d B  %-8s %8.1f kpps  %s ns CPU/packet  (%s; runs %s kpps)" % (
                             size, k, v["kpps"], "%.0f" % v["ns_per_packet_cpu"]
-                            if v.get("ns_per_packet_cpu") else "-", v.get("what", "")))
+                            if v.get("ns_per_packet_cpu") else "-", v.get("what", ""),
+                            "/".join("%.0f" % x for x in v.get("kpps_runs", []))))
                 r = b.get("ratio", {}).get(str(size))
                 if r is not None:
                     print("  %4d B  quicoff / testpmd = %.2f" % (size, r))

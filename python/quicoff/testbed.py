@@ -340,7 +340,7 @@ class Testbed:
                  workers: int = 1, crypto: str = "inline", local_cid_len: int = 8,
                  app_args: Optional[List[str]] = None, log_dir: Optional[str] = None,
                  mem_mb: int = 1024, start_offloads: bool = True, verbose: bool = False,
-                 unknown: str = "pass", idle_us: int = 20):
+                 unknown: str = "pass", idle_us: int = 20, io_mode: str = "rtc"):
         if os.geteuid() != 0:
             raise TestbedError("the testbed needs root (network namespaces, veth pairs)")
         for tool in ("ip",):
@@ -355,6 +355,11 @@ class Testbed:
         self.offload_kind = offload
         self.app = app
         self.workers = workers
+        # quicoff-dpdk --io-mode: rtc, each worker polls its own queue pair of
+        # both ports (af_packet qpairs=workers); pipeline, an I/O lcore feeds them
+        if io_mode not in ("rtc", "pipeline"):
+            raise TestbedError("io_mode must be rtc or pipeline, not %r" % io_mode)
+        self.io_mode = io_mode
         self.crypto = crypto
         self.local_cid_len = local_cid_len
         self.app_args = list(app_args or [])
@@ -559,6 +564,12 @@ class Testbed:
             except subprocess.TimeoutExpired:
                 continue
 
+    @staticmethod
+    def offload_cpu(side: str) -> int:
+        """The CPU every lcore of offload `side` is pinned to: A on 0, B on 1
+        (when there is one), so the two offloads do not share a CPU."""
+        return 0 if side == "A" else (1 if (os.cpu_count() or 1) > 1 else 0)
+
     def offload_argv(self, side: str) -> Offload:
         ns = self.ns["o" + side]
         other = "B" if side == "A" else "A"
@@ -576,15 +587,18 @@ class Testbed:
                         "--src-port", str(UDP_PORT[side]), "--dst-port", str(UDP_PORT[other]),
                         "--dst-mac", MACS["off%s_net" % other], "--unknown", self.unknown]
         else:
-            cpu = 0 if side == "A" else (1 if (os.cpu_count() or 1) > 1 else 0)
-            nl = self.workers + 1
+            cpu = self.offload_cpu(side)
+            rtc = self.io_mode == "rtc"
+            nl = self.workers + (0 if rtc else 1)
+            qp = self.workers if rtc else 1
             lcores = ",".join("%d@%d" % (i, cpu) for i in range(nl))
             off.argv = [self.app, "--lcores", lcores, "--no-huge", "-m", str(self.mem_mb),
                         "--no-pci", "--file-prefix", off.file_prefix, "--log-level", "lib.eal:5",
-                        "--vdev", "net_af_packet0,iface=host0",
-                        "--vdev", "net_af_packet1,iface=net0",
+                        "--vdev", "net_af_packet0,iface=host0,qpairs=%d" % qp,
+                        "--vdev", "net_af_packet1,iface=net0,qpairs=%d" % qp,
                         "--", "--host-port", "0", "--net-port", "1",
-                        "--workers", str(self.workers), "--crypto", self.crypto,
+                        "--workers", str(self.workers), "--io-mode", self.io_mode,
+                        "--crypto", self.crypto,
                         "--local-cid-len", str(self.local_cid_len), "--unknown", self.unknown,
                         "--stats-interval", "0", "--idle-us", str(self.idle_us_side.get(side, self.idle_us)), "--compat",
                         # the static encapsulation of compat entries (seed 000's)
@@ -645,6 +659,12 @@ class Testbed:
         for off in self.offloads.values():
             if off.proc is not None:
                 self._terminate(off.proc)
+
+    def stop_offload(self, side: str):
+        """Stops one offload (the bench measures offload A alone)."""
+        off = self.offloads.pop(side, None)
+        if off is not None and off.proc is not None:
+            self._terminate(off.proc)
 
     def restart_offloads(self):
         self.stop_offloads()
@@ -768,8 +788,9 @@ class Testbed:
                 "procs": [str(p.pid) for p in self.procs if p.poll() is None]}
 
     def describe(self) -> str:
-        kind = ("quicoff-dpdk (%s, %d worker%s, %s crypto, --idle-us %d)"
-                % (self.app, self.workers, "s" if self.workers != 1 else "", self.crypto,
+        kind = ("quicoff-dpdk (%s, %d worker%s, %s, %s crypto, --idle-us %d)"
+                % (self.app, self.workers, "s" if self.workers != 1 else "",
+                   "run to completion" if self.io_mode == "rtc" else "pipeline", self.crypto,
                    self.idle_us)
                 if self.offload_kind == "dpdk" else "STAND-IN offload (python -m quicoff.standin_offload)")
         return ("testbed %s: hostA[%s] - offloadA - wire(%s) - offloadB - hostB[%s]; offloads: %s"

@@ -173,7 +173,8 @@ class App:
     """quicoff-dpdk on two veth pairs (host port 0, network port 1)."""
 
     def __init__(self, name: str, app_args: List[str], lcores: str = "0-1",
-                 eal_extra: Optional[List[str]] = None, start_timeout: float = 30.0):
+                 eal_extra: Optional[List[str]] = None, start_timeout: float = 30.0,
+                 qpairs: int = 1):
         self.name = name
         self.prefix = f"qdt_{name}"
         self.host = Veth(f"{name}h0", f"{name}h1")
@@ -182,8 +183,8 @@ class App:
         lc = ["--lcores", lcores] if "@" in lcores else ["-l", lcores]
         self.cmd = [str(find_binary()), "--no-huge", "-m", "1024", "--no-pci", *lc,
                     "--file-prefix", self.prefix, "--log-level", "lib.eal:error",
-                    "--vdev", f"net_af_packet0,iface={self.host.inner}",
-                    "--vdev", f"net_af_packet1,iface={self.net.inner}",
+                    "--vdev", f"net_af_packet0,iface={self.host.inner},qpairs={qpairs}",
+                    "--vdev", f"net_af_packet1,iface={self.net.inner},qpairs={qpairs}",
                     *(eal_extra or []), "--", "--host-port", "0", "--net-port", "1",
                     "--stats-interval", "0", *app_args]
         self.lines: List[str] = []
@@ -204,7 +205,7 @@ class App:
     def _read(self) -> None:
         for line in self.proc.stdout:
             self.lines.append(line.rstrip("\n"))
-            if "quicoff-dpdk: I/O on lcore" in line:
+            if line.startswith("quicoff-dpdk: running ("):
                 self._running.set()
 
     @property

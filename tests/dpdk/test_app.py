@@ -123,7 +123,7 @@ def is_udp(f: bytes) -> bool:
 def app():
     a = App("qdi", ["--workers", "1", "--compat", "--encap-dst-mac", NEXT_HOP_MAC,
                     "--encap-src-ip", "10.1.0.1", "--encap-dst-ip", "10.2.0.1",
-                    "--encap-sport", "1111", "--encap-dport", "2222"])
+                    "--encap-sport", "1111", "--encap-dport", "2222"], lcores="0")
     yield a
     rc = a.stop(__import__("signal").SIGTERM)
     assert rc == 0, a.output[-3000:]
@@ -425,9 +425,11 @@ def test_telemetry_endpoints(host):
     c = t("/quicoff/connection,rx,20")
     assert c["suite"] == "aes-128-gcm" and c["packets"] == 3 and c["largest_pn"] == 2
     assert t("/quicoff/table")["connections"] == conns["count"]
-    assert 1 in t("/quicoff/lcores")
-    assert t("/quicoff/lcore,1")["tx_packets"] >= 16
+    # run to completion, one worker: the main lcore (0) does everything
+    assert 0 in t("/quicoff/lcores")
+    assert t("/quicoff/lcore,0")["tx_packets"] >= 16
     assert t("/quicoff/options")["crypto"] == "inline"
+    assert t("/quicoff/options")["io_mode"] == "rtc"
 
 
 def test_counters_printed_at_exit_match_telemetry(app):
@@ -440,15 +442,20 @@ def test_counters_printed_at_exit_match_telemetry(app):
 
 # ---------------------------------------------------------------- steering over N workers
 
-def test_workers_steering_and_changes_under_traffic():
+@pytest.mark.parametrize("io_mode", ["rtc", "pipeline"])
+def test_workers_steering_and_changes_under_traffic(io_mode):
     """3 workers (lcores mapped onto this machine's CPUs): connections added and
     removed while a stream flows in both directions. Every packet on the network
     side decrypts with the reference model, every packet to the host is intact,
-    and each connection's packets stay in order (one worker per connection)."""
-    # 4 lcores on this machine's CPUs: the idle back-off keeps them from starving each other
+    and each connection's packets stay in order (one worker per connection).
+    rtc: each worker polls its own queue pair of both ports (af_packet qpairs=3,
+    spread by the kernel's fanout hash) and hands frames of connections it does
+    not own to their owner; pipeline: an I/O lcore feeds the workers."""
+    # lcores on this machine's CPUs: the idle back-off keeps them from starving each other
+    rtc = io_mode == "rtc"
     app = App("qdw", ["--workers", "3", "--idle-us", "20", "--stats-interval", "1",
-                      "--unknown", "drop"],
-              lcores="0@0,1@1,2@0,3@1")
+                      "--unknown", "drop", "--io-mode", io_mode],
+              lcores="0@0,1@1,2@0" if rtc else "0@0,1@1,2@0,3@1", qpairs=3 if rtc else 1)
     try:
         host = Host(app)
         suite = "aes-128-gcm"
@@ -518,10 +525,15 @@ def test_workers_steering_and_changes_under_traffic():
             last[d.index] = d.pn
             seen_rx[(d.index, d.pn)] = d.quic[1 + 8 + 2:]
         assert seen_rx == sent_rx
-        per_lcore = [app.tel(f"/quicoff/lcore,{lc}") for lc in (1, 2, 3)]
+        per_lcore = [app.tel(f"/quicoff/lcore,{lc}") for lc in ((0, 1, 2) if rtc else (1, 2, 3))]
         busy = [c["tx_packets"] + c["rx_packets"] for c in per_lcore]
         assert sum(busy) == 2 * rounds * n_conn
         assert sum(1 for b in busy if b) >= 2, f"steering used one worker only: {busy}"
+        assert "workers         3" in app.output and f"io-mode         {io_mode}" in app.output
+        if rtc:
+            # every worker polled its own queues; what arrived at the wrong one was handed over
+            assert "queue 2 of host port 0" in app.output
+            assert app.stats()["steered"] > 0
 
         # --unknown drop: neither an unknown connection nor non-QUIC reaches the host
         app.hp.drain()

@@ -1,0 +1,165 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* Frame classification and sorting, shared by the I/O lcore and run-to-completion workers. */
+#include "classify.h"
+
+#include <string.h>
+
+#include <rte_ethdev.h>
+#include <rte_ring.h>
+
+#include "encap.h"
+#include "options.h"
+#include "steering.h"
+#include "quicoff/wire.h"
+
+static void learn_host_mac(const uint8_t *frame)
+{
+    if (qda.opt->has_host_mac)
+        return;
+    struct rte_ether_addr src;
+    memcpy(src.addr_bytes, frame + 6, 6);
+    if (!rte_is_unicast_ether_addr(&src))
+        return;
+    uint64_t v = qd_mac_to_u64(&src) | QD_HOST_MAC_VALID;
+    /* read first: the line stays shared while the host's MAC does not change */
+    if (atomic_load_explicit(&qda.host_mac, memory_order_relaxed) != v)
+        atomic_store_explicit(&qda.host_mac, v, memory_order_relaxed);
+}
+
+static inline void steer(struct qd_sort *s, unsigned wid, struct rte_mbuf *m)
+{
+    s->steer[wid][s->nsteer[wid]++] = m;
+}
+
+void qd_classify_host(struct qd_sort *s, struct rte_mbuf *m)
+{
+    struct qd_counters *st = s->st;
+    const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+    uint32_t len = rte_pktmbuf_data_len(m);
+    uint16_t et;
+    uint16_t l2 = qd_eth_parse(p, len, &et);
+    if (!l2) {
+        QD_INC(st, host_bad_frame);
+        rte_pktmbuf_free(m);
+        return;
+    }
+    if (m->nb_segs > 1) {
+        if (et != QUICOFF_WIRE_ETHERTYPE_SIGNAL && et != QUICOFF_WIRE_ETHERTYPE_DATA)
+            goto pass; /* a jumbo frame of the host's own: not ours to look at */
+        QD_INC(st, multiseg_dropped);
+        rte_pktmbuf_free(m);
+        return;
+    }
+    if (et == QUICOFF_WIRE_ETHERTYPE_DATA) {
+        learn_host_mac(p);
+        if (!qda.opt->compat) {
+            QD_INC(st, compat_rejected);
+            rte_pktmbuf_free(m);
+            return;
+        }
+        if (len < (uint32_t)l2 + QUICOFF_WIRE_COMPAT_DATA_HDR_LEN + 1) {
+            QD_INC(st, host_bad_frame);
+            rte_pktmbuf_free(m);
+            return;
+        }
+        m->l2_len = l2;
+        m->hash.usr = QD_CLASS_HOST_DATA_COMPAT;
+        steer(s, qd_steer_index((uint32_t)(p[l2] << 8 | p[l2 + 1]), qda.nb_workers), m);
+        return;
+    }
+    if (et == QUICOFF_WIRE_ETHERTYPE_SIGNAL) {
+        learn_host_mac(p);
+        if (len >= (uint32_t)l2 + 3 && p[l2] == QUICOFF_WIRE_MAGIC &&
+            p[l2 + 2] == QUICOFF_WIRE_DATA_TO_OFFLOAD) {
+            /* v1 data header (docs/protocol.md §4.2): the index at offset 4;
+             * the worker decodes and checks the rest */
+            if (len < (uint32_t)l2 + QUICOFF_WIRE_DATA_HDR_LEN) {
+                QD_INC(st, host_bad_frame);
+                rte_pktmbuf_free(m);
+                return;
+            }
+            const uint8_t *x = p + l2 + 4;
+            uint32_t index = (uint32_t)x[0] << 24 | (uint32_t)x[1] << 16 | x[2] << 8 | x[3];
+            m->l2_len = l2;
+            m->hash.usr = QD_CLASS_HOST_DATA_V1;
+            steer(s, qd_steer_index(index, qda.nb_workers), m);
+            return;
+        }
+        /* signaling: the control thread decodes and applies it (the ring is
+         * multi-producer in run-to-completion mode: any worker may see it) */
+        if (rte_ring_enqueue(qda.ctrl_ring, m) != 0) {
+            QD_INC(st, ctrl_ring_full);
+            rte_pktmbuf_free(m);
+        }
+        return;
+    }
+pass:
+    /* the host's own traffic (ARP, handshake packets, ...): a bump in the wire */
+    QD_INC(st, pass_to_net);
+    s->to_net[s->n_net++] = m;
+}
+
+void qd_classify_net(struct qd_sort *s, struct rte_mbuf *m)
+{
+    struct qd_counters *st = s->st;
+    const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
+    uint32_t len = rte_pktmbuf_data_len(m);
+    uint16_t et;
+    uint16_t l2 = qd_eth_parse(p, len, &et);
+    struct qd_udp_info u;
+    uint32_t off;
+    uint8_t dl;
+    /* Host<->offload frames are accepted on the host port only. */
+    if (l2 && (et == QUICOFF_WIRE_ETHERTYPE_SIGNAL || et == QUICOFF_WIRE_ETHERTYPE_DATA)) {
+        QD_INC(st, signal_from_network);
+        rte_pktmbuf_free(m);
+        return;
+    }
+    if (m->nb_segs > 1 || qd_udp_parse(p, len, &u) != 0 ||
+        qd_quic_dcid(p + u.payload_off, u.payload_len, qda.opt->local_cid_len, &off, &dl) != 0) {
+        /* not QUIC, or not a datagram this offload handles (multi-segment
+         * jumbo, IP options, fragments): the host's business */
+        if (qda.opt->unknown == QD_UNKNOWN_DROP) {
+            QD_INC(st, unknown_dropped);
+            rte_pktmbuf_free(m);
+        } else {
+            QD_INC(st, pass_to_host);
+            s->to_host[s->n_host++] = m;
+        }
+        return;
+    }
+    /* Ethernet padding and anything after the datagram go now. */
+    rte_pktmbuf_trim(m, (uint16_t)(len - u.payload_off - u.payload_len));
+    m->l2_len = u.l2_len;
+    m->l3_len = u.l3_len;
+    m->l4_len = 8;
+    m->hash.usr = u.family == 4 ? QD_CLASS_NET_QUIC4 : QD_CLASS_NET_QUIC6;
+    steer(s, qd_steer_net(p + u.payload_off + off, dl, &u.local, qda.nb_workers), m);
+}
+
+void qd_enqueue_or_free(struct rte_ring *r, struct rte_mbuf **m, unsigned n, struct qd_counters *st)
+{
+    if (!n)
+        return;
+    unsigned sent = rte_ring_enqueue_burst(r, (void **)m, n, NULL);
+    if (sent < n) {
+        QD_ADD(st, tx_ring_full, n - sent);
+        rte_pktmbuf_free_bulk(m + sent, n - sent);
+    }
+}
+
+void qd_tx_or_free(uint16_t port, uint16_t queue, struct rte_mbuf **m, unsigned n,
+                   struct qd_counters *st, bool to_host)
+{
+    if (!n)
+        return;
+    uint16_t sent = rte_eth_tx_burst(port, queue, m, (uint16_t)n);
+    if (to_host)
+        QD_ADD(st, host_tx, sent);
+    else
+        QD_ADD(st, net_tx, sent);
+    if (sent < n) {
+        QD_ADD(st, tx_port_full, n - sent);
+        rte_pktmbuf_free_bulk(m + sent, n - sent);
+    }
+}

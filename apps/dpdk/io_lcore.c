@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * The I/O lcore of pipeline mode (--io-mode pipeline; the main lcore): RX
+ * burst on queue 0 of both ports -> classify and sort each frame
+ * (classify.c) -> hand each worker its frames through its ring, signaling to
+ * the control thread, other traffic straight through; then drain the TX
+ * rings onto the ports; every --stats-interval, print the counters.
+ */
+#include "worker.h"
+
+#include <stdio.h>
+
+#include <rte_cycles.h>
+#include <rte_ethdev.h>
+
+#include "classify.h"
+#include "options.h"
+
+/* Returns whether anything was sent. */
+bool qd_drain_ring(struct rte_ring *r, uint16_t port, uint16_t queue, struct qd_counters *st,
+                   bool to_host)
+{
+    struct rte_mbuf *m[QD_BURST];
+    bool any = false;
+    for (int round = 0; round < 4; round++) {
+        unsigned n = rte_ring_sc_dequeue_burst(r, (void **)m, QD_BURST, NULL);
+        if (!n)
+            break;
+        qd_tx_or_free(port, queue, m, n, st, to_host);
+        any = true;
+    }
+    return any;
+}
+
+/* Hands worker w the frames sorted for it. */
+void qd_handoff(struct qd_sort *s, unsigned w)
+{
+    unsigned k = s->nsteer[w];
+    if (!k)
+        return;
+    unsigned sent = rte_ring_enqueue_burst(qda.worker_ring[w], (void **)s->steer[w], k, NULL);
+    QD_ADD(s->st, steered, sent);
+    if (sent < k) {
+        QD_ADD(s->st, steer_ring_full, k - sent);
+        rte_pktmbuf_free_bulk(s->steer[w] + sent, k - sent);
+    }
+    s->nsteer[w] = 0;
+}
+
+int qd_io_main(void)
+{
+    static struct qd_sort s; /* large: off the stack */
+    struct rte_mbuf *m[QD_BURST];
+    struct qd_poll_timer timer;
+
+    s.st = qd_my_stats();
+    qd_poll_timer_init(&timer);
+    printf("quicoff-dpdk: I/O on lcore %u (host port %u, network port %u)\n", rte_lcore_id(),
+           qda.host_port, qda.net_port);
+    fflush(stdout);
+    unsigned empty = 0;
+    while (!qda.quit) {
+        uint16_t n = rte_eth_rx_burst(qda.host_port, 0, m, QD_BURST);
+        bool busy = n != 0;
+        QD_ADD(s.st, host_rx, n);
+        for (uint16_t i = 0; i < n; i++)
+            qd_classify_host(&s, m[i]);
+        n = rte_eth_rx_burst(qda.net_port, 0, m, QD_BURST);
+        busy |= n != 0;
+        QD_ADD(s.st, net_rx, n);
+        for (uint16_t i = 0; i < n; i++)
+            qd_classify_net(&s, m[i]);
+
+        for (unsigned w = 0; w < qda.nb_workers; w++)
+            qd_handoff(&s, w);
+        qd_tx_or_free(qda.net_port, 0, s.to_net, s.n_net, s.st, false);
+        qd_tx_or_free(qda.host_port, 0, s.to_host, s.n_host, s.st, true);
+        s.n_net = s.n_host = 0;
+        busy |= qd_drain_ring(qda.net_tx_ring, qda.net_port, 0, s.st, false);
+        busy |= qd_drain_ring(qda.host_tx_ring, qda.host_port, 0, s.st, true);
+        qd_idle(&empty, busy);
+        qd_poll_timer_tick(&timer);
+    }
+    return 0;
+}
