@@ -60,6 +60,7 @@ int qd_io_main(void)
     fflush(stdout);
     unsigned empty = 0;
     while (!qda.quit) {
+        uint64_t t0 = rte_rdtsc();
         uint16_t n = rte_eth_rx_burst(qda.host_port, 0, m, QD_BURST);
         bool busy = n != 0;
         QD_ADD(s.st, host_rx, n);
@@ -78,6 +79,8 @@ int qd_io_main(void)
         s.n_net = s.n_host = 0;
         busy |= qd_drain_ring(qda.net_tx_ring, qda.net_port, 0, s.st, false);
         busy |= qd_drain_ring(qda.host_tx_ring, qda.host_port, 0, s.st, true);
+        if (busy)
+            QD_ADD(s.st, busy_cycles, rte_rdtsc() - t0);
         qd_idle(&empty, busy);
         qd_poll_timer_tick(&timer);
     }

@@ -2,6 +2,8 @@
 /* Counters: per-lcore blocks, periodic print, DPDK telemetry endpoints. */
 #include "stats.h"
 
+#include <rte_cycles.h>
+
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -248,6 +250,7 @@ static int tel_options(const char *cmd, const char *params, struct rte_tel_data 
     rte_tel_data_add_dict_int(d, "net_port", o->net_port);
     rte_tel_data_add_dict_int(d, "workers", (int)o->workers);
     rte_tel_data_add_dict_string(d, "io_mode", o->io_mode == QD_IO_RTC ? "rtc" : "pipeline");
+    rte_tel_data_add_dict_u64(d, "tsc_hz", rte_get_tsc_hz());
     rte_tel_data_add_dict_string(d, "crypto", o->crypto == QD_CRYPTO_INLINE ? "inline" : "lookaside");
     rte_tel_data_add_dict_string(d, "cryptodev", o->crypto == QD_CRYPTO_INLINE ? "" : o->cryptodev);
     rte_tel_data_add_dict_int(d, "local_cid_len", o->local_cid_len);

@@ -27,6 +27,7 @@
     X(compat_rejected, "seed 000 frames without --compat, dropped")                          \
     X(host_bad_frame, "undecodable data frames from the host, dropped")                      \
     X(multiseg_dropped, "multi-segment frames for the workers, dropped")                     \
+    X(busy_cycles, "TSC cycles of poll-loop rounds that found work (testpmd's core cycles)") \
     X(steered, "frames handed to the owning worker's ring (rtc: those on another's queue)")  \
     X(steer_ring_full, "frames dropped: the worker's ring was full")                         \
     X(ctrl_ring_full, "signaling frames dropped: the control ring was full")                 \

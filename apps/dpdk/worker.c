@@ -233,10 +233,13 @@ int qd_worker_main(void *arg)
     printf("quicoff-dpdk: worker %u on lcore %u\n", w->id, rte_lcore_id());
     unsigned empty = 0;
     while (!qda.workers_quit) {
+        uint64_t t0 = rte_rdtsc();
         unsigned n = rte_ring_sc_dequeue_burst(in, (void **)m, QD_BURST, NULL);
         qd_idle(&empty, n != 0);
-        if (n)
+        if (n) {
             process(w, m, n);
+            QD_ADD(w->st, busy_cycles, rte_rdtsc() - t0);
+        }
         rte_rcu_qsbr_quiescent(qda.rcu, w->id);
     }
     worker_offline(w);
@@ -262,6 +265,7 @@ int qd_rtc_main(void *arg)
     fflush(stdout);
     unsigned empty = 0;
     while (!*quit) {
+        uint64_t t0 = rte_rdtsc();
         uint16_t nh = rte_eth_rx_burst(qda.host_port, w->queue, m, QD_BURST);
         QD_ADD(w->st, host_rx, nh);
         for (uint16_t i = 0; i < nh; i++)
@@ -294,6 +298,8 @@ int qd_rtc_main(void *arg)
             busy |= qd_drain_ring(qda.net_tx_ring, qda.net_port, w->queue, w->st, false);
             qd_poll_timer_tick(&timer);
         }
+        if (busy)
+            QD_ADD(w->st, busy_cycles, rte_rdtsc() - t0);
         qd_idle(&empty, busy);
         rte_rcu_qsbr_quiescent(qda.rcu, w->id);
     }

@@ -26,6 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import re
 import shutil
 import statistics
 import subprocess
@@ -630,6 +631,9 @@ class Demo:
                 m["kpps_runs"] = [r["kpps"] for r in runs]
                 cpu = [r["ns_per_packet_cpu"] for r in runs if r.get("ns_per_packet_cpu")]
                 m["ns_per_packet_cpu"] = statistics.median(cpu) if cpu else None
+                busy = [r["ns_per_packet_busy"] for r in runs if r.get("ns_per_packet_busy")]
+                m["ns_per_packet_busy"] = statistics.median(busy) if busy else None
+                m["ns_per_packet_busy_runs"] = busy
                 med[str(size)] = m
         if "testpmd_error" in bench:
             bench["testpmd"] = {"error": bench["testpmd_error"]}
@@ -637,6 +641,11 @@ class Demo:
             qs, ts = bench["quicoff"].get(str(size), {}), bench["testpmd"].get(str(size), {})
             if qs.get("kpps") and ts.get("kpps"):
                 bench["ratio"][str(size)] = qs["kpps"] / ts["kpps"]
+            # the one-core forwarding capacity, from busy cycles per packet:
+            # what each would forward if the traffic source kept up
+            if qs.get("ns_per_packet_busy") and ts.get("ns_per_packet_busy"):
+                bench.setdefault("capacity_ratio", {})[str(size)] = (
+                    ts["ns_per_packet_busy"] / qs["ns_per_packet_busy"])
         self.results["bench"] = bench
 
     def _bench_quicoff(self, tb, flows, dur) -> dict:
@@ -649,8 +658,10 @@ class Demo:
         # from the traffic tools and the bridge that count for both
         tb.stop_offload("B")
         out = {}
+        off = tb.offloads["A"]
+        cycles = _QuicoffCycles(off.file_prefix) if off.kind == "dpdk" else None
         for size in self.BENCH_SIZES:
-            out[str(size)] = self._bench_one(tb, flows, tb.offloads["A"].proc, dur, size)
+            out[str(size)] = self._bench_one(tb, flows, off.proc, dur, size, cycles)
             out[str(size)]["what"] = ("%s offload A (protect, aes-128-gcm, %s, --idle-us 0)"
                                       % (tb.offload_kind, tb.io_mode))
         return out
@@ -663,8 +674,8 @@ class Demo:
         argv = [testpmd, "--lcores", "0@%d,1@%d" % (cpu, cpu), "--no-huge", "-m", "512",
                 "--no-pci", "--file-prefix", "%s-tp" % tb.tag,
                 "--vdev", "net_af_packet0,iface=host0", "--vdev", "net_af_packet1,iface=net0",
-                "--", "--forward-mode=io", "--auto-start", "--total-num-mbufs=8192",
-                "--nb-cores=1"]
+                "--", "-i", "--forward-mode=io", "--auto-start", "--total-num-mbufs=8192",
+                "--nb-cores=1", "--record-core-cycles"]
         p = tb._spawn("oA", argv, "testpmd.log", stdin_pipe=True)
         bench["testpmd_argv"] = argv
         try:
@@ -676,19 +687,25 @@ class Demo:
                 time.sleep(0.2)
             time.sleep(0.5)
             out = {}
+            cycles = _TestpmdCycles(p, os.path.join(tb.log_dir, "testpmd.log"))
             for size in self.BENCH_SIZES:
-                out[str(size)] = self._bench_one(tb, flows, p, dur, size)
+                out[str(size)] = self._bench_one(tb, flows, p, dur, size, cycles)
                 out[str(size)]["what"] = "dpdk-testpmd --forward-mode=io (no crypto)"
             return out
         finally:
             tb._terminate(p)
             shutil.rmtree(os.path.join(tbm.DPDK_RUN_DIR, "%s-tp" % tb.tag), ignore_errors=True)
 
-    def _bench_one(self, tb, flows, proc, dur, size=64) -> dict:
+    def _bench_one(self, tb, flows, proc, dur, size=64, cycles=None) -> dict:
+        """One size at full speed. ``cycles``: the forwarder's busy-cycle
+        counter (a _QuicoffCycles or _TestpmdCycles), started and read around
+        the traffic."""
         tb.set_wire("tamper", every=0)     # the counting bridge
         try:
             w0 = tb.wire_stats()
             c0 = _cpu_seconds(proc.pid) if proc else 0
+            if cycles:
+                cycles.start()
             path = os.path.join(tb.log_dir, "flows-bench.txt")
             for f in flows:
                 f.pn_start = self.pn_next[f.id]
@@ -702,13 +719,21 @@ class Demo:
             time.sleep(0.5)
             w1 = tb.wire_stats()
             c1 = _cpu_seconds(proc.pid) if proc else 0
+            cyc = cycles.stop() if cycles else None
         finally:
             tb.set_wire("bridge")
         fwd = int(w1.get("forwarded_ab", 0)) - int(w0.get("forwarded_ab", 0))
         secs = max(t1 - t0, 1e-6)
         cpu = max(c1 - c0, 0.0)
-        return {"size": size, "sent": s["sent"], "forwarded": fwd, "kpps": fwd / secs / 1e3,
-                "cpu_seconds": cpu, "ns_per_packet_cpu": (cpu * 1e9 / fwd) if fwd else None}
+        out = {"size": size, "sent": s["sent"], "forwarded": fwd, "kpps": fwd / secs / 1e3,
+               "cpu_seconds": cpu, "ns_per_packet_cpu": (cpu * 1e9 / fwd) if fwd else None}
+        if cyc and cyc.get("packets"):
+            # busy cycles: only poll rounds that found packets, so this is the
+            # forwarder's own cost per packet, whatever the traffic source managed
+            out.update(busy_cycles=cyc["cycles"], io_packets=cyc["packets"], tsc_hz=cyc["hz"],
+                       cycles_per_packet=cyc["cycles"] / cyc["packets"],
+                       ns_per_packet_busy=cyc["cycles"] / cyc["packets"] * 1e9 / cyc["hz"])
+        return out
 
     # -- report --------------------------------------------------------------
 
@@ -766,13 +791,20 @@ class Demo:
                         continue
                     v = v.get(str(size), {})
                     if v:
-                        print("  %4d B  %-8s %8.1f kpps  %s ns CPU/packet  (%s; runs %s kpps)" % (
-                            size, k, v["kpps"], "%.0f" % v["ns_per_packet_cpu"]
-                            if v.get("ns_per_packet_cpu") else "-", v.get("what", ""),
-                            "/".join("%.0f" % x for x in v.get("kpps_runs", []))))
+                        print("  %4d B  %-8s %8.1f kpps (runs %s)  busy %s ns/packet  (%s)" % (
+                            size, k, v["kpps"],
+                            "/".join("%.0f" % x for x in v.get("kpps_runs", [])),
+                            "%.0f" % v["ns_per_packet_busy"] if v.get("ns_per_packet_busy")
+                            else "-", v.get("what", "")))
                 r = b.get("ratio", {}).get(str(size))
+                c = b.get("capacity_ratio", {}).get(str(size))
                 if r is not None:
-                    print("  %4d B  quicoff / testpmd = %.2f" % (size, r))
+                    print("  %4d B  quicoff / testpmd: forwarded %.2f%s" % (
+                        size, r, "" if c is None else
+                        ", one-core capacity (busy ns/packet) %.2f" % c))
+            print("  busy ns/packet: cycles of poll rounds that found packets / packets received "
+                  "(testpmd --record-core-cycles); forwarded: what reached the wire, bounded here "
+                  "by the traffic source sharing the 2 CPUs")
         print()
         print("payloads checked byte for byte: %d, mismatches: %d" % (checked, mism))
         if t:
@@ -796,6 +828,58 @@ class Demo:
         if a.json:
             print("results: %s" % a.json)
         return 0 if all(res["verdicts"].values()) else 1
+
+
+class _QuicoffCycles:
+    """quicoff-dpdk's busy_cycles and received frames (both ports), from telemetry."""
+
+    def __init__(self, file_prefix: str):
+        self.prefix = file_prefix
+        self.hz = tbm.dpdk_telemetry(file_prefix, "/quicoff/options")["/quicoff/options"]["tsc_hz"]
+
+    def _read(self):
+        st = tbm.dpdk_telemetry(self.prefix, "/quicoff/stats")["/quicoff/stats"]
+        return st["busy_cycles"], st["host_rx"] + st["net_rx"]
+
+    def start(self):
+        self.c0, self.p0 = self._read()
+
+    def stop(self) -> dict:
+        c1, p1 = self._read()
+        return {"cycles": c1 - self.c0, "packets": p1 - self.p0, "hz": self.hz}
+
+
+class _TestpmdCycles:
+    """testpmd --record-core-cycles in interactive mode: "clear fwd stats all"
+    before, "show fwd stats all" after, and its "CPU cycles/packet" line:
+    busy cycles (rounds that received packets) over all ports' RX packets."""
+
+    LINE = re.compile(r"CPU cycles/packet=[\d.]+ \(total cycles=(\d+) / total io packets=(\d+)\) "
+                      r"at (\d+) MHz")
+
+    def __init__(self, proc, log_path: str):
+        self.proc, self.log = proc, log_path
+
+    def _cmd(self, line: str):
+        self.proc.stdin.write(line.encode() + b"\n")
+        self.proc.stdin.flush()
+
+    def start(self):
+        self._cmd("clear fwd stats all")
+
+    def stop(self) -> Optional[dict]:
+        seen = os.path.getsize(self.log)
+        self._cmd("show fwd stats all")
+        end = time.monotonic() + 5
+        while time.monotonic() < end:
+            with open(self.log, "rb") as f:
+                f.seek(seen)
+                m = self.LINE.search(f.read().decode(errors="replace"))
+            if m:
+                return {"cycles": int(m.group(1)), "packets": int(m.group(2)),
+                        "hz": int(m.group(3)) * 1e6}
+            time.sleep(0.1)
+        return None
 
 
 def _testpmd_ready(prefix: str) -> bool:
