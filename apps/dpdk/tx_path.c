@@ -45,18 +45,22 @@ static int decode_host_frame(struct rte_mbuf *m, struct host_data *d)
         d->quic_len = len - d->quic_off;
         return 0;
     }
-    /* v1: TODO(wire): a header-only reader (quicoff_wire_data_hdr_read) would
-     * spare the full message init that quicoff_wire_decode_payload does. */
-    struct quicoff_wire_msg msg;
-    if (quicoff_wire_decode_payload(QUICOFF_WIRE_ETHERTYPE_SIGNAL, p + l2, len - l2, &msg) !=
+    /* v1: libquicoff's header-only reader (the full decoder's rules,
+     * docs/protocol.md §4.2, without its ~400-byte message per packet).
+     * The I/O lcore steered only Type DATA_TO_OFFLOAD here, but another
+     * version of it still reads as a bad frame. */
+    quicoff_wire_kind_t kind;
+    struct quicoff_wire_data wd;
+    if (l2 > len ||
+        quicoff_wire_data_hdr_read(QUICOFF_WIRE_ETHERTYPE_SIGNAL, p + l2, len - l2, &kind, &wd) !=
             QUICOFF_OK ||
-        msg.kind != QUICOFF_WIRE_DATA_TO_OFFLOAD || !msg.u.data.payload)
+        kind != QUICOFF_WIRE_DATA_TO_OFFLOAD)
         return -1;
-    d->index = msg.u.data.index;
-    d->pn = msg.u.data.pn;
-    d->quic_off = (uint32_t)(msg.u.data.payload - p);
-    d->quic_len = msg.u.data.payload_len;
-    return d->quic_off + d->quic_len <= len ? 0 : -1;
+    d->index = wd.index;
+    d->pn = wd.pn;
+    d->quic_off = (uint32_t)(wd.payload - p);
+    d->quic_len = wd.payload_len;
+    return 0;
 }
 
 static void count_tx_failure(struct qd_counters *st, quicoff_status_t s)
