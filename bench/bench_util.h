@@ -25,7 +25,7 @@ static inline uint64_t bench_now_ns(void)
 }
 
 /* Cost of one clock_gettime call (median of many back-to-back pairs). */
-static double bench_clock_cost_ns(void)
+static inline double bench_clock_cost_ns(void)
 {
     enum { N = 101, INNER = 1000 };
     double v[N];
@@ -79,7 +79,7 @@ static inline long bench_invol_csw(void)
 
 /* Steal time (hypervisor ran someone else on our vCPU) from /proc/stat, in
  * clock ticks summed over all CPUs; -1 when unavailable. */
-static long long bench_steal_ticks(void)
+static inline long long bench_steal_ticks(void)
 {
     long long v[8] = {0};
     FILE *f = fopen("/proc/stat", "r");
@@ -144,7 +144,7 @@ static int bench_pin_cpu(int cpu, char *why, size_t why_len)
 }
 
 /* Resident set size of the process in MiB (VmRSS), -1 when unavailable. */
-static long bench_rss_mib(void)
+static inline long bench_rss_mib(void)
 {
     char line[256];
     long kb = -1;

@@ -5,7 +5,9 @@
  * 0x88B6 payload); the rest is the input, copied to a heap buffer of its exact
  * size so ASan sees any over-read.  Whatever decodes must re-encode, and the
  * re-encoding must decode to the same message; a failed decode must leave no
- * secret in the message body.
+ * secret in the message body.  Every input is also read by the data header
+ * reader under both EtherTypes, which must agree with the full decoder
+ * (quicoff_wire_data_hdr_read's contract in wire.h).
  *
  *   ninja -C build-fuzz fuzz/fuzz_wire && build-fuzz/fuzz/fuzz_wire -max_total_time=60
  */
@@ -47,6 +49,42 @@ static int decode(int mode, const uint8_t *p, size_t n, struct quicoff_wire_msg 
     }
 }
 
+static int is_data_kind(unsigned kind)
+{
+    return kind == QUICOFF_WIRE_DATA_TO_OFFLOAD || kind == QUICOFF_WIRE_DATA_TO_HOST ||
+           kind == QUICOFF_WIRE_COMPAT_DATA;
+}
+
+/* Where the full decoder sees a data kind: the same status, kind and fields
+ * (the payload pointers too: both read p); elsewhere UNSUPPORTED, kind NONE
+ * and a zeroed *d. */
+static void cross_check_data_hdr(uint16_t et, const uint8_t *p, size_t n)
+{
+    struct quicoff_wire_msg m;
+    quicoff_status_t full = quicoff_wire_decode_payload(et, p, n, &m);
+    quicoff_wire_kind_t kind;
+    struct quicoff_wire_data d;
+    memset(&d, 0xa5, sizeof(d));
+    quicoff_status_t hdr = quicoff_wire_data_hdr_read(et, p, n, &kind, &d);
+    if (is_data_kind(m.kind)) {
+        const struct quicoff_wire_data *f = &m.u.data;
+        if (hdr != full || (unsigned)kind != m.kind || d.index != f->index || d.pn != f->pn ||
+            d.flags != f->flags || d.status != f->status || d.level != f->level ||
+            d.key_phase != f->key_phase || d.payload != f->payload ||
+            d.payload_len != f->payload_len)
+            abort();
+        if (hdr == QUICOFF_OK &&
+            (d.payload < p || d.payload_len > n || (size_t)(d.payload - p) > n - d.payload_len))
+            abort(); /* the QUIC packet must lie inside the input */
+    } else {
+        static const struct quicoff_wire_data zero;
+        if (hdr != QUICOFF_UNSUPPORTED || kind != QUICOFF_WIRE_NONE ||
+            memcmp(&d, &zero, sizeof(d)) != 0)
+            abort();
+    }
+    quicoff_wire_msg_clear(&m);
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -57,6 +95,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     size_t n = size - 1;
     uint8_t *p = malloc(n ? n : 1);
     memcpy(p, data + 1, n);
+    cross_check_data_hdr(QUICOFF_WIRE_ETHERTYPE_SIGNAL, p, n);
+    cross_check_data_hdr(QUICOFF_WIRE_ETHERTYPE_DATA, p, n);
     struct quicoff_wire_msg m, m2;
     if (decode(mode, p, n, &m) == QUICOFF_OK) {
         static uint8_t out[1 << 17];

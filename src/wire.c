@@ -409,22 +409,34 @@ static quicoff_status_t decode_compat_signal(const uint8_t *p, size_t len,
     return QUICOFF_OK;
 }
 
+/* The compat data_pkt header rules (§3.5), shared by the full decoder and
+ * quicoff_wire_data_hdr_read() so that the two cannot disagree.  d must be
+ * zeroed by the caller; fields are filled as far as they were read, also on
+ * error (the full decoder keeps the index for its caller). */
+static inline quicoff_status_t read_compat_data_hdr(const uint8_t *p, size_t len,
+                                                    struct quicoff_wire_data *d)
+{
+    if (len < QUICOFF_WIRE_COMPAT_DATA_HDR_LEN)
+        return QUICOFF_MALFORMED;
+    d->index = rd16(p);
+    d->pn = rd64(p + 2);
+    if (d->pn > QUICOFF_WIRE_PN_MAX)
+        return QUICOFF_INVALID_ARGUMENT;
+    /* No length field: the QUIC packet runs to the end of the frame. */
+    if (len - QUICOFF_WIRE_COMPAT_DATA_HDR_LEN > UINT32_MAX)
+        return QUICOFF_MALFORMED;
+    d->payload = p + QUICOFF_WIRE_COMPAT_DATA_HDR_LEN;
+    d->payload_len = (uint32_t)(len - QUICOFF_WIRE_COMPAT_DATA_HDR_LEN);
+    return QUICOFF_OK;
+}
+
 static quicoff_status_t decode_compat_data(const uint8_t *p, size_t len,
                                            struct quicoff_wire_msg *m)
 {
     quicoff_wire_msg_init(m, QUICOFF_WIRE_COMPAT_DATA);
-    if (len < QUICOFF_WIRE_COMPAT_DATA_HDR_LEN)
-        return fail(m, QUICOFF_MALFORMED);
-    struct quicoff_wire_data *d = &m->u.data;
-    m->index = d->index = rd16(p);
-    d->pn = rd64(p + 2);
-    if (d->pn > QUICOFF_WIRE_PN_MAX)
-        return fail(m, QUICOFF_INVALID_ARGUMENT);
-    if (len - QUICOFF_WIRE_COMPAT_DATA_HDR_LEN > UINT32_MAX)
-        return fail(m, QUICOFF_MALFORMED);
-    d->payload = p + QUICOFF_WIRE_COMPAT_DATA_HDR_LEN;
-    d->payload_len = (uint32_t)(len - QUICOFF_WIRE_COMPAT_DATA_HDR_LEN);
-    return QUICOFF_OK;
+    quicoff_status_t st = read_compat_data_hdr(p, len, &m->u.data);
+    m->index = m->u.data.index;
+    return st == QUICOFF_OK ? QUICOFF_OK : fail(m, st);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -822,30 +834,50 @@ static quicoff_status_t interpret_event(const struct tlvs *t, struct quicoff_wir
 /* ------------------------------------------------------------------------ */
 /* v1 decode                                                                 */
 
-static quicoff_status_t decode_v1_data(const uint8_t *p, size_t len, struct quicoff_wire_msg *m)
+/* The v1 data header rules (§4.2), shared by the full decoder and
+ * quicoff_wire_data_hdr_read() so that the two cannot disagree.  The order of
+ * the checks is part of the contract (it decides the status of a frame with
+ * two faults): length, then PN, then level.  What is not checked is ignored
+ * on purpose: the reserved bytes of DATA_TO_OFFLOAD, bits 3-1 of byte 19, and
+ * flag or status values this version does not define (reported as received:
+ * a newer offload may set more result flags).  Data frames carry no TLVs.
+ * d must be zeroed by the caller; fields are filled as far as they were read,
+ * also on error. */
+static inline quicoff_status_t read_v1_data_hdr(const uint8_t *p, size_t len, bool to_host,
+                                                struct quicoff_wire_data *d)
 {
     if (len < QUICOFF_WIRE_DATA_HDR_LEN)
-        return fail(m, QUICOFF_MALFORMED);
-    struct quicoff_wire_data *d = &m->u.data;
-    bool to_host = m->kind == QUICOFF_WIRE_DATA_TO_HOST;
-    d->flags = m->flags = p[3];
-    m->index = d->index = rd32(p + 4);
+        return QUICOFF_MALFORMED;
+    d->flags = p[3];
+    d->index = rd32(p + 4);
     d->pn = rd64(p + 8);
     uint16_t n = rd16(p + 16);
     if (n > len - QUICOFF_WIRE_DATA_HDR_LEN)
-        return fail(m, QUICOFF_MALFORMED);
+        return QUICOFF_MALFORMED;
     if (d->pn > QUICOFF_WIRE_PN_MAX)
-        return fail(m, QUICOFF_INVALID_ARGUMENT);
+        return QUICOFF_INVALID_ARGUMENT;
     if (to_host) {
         d->status = p[18];
-        m->status = d->status;
         d->level = p[19] >> 4;
         d->key_phase = p[19] & 1;
         if (d->level >= QUICOFF_LEVEL_COUNT)
-            return fail(m, QUICOFF_INVALID_ARGUMENT);
+            return QUICOFF_INVALID_ARGUMENT;
     }
     d->payload = p + QUICOFF_WIRE_DATA_HDR_LEN;
     d->payload_len = n;
+    return QUICOFF_OK;
+}
+
+static quicoff_status_t decode_v1_data(const uint8_t *p, size_t len, struct quicoff_wire_msg *m)
+{
+    struct quicoff_wire_data *d = &m->u.data;
+    quicoff_status_t st = read_v1_data_hdr(p, len, m->kind == QUICOFF_WIRE_DATA_TO_HOST, d);
+    /* kept by fail(): what was read of the header */
+    m->flags = d->flags;
+    m->index = d->index;
+    m->status = d->status;
+    if (st != QUICOFF_OK)
+        return fail(m, st);
     m->hdr_valid = true;
     return QUICOFF_OK;
 }
@@ -991,6 +1023,42 @@ quicoff_status_t quicoff_wire_decode(const uint8_t *frame, size_t len, struct qu
     quicoff_status_t st = quicoff_wire_decode_payload(et, frame + off, len - off, m);
     m->has_eth = true;
     m->eth = eth;
+    return st;
+}
+
+/* ------------------------------------------------------------------------ */
+/* Data header reader (the data path's decode)                              */
+
+quicoff_status_t quicoff_wire_data_hdr_read(uint16_t ethertype, const uint8_t *p, size_t len,
+                                            quicoff_wire_kind_t *kind,
+                                            struct quicoff_wire_data *d)
+{
+    if (kind)
+        *kind = QUICOFF_WIRE_NONE;
+    if (d)
+        memset(d, 0, sizeof(*d));
+    if (!kind || !d || (!p && len))
+        return QUICOFF_INVALID_ARGUMENT;
+    quicoff_status_t st;
+    if (ethertype == QUICOFF_WIRE_ETHERTYPE_DATA) {
+        /* 0x88B6 carries only data_pkt: anything on it is a compat data frame */
+        *kind = QUICOFF_WIRE_COMPAT_DATA;
+        st = read_compat_data_hdr(p, len, d);
+    } else if (ethertype == QUICOFF_WIRE_ETHERTYPE_SIGNAL && len >= 3 &&
+               p[0] == QUICOFF_WIRE_MAGIC && is_v1_data(p[2])) {
+        /* The full decoder reports the Type byte as the kind even for a
+         * version it does not speak, and rejects it whatever follows. */
+        *kind = (quicoff_wire_kind_t)p[2];
+        if (p[1] != QUICOFF_WIRE_VERSION)
+            return QUICOFF_UNSUPPORTED;
+        st = read_v1_data_hdr(p, len, p[2] == QUICOFF_WIRE_DATA_TO_HOST, d);
+    } else {
+        /* Not a data frame (signaling, another EtherType, too short to say):
+         * the full decoder's business. */
+        return QUICOFF_UNSUPPORTED;
+    }
+    if (st != QUICOFF_OK)
+        memset(d, 0, sizeof(*d)); /* as the full decoder's m->u.data after an error */
     return st;
 }
 

@@ -10,6 +10,7 @@ here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
 PY=${PYTHON:-python3}
 FUZZ_SECONDS=${QUICOFF_FUZZ_SECONDS:-120}
+FUZZ_WIRE_SECONDS=${QUICOFF_FUZZ_WIRE_SECONDS:-30}
 
 failed=()
 passed=0
@@ -34,6 +35,7 @@ run "Python tests"       $PY -m pytest -q tests/python
 run "DPDK app tests"     $PY -m pytest -q tests/dpdk
 run "sanitizers"         bash tools/run_sanitizers.sh
 run "fuzz (${FUZZ_SECONDS}s)" bash tools/run_fuzz.sh "$FUZZ_SECONDS"
+run "fuzz wire (${FUZZ_WIRE_SECONDS}s)" bash tools/run_fuzz.sh "$FUZZ_WIRE_SECONDS" wire
 
 echo
 [ ${#failed[@]} -gt 0 ] && echo "FAILED stages: ${failed[*]}"

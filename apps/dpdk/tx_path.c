@@ -16,14 +16,6 @@
 #include "lookaside.h"
 #include "worker.h"
 
-static inline uint64_t rd64(const uint8_t *p)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 8; i++)
-        v = v << 8 | p[i];
-    return v;
-}
-
 /* Index, full PN and the QUIC packet's place in a host data frame. */
 struct host_data {
     uint32_t index;
@@ -31,32 +23,33 @@ struct host_data {
     uint32_t quic_off, quic_len;
 };
 
+/* Both formats through libquicoff's header-only reader: the full decoder's
+ * rules (docs/protocol.md §3.5, §4.2) without its ~400-byte message per
+ * packet.  The I/O lcore steered only compat data_pkt (0x88B6) and v1
+ * frames whose Type is DATA_TO_OFFLOAD here; anything else the reader
+ * returns (DATA_TO_HOST from the host, another version) is a bad frame. */
 static int decode_host_frame(struct rte_mbuf *m, struct host_data *d)
 {
     const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
     uint32_t len = rte_pktmbuf_data_len(m), l2 = m->l2_len;
-    if (m->hash.usr == QD_CLASS_HOST_DATA_COMPAT) {
-        /* listing 4.11: Index (16) | Full_pn (64) | QUIC header | payload to the end */
-        if (len < l2 + QUICOFF_WIRE_COMPAT_DATA_HDR_LEN + 1)
-            return -1;
-        d->index = (uint32_t)(p[l2] << 8 | p[l2 + 1]);
-        d->pn = rd64(p + l2 + 2);
-        d->quic_off = l2 + QUICOFF_WIRE_COMPAT_DATA_HDR_LEN;
-        d->quic_len = len - d->quic_off;
-        return 0;
-    }
-    /* v1: TODO(wire): a header-only reader (quicoff_wire_data_hdr_read) would
-     * spare the full message init that quicoff_wire_decode_payload does. */
-    struct quicoff_wire_msg msg;
-    if (quicoff_wire_decode_payload(QUICOFF_WIRE_ETHERTYPE_SIGNAL, p + l2, len - l2, &msg) !=
-            QUICOFF_OK ||
-        msg.kind != QUICOFF_WIRE_DATA_TO_OFFLOAD || !msg.u.data.payload)
+    bool compat = m->hash.usr == QD_CLASS_HOST_DATA_COMPAT;
+    quicoff_wire_kind_t kind;
+    struct quicoff_wire_data wd;
+    if (l2 > len ||
+        quicoff_wire_data_hdr_read(compat ? QUICOFF_WIRE_ETHERTYPE_DATA
+                                          : QUICOFF_WIRE_ETHERTYPE_SIGNAL,
+                                   p + l2, len - l2, &kind, &wd) != QUICOFF_OK ||
+        kind != (compat ? QUICOFF_WIRE_COMPAT_DATA : QUICOFF_WIRE_DATA_TO_OFFLOAD))
         return -1;
-    d->index = msg.u.data.index;
-    d->pn = msg.u.data.pn;
-    d->quic_off = (uint32_t)(msg.u.data.payload - p);
-    d->quic_len = msg.u.data.payload_len;
-    return d->quic_off + d->quic_len <= len ? 0 : -1;
+    /* listing 4.11's packet runs to the end of the frame: an empty one is no
+     * packet (the I/O lcore already drops those; kept for a direct caller) */
+    if (compat && wd.payload_len == 0)
+        return -1;
+    d->index = wd.index;
+    d->pn = wd.pn;
+    d->quic_off = (uint32_t)(wd.payload - p);
+    d->quic_len = wd.payload_len;
+    return 0;
 }
 
 static void count_tx_failure(struct qd_counters *st, quicoff_status_t s)

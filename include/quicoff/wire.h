@@ -303,6 +303,33 @@ quicoff_status_t quicoff_wire_decode(const uint8_t *frame, size_t len,
 quicoff_status_t quicoff_wire_decode_payload(uint16_t ethertype, const uint8_t *p, size_t len,
                                              struct quicoff_wire_msg *m);
 
+/** Fast path: reads only the header of a data frame (v1 DATA_TO_OFFLOAD /
+ *  DATA_TO_HOST on 0x88B5, compat data_pkt on 0x88B6) from the bytes after the
+ *  EtherType, without the ~400-byte struct quicoff_wire_msg that
+ *  quicoff_wire_decode_payload() initialises.  Reads nothing outside
+ *  [p, p+len); no allocation.  The EtherType is needed because a compat data
+ *  frame has no type byte (docs/protocol.md §1).
+ *
+ *  For a data frame it applies exactly the full decoder's rules (the two share
+ *  them): the same status, *kind = the full decoder's m->kind, and *d = its
+ *  m->u.data, field for field.  On QUICOFF_OK the QUIC packet is
+ *  d->payload[0 .. d->payload_len), inside [p, p+len) (offset d->payload - p:
+ *  20 for v1, 10 for compat); v1 bytes after it are padding.  On an error *d is
+ *  zeroed and *kind still says what the frame claimed to be.  Returns
+ *   - QUICOFF_OK
+ *   - QUICOFF_MALFORMED: header cut, or a v1 Length past the frame
+ *   - QUICOFF_INVALID_ARGUMENT: PN > 2^62-1, DATA_TO_HOST level > 3, or
+ *     kind/d NULL, or p NULL with len > 0 (*kind NONE)
+ *   - QUICOFF_UNSUPPORTED with *kind DATA_TO_*: a v1 data Type in another
+ *     version
+ *   - QUICOFF_UNSUPPORTED with *kind QUICOFF_WIRE_NONE: not a data frame
+ *     (v1 or compat signaling, another EtherType, a 0x88B5 payload under 3
+ *     bytes): decode it with quicoff_wire_decode_payload(), which may accept
+ *     it or give its own status. */
+quicoff_status_t quicoff_wire_data_hdr_read(uint16_t ethertype, const uint8_t *p, size_t len,
+                                            quicoff_wire_kind_t *kind,
+                                            struct quicoff_wire_data *d);
+
 /** Encodes m as a whole Ethernet frame (m->eth: MACs, optional VLAN tag; the
  *  EtherType is the one m->kind requires) into buf.  *out_len = bytes
  *  written.  Returns QUICOFF_OK, QUICOFF_NO_SPACE (cap too small; nothing

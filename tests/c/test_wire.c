@@ -905,6 +905,264 @@ static void test_encode_refusals(void)
        "names");
 }
 
+/* ------------------------------------------------------------------------ */
+/* The data header reader against the full decoder                          */
+
+static bool is_data_kind(unsigned kind)
+{
+    return kind == QUICOFF_WIRE_DATA_TO_OFFLOAD || kind == QUICOFF_WIRE_DATA_TO_HOST ||
+           kind == QUICOFF_WIRE_COMPAT_DATA;
+}
+
+static bool data_eq(const struct quicoff_wire_data *a, const struct quicoff_wire_data *b)
+{
+    return a->index == b->index && a->pn == b->pn && a->flags == b->flags &&
+           a->status == b->status && a->level == b->level && a->key_phase == b->key_phase &&
+           a->payload == b->payload && a->payload_len == b->payload_len;
+}
+
+/* quicoff_wire_data_hdr_read's contract (wire.h): where the full decoder
+ * sees a data kind, the same status, kind and struct quicoff_wire_data
+ * (payload pointer included: both read the same buffer); elsewhere
+ * UNSUPPORTED, kind NONE, *d zeroed.  The input is copied to a heap block of
+ * its exact size so that ASan catches a read past it.  Returns true when the
+ * two agree; *full_st gets the full decoder's status. */
+static bool hdr_read_agrees(uint16_t et, const uint8_t *p, size_t n, quicoff_status_t *full_st)
+{
+    uint8_t *h = malloc(n ? n : 1);
+    memcpy(h, p, n);
+    struct quicoff_wire_msg m;
+    quicoff_status_t full = quicoff_wire_decode_payload(et, h, n, &m);
+    quicoff_wire_kind_t kind = (quicoff_wire_kind_t)0x77;
+    struct quicoff_wire_data d;
+    memset(&d, 0xa5, sizeof(d)); /* a field the reader forgets shows */
+    quicoff_status_t hdr = quicoff_wire_data_hdr_read(et, h, n, &kind, &d);
+    bool agree;
+    if (is_data_kind(m.kind)) {
+        agree = hdr == full && (unsigned)kind == m.kind && data_eq(&d, &m.u.data);
+        if (agree && hdr == QUICOFF_OK) /* the QUIC packet lies inside the input */
+            agree = d.payload >= h && d.payload_len <= n && (size_t)(d.payload - h) <= n - d.payload_len;
+    } else {
+        agree = hdr == QUICOFF_UNSUPPORTED && kind == QUICOFF_WIRE_NONE && all_zero(&d, sizeof(d));
+    }
+    if (!agree)
+        printf("# hdr_read disagrees on %zu bytes (EtherType %#x, first bytes %02x %02x %02x): "
+               "full %s kind %s, header %s kind %s\n",
+               n, et, n > 0 ? p[0] : 0, n > 1 ? p[1] : 0, n > 2 ? p[2] : 0, S(full),
+               quicoff_wire_kind_name(m.kind), S(hdr), quicoff_wire_kind_name(kind));
+    if (full_st)
+        *full_st = full;
+    quicoff_wire_msg_clear(&m);
+    free(h);
+    return agree;
+}
+
+/* Both EtherTypes: a frame of one format read as the other must agree too. */
+static unsigned hdr_read_disagreements(const uint8_t *p, size_t n)
+{
+    return !hdr_read_agrees(QUICOFF_WIRE_ETHERTYPE_SIGNAL, p, n, NULL) +
+           !hdr_read_agrees(QUICOFF_WIRE_ETHERTYPE_DATA, p, n, NULL);
+}
+
+/* Data frame number i of the generated set: every kind, lengths around the
+ * header sizes and up to a full-size packet, PNs at the edges, every flag,
+ * status, level and key phase value the encoder takes. */
+static void data_frame(unsigned i, struct quicoff_wire_msg *m)
+{
+    static const quicoff_wire_kind_t kinds[] = {QUICOFF_WIRE_DATA_TO_OFFLOAD,
+                                                QUICOFF_WIRE_DATA_TO_HOST,
+                                                QUICOFF_WIRE_COMPAT_DATA};
+    static const uint32_t lens[] = {0, 1, 2, 9, 10, 11, 19, 20, 21, 40, 64, 255, 256, 1200, 1400};
+    static const uint64_t pns[] = {0, 1, 0xff, 0x10000, 0xfffffffful, QUICOFF_WIRE_PN_MAX - 1,
+                                   QUICOFF_WIRE_PN_MAX};
+    static uint8_t packet[1400];
+    fill(packet, sizeof(packet), (uint8_t)i);
+    quicoff_wire_kind_t kind = kinds[i % 3];
+    quicoff_wire_msg_init(m, kind);
+    struct quicoff_wire_data *d = &m->u.data;
+    d->index = kind == QUICOFF_WIRE_COMPAT_DATA ? (uint32_t)(i * 2654435761u) & 0xffff
+                                                : (uint32_t)(i * 2654435761u);
+    d->pn = pns[i / 3 % 7];
+    d->payload = packet;
+    d->payload_len = lens[i / 21 % 15];
+    if (kind == QUICOFF_WIRE_DATA_TO_HOST) {
+        d->flags = (uint8_t)(i * 37);
+        d->status = (uint8_t)(i % (QUICOFF_BACKEND_UNAVAILABLE + 1));
+        d->level = (uint8_t)(i / 7 % QUICOFF_LEVEL_COUNT);
+        d->key_phase = (uint8_t)(i / 5 % 2);
+    }
+    m->index = d->index;
+    m->flags = d->flags;
+    m->status = d->status;
+}
+
+enum { N_DATA_FRAMES = 3 * 7 * 15 * 2 };
+
+static void test_data_hdr_read(void)
+{
+    unsigned bad_ok = 0, bad_trunc = 0, bad_flip = 0, bad_pad = 0, frames = 0, tries = 0;
+    static uint8_t buf[1400 + QUICOFF_WIRE_DATA_HDR_LEN + 8];
+    for (unsigned i = 0; i < N_DATA_FRAMES; i++) {
+        struct quicoff_wire_msg m;
+        data_frame(i, &m);
+        size_t n = 0;
+        uint16_t et = 0;
+        if (quicoff_wire_encode_payload(&m, buf, sizeof(buf), &n, &et) != QUICOFF_OK) {
+            bad_ok++;
+            continue;
+        }
+        frames++;
+        /* the frame itself: OK, the fields encoded, the packet where it was put */
+        quicoff_wire_kind_t kind;
+        struct quicoff_wire_data d;
+        size_t hlen = m.kind == QUICOFF_WIRE_COMPAT_DATA ? QUICOFF_WIRE_COMPAT_DATA_HDR_LEN
+                                                         : QUICOFF_WIRE_DATA_HDR_LEN;
+        struct quicoff_wire_data want = m.u.data;
+        want.payload = buf + hlen;
+        if (quicoff_wire_data_hdr_read(et, buf, n, &kind, &d) != QUICOFF_OK ||
+            (unsigned)kind != m.kind || !data_eq(&d, &want) || n != hlen + want.payload_len)
+            bad_ok++;
+        /* every truncation, both EtherTypes */
+        for (size_t cut = 0; cut <= n; cut++, tries += 2)
+            bad_trunc += hdr_read_disagreements(buf, cut);
+        /* every single-bit flip of the header and the first payload byte */
+        size_t flip_bytes = n < hlen + 1 ? n : hlen + 1;
+        for (size_t bit = 0; bit < 8 * flip_bytes; bit++, tries += 2) {
+            buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+            bad_flip += hdr_read_disagreements(buf, n);
+            buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
+        }
+        /* Ethernet padding after a v1 frame: ignored by both */
+        for (size_t pad = 1; pad <= 8; pad++, tries += 2) {
+            memset(buf + n, 0, pad);
+            bad_pad += hdr_read_disagreements(buf, n + pad);
+        }
+        quicoff_wire_msg_clear(&m);
+    }
+    ok(frames == N_DATA_FRAMES && bad_ok == 0, "%u generated data frames read back (%u bad)",
+       frames, bad_ok);
+    ok(bad_trunc == 0, "every truncation: header reader == full decoder (%u bad)", bad_trunc);
+    ok(bad_flip == 0, "every header bit flip: header reader == full decoder (%u bad)", bad_flip);
+    ok(bad_pad == 0, "trailing padding: header reader == full decoder (%u bad)", bad_pad);
+    printf("# %u comparisons\n", tries);
+
+    /* every value of the bytes that decide: byte 1 (version), byte 2 (type),
+     * byte 19 (level / key phase / reserved bits), byte 18 (status), byte 3
+     * (flags), on both data kinds */
+    unsigned bad = 0;
+    for (unsigned k = 0; k < 2; k++) {
+        struct quicoff_wire_msg m;
+        data_frame(k, &m);
+        size_t n = 0;
+        quicoff_wire_encode_payload(&m, buf, sizeof(buf), &n, NULL);
+        static const size_t at[] = {0, 1, 2, 3, 18, 19};
+        for (size_t a = 0; a < sizeof(at) / sizeof(at[0]); a++) {
+            uint8_t save = buf[at[a]];
+            for (unsigned v = 0; v < 256; v++) {
+                buf[at[a]] = (uint8_t)v;
+                bad += hdr_read_disagreements(buf, n);
+            }
+            buf[at[a]] = save;
+        }
+        quicoff_wire_msg_clear(&m);
+    }
+    ok(bad == 0, "every value of bytes 0-3, 18, 19: header reader == full decoder (%u bad)", bad);
+
+    /* the documented rules, by hand */
+    static const uint8_t doc[] = {0x51, 0x01, 0x10, 0x00, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00,
+                                  0x00, 0x00, 0x00, 0x00, 0x00, 0x2a, 0x00, 0x02, 0x00, 0x00,
+                                  0xaa, 0xbb};
+    uint8_t f[sizeof(doc)];
+    quicoff_wire_kind_t kind;
+    struct quicoff_wire_data d;
+    quicoff_status_t st = quicoff_wire_data_hdr_read(QUICOFF_WIRE_ETHERTYPE_SIGNAL, doc,
+                                                     sizeof(doc), &kind, &d);
+    ok(st == QUICOFF_OK && kind == QUICOFF_WIRE_DATA_TO_OFFLOAD && d.index == 7 && d.pn == 42 &&
+           d.payload == doc + 20 && d.payload_len == 2,
+       "protocol.md §8 example: %s", S(st));
+    memcpy(f, doc, sizeof(f));
+    f[1] = 2;
+    st = quicoff_wire_data_hdr_read(QUICOFF_WIRE_ETHERTYPE_SIGNAL, f, sizeof(f), &kind, &d);
+    ok(st == QUICOFF_UNSUPPORTED && kind == QUICOFF_WIRE_DATA_TO_OFFLOAD,
+       "version 2: unsupported, kind kept: %s", S(st));
+    memcpy(f, doc, sizeof(f));
+    f[17] = 3;
+    st = quicoff_wire_data_hdr_read(QUICOFF_WIRE_ETHERTYPE_SIGNAL, f, sizeof(f), &kind, &d);
+    ok(st == QUICOFF_MALFORMED && all_zero(&d, sizeof(d)), "Length past the frame: %s", S(st));
+    memcpy(f, doc, sizeof(f));
+    f[8] = 0x40;
+    st = quicoff_wire_data_hdr_read(QUICOFF_WIRE_ETHERTYPE_SIGNAL, f, sizeof(f), &kind, &d);
+    ok(st == QUICOFF_INVALID_ARGUMENT, "PN 2^62: %s", S(st));
+    memcpy(f, doc, sizeof(f));
+    f[2] = 0x90;
+    f[19] = 0x4e; /* level 4 */
+    st = quicoff_wire_data_hdr_read(QUICOFF_WIRE_ETHERTYPE_SIGNAL, f, sizeof(f), &kind, &d);
+    ok(st == QUICOFF_INVALID_ARGUMENT && kind == QUICOFF_WIRE_DATA_TO_HOST, "level 4: %s", S(st));
+    f[19] = 0x3f; /* Handshake, key phase 1, reserved bits 3-1 set: ignored */
+    f[3] = 0xff;
+    f[18] = 0xee;
+    st = quicoff_wire_data_hdr_read(QUICOFF_WIRE_ETHERTYPE_SIGNAL, f, sizeof(f), &kind, &d);
+    ok(st == QUICOFF_OK && d.level == QUICOFF_LEVEL_HANDSHAKE && d.key_phase == 1 &&
+           d.flags == 0xff && d.status == 0xee,
+       "reserved bits ignored, flags and status as received: %s", S(st));
+    f[2] = 0x10; /* the same bytes to the offload: 18-19 ignored, flags reported */
+    st = quicoff_wire_data_hdr_read(QUICOFF_WIRE_ETHERTYPE_SIGNAL, f, sizeof(f), &kind, &d);
+    ok(st == QUICOFF_OK && d.level == 0 && d.key_phase == 0 && d.status == 0 && d.flags == 0xff,
+       "DATA_TO_OFFLOAD: bytes 18-19 ignored: %s", S(st));
+    /* not data frames: left to the full decoder */
+    struct quicoff_wire_msg m;
+    sample(0, &m); /* an ADD */
+    size_t n = 0;
+    quicoff_wire_encode_payload(&m, buf, sizeof(buf), &n, NULL);
+    quicoff_wire_msg_clear(&m);
+    st = quicoff_wire_data_hdr_read(QUICOFF_WIRE_ETHERTYPE_SIGNAL, buf, n, &kind, &d);
+    ok(st == QUICOFF_UNSUPPORTED && kind == QUICOFF_WIRE_NONE, "an ADD: not a data frame");
+    st = quicoff_wire_data_hdr_read(0x0800, doc, sizeof(doc), &kind, &d);
+    ok(st == QUICOFF_UNSUPPORTED && kind == QUICOFF_WIRE_NONE, "IPv4: not a data frame");
+    st = quicoff_wire_data_hdr_read(QUICOFF_WIRE_ETHERTYPE_SIGNAL, doc, 2, &kind, &d);
+    ok(st == QUICOFF_UNSUPPORTED && kind == QUICOFF_WIRE_NONE,
+       "2 bytes on 0x88B5: not known to be data (the full decoder: malformed)");
+    /* compat: no length, the packet runs to the end; index 16 bits */
+    st = quicoff_wire_data_hdr_read(QUICOFF_WIRE_ETHERTYPE_DATA, doc, sizeof(doc), &kind, &d);
+    ok(st == QUICOFF_OK && kind == QUICOFF_WIRE_COMPAT_DATA && d.index == 0x5101 &&
+           d.payload == doc + 10 && d.payload_len == sizeof(doc) - 10,
+       "compat: the whole rest is the packet: %s", S(st));
+    st = quicoff_wire_data_hdr_read(QUICOFF_WIRE_ETHERTYPE_DATA, doc, 9, &kind, &d);
+    ok(st == QUICOFF_MALFORMED && kind == QUICOFF_WIRE_COMPAT_DATA, "compat cut: %s", S(st));
+    /* NULL arguments */
+    ok(quicoff_wire_data_hdr_read(QUICOFF_WIRE_ETHERTYPE_DATA, NULL, 10, &kind, &d) ==
+               QUICOFF_INVALID_ARGUMENT &&
+           kind == QUICOFF_WIRE_NONE &&
+           quicoff_wire_data_hdr_read(QUICOFF_WIRE_ETHERTYPE_DATA, doc, 10, NULL, &d) ==
+               QUICOFF_INVALID_ARGUMENT &&
+           quicoff_wire_data_hdr_read(QUICOFF_WIRE_ETHERTYPE_DATA, doc, 10, &kind, NULL) ==
+               QUICOFF_INVALID_ARGUMENT &&
+           quicoff_wire_data_hdr_read(QUICOFF_WIRE_ETHERTYPE_DATA, NULL, 0, &kind, &d) ==
+               QUICOFF_MALFORMED,
+       "NULL arguments");
+
+    /* the fast-path writers and the reader: a round trip */
+    bad = 0;
+    for (unsigned i = 0; i < N_DATA_FRAMES; i++) {
+        data_frame(i, &m);
+        struct quicoff_wire_data w = m.u.data;
+        size_t hl = m.kind == QUICOFF_WIRE_COMPAT_DATA
+                        ? quicoff_wire_compat_data_hdr_write(buf, sizeof(buf), w.index, w.pn)
+                        : quicoff_wire_data_hdr_write(buf, sizeof(buf),
+                                                      (quicoff_wire_kind_t)m.kind, &w);
+        memcpy(buf + hl, w.payload, w.payload_len);
+        uint16_t et = m.kind == QUICOFF_WIRE_COMPAT_DATA ? QUICOFF_WIRE_ETHERTYPE_DATA
+                                                         : QUICOFF_WIRE_ETHERTYPE_SIGNAL;
+        w.payload = buf + hl;
+        if (hl == 0 ||
+            quicoff_wire_data_hdr_read(et, buf, hl + w.payload_len, &kind, &d) != QUICOFF_OK ||
+            (unsigned)kind != m.kind || !data_eq(&d, &w))
+            bad++;
+        quicoff_wire_msg_clear(&m);
+    }
+    ok(bad == 0, "data_hdr_write / compat_data_hdr_write -> data_hdr_read (%u bad)", bad);
+}
+
 /* Random bytes after every valid prefix; bit flips and overwrites of every sample. */
 static unsigned fuzz_one(const uint8_t *p, size_t n, bool frame)
 {
@@ -975,6 +1233,7 @@ static void test_fuzz(void)
             decoded++;
         quicoff_wire_msg_clear(&d);
         bad += fuzz_one(buf, n, false);
+        bad += hdr_read_disagreements(buf, n);
         total++;
     }
     ok(bad == 0, "random payloads: %u tries, %u decoded, %u bad", total, decoded, bad);
@@ -987,6 +1246,8 @@ static void test_fuzz(void)
         for (size_t bit = 0; bit < 8 * n; bit++) {
             buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
             bad += fuzz_one(buf, n, true);
+            size_t l2 = m.eth.has_vlan ? 18 : 14;
+            bad += hdr_read_disagreements(buf + l2, n - l2);
             buf[bit / 8] ^= (uint8_t)(1u << (bit % 8));
             total++;
         }
@@ -1101,6 +1362,7 @@ int main(void)
     subtest("v1 rules", test_v1_rules);
     subtest("vlan and replies", test_vlan);
     subtest("encode refusals", test_encode_refusals);
+    subtest("data header reader", test_data_hdr_read);
     subtest("fuzz", test_fuzz);
     subtest("table integration", test_table_integration);
     subtest("clear", test_clear);

@@ -416,6 +416,15 @@ def test_compat_thesis_frames(host):
     assert d is not None and d.typ == -1 and (d.index, d.pn) == (7, 1)
     assert d.quic == hdr + b"thesis" * 10
     assert host.app.stats()["compat_rejected"] == 0
+    # a Full_pn past 2^62-1 (protocol.md §3.7) does not decode: a bad frame, never sent
+    before = host.app.stats()
+    host.send(W.compat_data(7, 1 << 62, hdr + b"x" * 40), W.ETH_DATA)
+    bad = host.app.wait_stat("host_bad_frame", before["host_bad_frame"] + 1)
+    assert bad == before["host_bad_frame"] + 1
+    assert host.app.np.recv(0.3) is None, "a packet left for an invalid Full_pn"
+    s = host.app.stats()
+    assert s["tx_malformed"] == before["tx_malformed"] + 1
+    assert s["tx_unknown_connection"] == before["tx_unknown_connection"]
 
 
 def test_telemetry_endpoints(host):
