@@ -26,6 +26,7 @@ void qd_options_default(struct qd_options *o)
     snprintf(o->backend, sizeof(o->backend), "auto");
     o->nb_mbufs = 16384;
     o->encap.ttl = 64;
+    o->tx_drain_us = 50;
 }
 
 void qd_options_usage(const char *prog)
@@ -53,6 +54,8 @@ void qd_options_usage(const char *prog)
             "  --mbufs N              mbuf pool size, default 16384\n"
             "  --idle-us U            sleep U microseconds after 256 empty polls (0: busy-poll,\n"
             "                         the default); for shared CPUs such as a namespace testbed\n"
+            "  --tx-drain-us U        rtc: send buffered frames after at most U us (default 50);\n"
+            "                         frames wait only while more keep arriving\n"
             "  --host-mac MAC         destination MAC of frames to the host (default: learned)\n"
             "  --encap-dst-mac MAC    default encapsulation of TX entries without their own\n"
             "  --encap-src-mac MAC      (compat entries): MACs, IPv4/IPv6 addresses, UDP ports\n"
@@ -64,7 +67,7 @@ enum {
     OPT_HOST_PORT = 256, OPT_NET_PORT, OPT_WORKERS, OPT_CRYPTO, OPT_CRYPTODEV, OPT_CID_LEN,
     OPT_CAPACITY, OPT_UNKNOWN, OPT_STATS, OPT_COMPAT, OPT_NO_EVENTS, OPT_BACKEND, OPT_MBUFS,
     OPT_IDLE_US, OPT_HOST_MAC, OPT_ENC_DMAC, OPT_ENC_SMAC, OPT_ENC_SIP, OPT_ENC_DIP, OPT_ENC_SPORT,
-    OPT_ENC_DPORT, OPT_ENC_TTL, OPT_IO_MODE, OPT_HELP,
+    OPT_ENC_DPORT, OPT_ENC_TTL, OPT_IO_MODE, OPT_TX_DRAIN, OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -91,6 +94,7 @@ static const struct option long_opts[] = {
     {"encap-dport", required_argument, NULL, OPT_ENC_DPORT},
     {"encap-ttl", required_argument, NULL, OPT_ENC_TTL},
     {"io-mode", required_argument, NULL, OPT_IO_MODE},
+    {"tx-drain-us", required_argument, NULL, OPT_TX_DRAIN},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -227,6 +231,10 @@ int qd_options_parse(struct qd_options *o, int argc, char **argv)
             else
                 bad = 1;
             break;
+        case OPT_TX_DRAIN:
+            bad = parse_uint(a, 10000, &v);
+            o->tx_drain_us = (unsigned)v;
+            break;
         case OPT_HELP:
         default:
             qd_options_usage(prog);
@@ -285,6 +293,8 @@ void qd_options_print(const struct qd_options *o)
     printf("  backend         %s\n", o->backend);
     printf("  mbufs           %u\n", o->nb_mbufs);
     printf("  idle-us         %u%s\n", o->idle_us, o->idle_us ? "" : " (busy-poll)");
+    if (o->io_mode == QD_IO_RTC)
+        printf("  tx-drain-us     %u\n", o->tx_drain_us);
     if (o->has_host_mac) {
         rte_ether_format_addr(mac, sizeof(mac), &o->host_mac);
         printf("  host-mac        %s\n", mac);

@@ -24,6 +24,7 @@ struct qd_options {
     char backend[16];            /* --backend: libquicoff crypto backend */
     uint32_t nb_mbufs;           /* --mbufs */
     unsigned idle_us;            /* --idle-us: sleep when idle (0 = poll, the default) */
+    unsigned tx_drain_us;        /* --tx-drain-us: longest a frame waits in a TX buffer (rtc) */
     bool has_host_mac;           /* --host-mac: else learned from the host port */
     struct rte_ether_addr host_mac;
     /* Default encapsulation (--encap-*): used for TX entries that carry none,

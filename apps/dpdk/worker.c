@@ -108,13 +108,51 @@ void qd_worker_to_net(struct qd_worker *w, struct rte_mbuf *m)
     w->to_net[w->n_net++] = m;
 }
 
-/* The results of a burst: on the worker's own TX queues (rtc), or to the
- * I/O lcore's TX rings (pipeline). */
+/* rtc TX buffers (struct qd_txbuf): one rte_eth_tx_burst per QD_BURST
+ * frames under load instead of one per poll round. On af_packet each burst is
+ * a sendto() system call; on a NIC, a doorbell write. */
+static void txb_flush(struct qd_worker *w, unsigned port_idx)
+{
+    struct qd_txbuf *b = &w->txb[port_idx];
+    if (!b->n)
+        return;
+    qd_tx_or_free(port_idx ? qda.net_port : qda.host_port, w->queue, b->m, b->n, w->st,
+                  port_idx == 0);
+    b->n = 0;
+}
+
+static void txb_add(struct qd_worker *w, unsigned port_idx, struct rte_mbuf **m, unsigned n)
+{
+    struct qd_txbuf *b = &w->txb[port_idx];
+    while (n) {
+        if (!b->n)
+            b->since = w->now;
+        unsigned k = RTE_MIN(n, RTE_DIM(b->m) - b->n);
+        memcpy(&b->m[b->n], m, k * sizeof(*m));
+        b->n += k;
+        m += k;
+        n -= k;
+        if (b->n >= QD_BURST)
+            txb_flush(w, port_idx);
+    }
+}
+
+/* End of a poll round: send what waits when nothing more came in (no reason
+ * to hold it), or when the oldest frame has waited --tx-drain-us. */
+static void txb_drain(struct qd_worker *w, bool found_work, uint64_t drain_tsc)
+{
+    for (unsigned i = 0; i < 2; i++)
+        if (w->txb[i].n && (!found_work || w->now - w->txb[i].since >= drain_tsc))
+            txb_flush(w, i);
+}
+
+/* The results of a burst: to the worker's TX buffers (rtc), or to the I/O
+ * lcore's TX rings (pipeline). */
 static void worker_flush(struct qd_worker *w)
 {
     if (qda.opt->io_mode == QD_IO_RTC) {
-        qd_tx_or_free(qda.net_port, w->queue, w->to_net, w->n_net, w->st, false);
-        qd_tx_or_free(qda.host_port, w->queue, w->to_host, w->n_host, w->st, true);
+        txb_add(w, 1, w->to_net, w->n_net);
+        txb_add(w, 0, w->to_host, w->n_host);
     } else {
         qd_enqueue_or_free(qda.net_tx_ring, w->to_net, w->n_net, w->st);
         qd_enqueue_or_free(qda.host_tx_ring, w->to_host, w->n_host, w->st);
@@ -264,8 +302,9 @@ int qd_rtc_main(void *arg)
            w->id, rte_lcore_id(), w->queue, qda.host_port, qda.net_port);
     fflush(stdout);
     unsigned empty = 0;
+    const uint64_t drain_tsc = rte_get_tsc_hz() * qda.opt->tx_drain_us / 1000000;
     while (!*quit) {
-        uint64_t t0 = rte_rdtsc();
+        uint64_t t0 = w->now = rte_rdtsc();
         uint16_t nh = rte_eth_rx_burst(qda.host_port, w->queue, m, QD_BURST);
         QD_ADD(w->st, host_rx, nh);
         for (uint16_t i = 0; i < nh; i++)
@@ -282,8 +321,8 @@ int qd_rtc_main(void *arg)
         for (unsigned o = 0; o < qda.nb_workers; o++)
             if (o != w->id)
                 qd_handoff(s, o);
-        qd_tx_or_free(qda.net_port, w->queue, s->to_net, s->n_net, w->st, false);
-        qd_tx_or_free(qda.host_port, w->queue, s->to_host, s->n_host, w->st, true);
+        txb_add(w, 1, s->to_net, s->n_net);
+        txb_add(w, 0, s->to_host, s->n_host);
         s->n_net = s->n_host = 0;
 
         /* frames other workers received for our connections */
@@ -298,11 +337,14 @@ int qd_rtc_main(void *arg)
             busy |= qd_drain_ring(qda.net_tx_ring, qda.net_port, w->queue, w->st, false);
             qd_poll_timer_tick(&timer);
         }
+        txb_drain(w, busy, drain_tsc);
         if (busy)
             QD_ADD(w->st, busy_cycles, rte_rdtsc() - t0);
         qd_idle(&empty, busy);
         rte_rcu_qsbr_quiescent(qda.rcu, w->id);
     }
+    txb_flush(w, 0);
+    txb_flush(w, 1);
     worker_offline(w);
     return 0;
 }

@@ -26,6 +26,15 @@ struct qd_worker {
     struct rte_mbuf *to_host[2 * QD_BURST + 8];
     struct rte_mbuf *to_net[QD_BURST];
     unsigned n_host, n_net;
+    /* rtc: frames waiting for the port, per port (0 = host, 1 = network):
+     * sent once QD_BURST are waiting, when a poll round found nothing more to
+     * do, or after --tx-drain-us (as l2fwd / ipsec-secgw buffer their TX) */
+    struct qd_txbuf {
+        struct rte_mbuf *m[4 * QD_BURST];
+        unsigned n;
+        uint64_t since; /* TSC of the oldest frame */
+    } txb[2];
+    uint64_t now;       /* TSC at the start of the current poll round */
     /* events: earliest TSC of the next event of each code (rate limit) */
     uint64_t ev_next[QUICOFF_WIRE_EV_COUNT]; /* events without an entry */
     uint64_t ev_gap;

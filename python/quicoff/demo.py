@@ -671,7 +671,8 @@ class Demo:
         # the same CPU as offload A's lcores: testpmd's forwarding lcore
         # busy-polls it; its main lcore only waits on stdin
         cpu = tb.offload_cpu("A")
-        argv = [testpmd, "--lcores", "0@%d,1@%d" % (cpu, cpu), "--no-huge", "-m", "512",
+        # stdbuf: its answers to "show fwd stats all" reach the log at once
+        argv = ["stdbuf", "-oL", testpmd, "--lcores", "0@%d,1@%d" % (cpu, cpu), "--no-huge", "-m", "512",
                 "--no-pci", "--file-prefix", "%s-tp" % tb.tag,
                 "--vdev", "net_af_packet0,iface=host0", "--vdev", "net_af_packet1,iface=net0",
                 "--", "-i", "--forward-mode=io", "--auto-start", "--total-num-mbufs=8192",
