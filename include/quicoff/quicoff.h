@@ -12,11 +12,13 @@
  * Threading contract
  *  - Control calls (quicoff_conn_add/update/remove, stats, reclaim) may come
  *    from any thread; they serialise among themselves on a mutex.
- *  - Data calls (quicoff_*_burst) take a quicoff_worker; a worker belongs to
- *    exactly one thread.  They take no lock, never allocate, log or abort, and
- *    never see a half-written entry (entries are replaced by copy and pointer
- *    swap; the old copy is zeroed and freed after every worker has left the
- *    burst that could have seen it: epoch-based reclamation).
+ *  - Data calls (quicoff_*_burst, and the split quicoff_*_prepare /
+ *    quicoff_*_complete for an AEAD done by the caller) take a
+ *    quicoff_worker; a worker belongs to exactly one thread.  They take no
+ *    lock, never allocate, log or abort, and never see a half-written entry
+ *    (entries are replaced by copy and pointer swap; the old copy is zeroed
+ *    and freed after every worker has left the burst, or prepare..complete
+ *    window, that could have seen it: epoch-based reclamation).
  *  - A given connection is processed by one worker at a time, as steering by
  *    connection ID guarantees in a multi-core data plane (RSS by DCID).
  *    Per-connection counters are single-writer under that rule.
@@ -414,6 +416,9 @@ unsigned quicoff_unprotect_datagram(struct quicoff_worker *w, uint8_t *data, uin
  *    the packets' header bytes untouched in between (the AEAD writes only
  *    data and tag).
  *  - No allocation, lock or log, as the burst calls.
+ *  - Limits are checked in prepare with the state before the completes, as a
+ *    burst chunk does: packets of one connection prepared together that all
+ *    fail authentication may pass the RX integrity limit by up to n - 1.
  */
 
 /** What the caller's AEAD engine does for one packet. Filled by prepare. */
