@@ -10,7 +10,11 @@
  *     read or write past the datagram), with and without a local address;
  *  2. quicoff_unprotect_burst of up to 4 packets at input-chosen offsets, each
  *     in its own buffer with guard bytes before and after;
- *  3. the input as a plaintext packet: quicoff_protect_burst, and when that
+ *  3. the same through the split calls (quicoff_unprotect_prepare, then an
+ *     "engine" that checks each job's offsets and reports a failed tag, or a
+ *     failed engine, then quicoff_unprotect_complete): no packet ok, every
+ *     byte as received;
+ *  4. the input as a plaintext packet: quicoff_protect_burst, and when that
  *     succeeds, unprotect again: if it reaches the RX twin of the TX entry it
  *     must open to exactly the same plaintext.
  * Aborts when: a status is out of range; an OK packet's offsets fall outside
@@ -308,6 +312,62 @@ static void run_burst(const uint8_t *data, uint32_t size, uint8_t ctrl)
     FUZZ_CHECK(okn == count, "burst return value counts the ok results");
 }
 
+/* The split calls: every job must describe bytes inside its packet (AAD
+ * from the packet's start up to the payload, the tag right after it), and
+ * when the engine fails them all, complete must leave every byte as
+ * received: the header protection removed by prepare put back. */
+static void run_split(const uint8_t *data, uint32_t size, uint8_t ctrl)
+{
+    enum { N = 4 };
+    static uint8_t bufs[N][GUARD + MAX_DGRAM + GUARD];
+    struct quicoff_pkt pk[N];
+    struct quicoff_result res[N];
+    struct quicoff_aead_job jobs[N];
+    unsigned n = 1 + ((ctrl >> 3) & 3);
+    for (unsigned i = 0; i < n; i++) {
+        uint8_t *b = bufs[i];
+        memset(b, GUARD_BYTE, GUARD);
+        memcpy(b + GUARD, data, size);
+        memset(b + GUARD + size, GUARD_BYTE, GUARD);
+        uint32_t off = 0;
+        if (i > 0 && size > 0)
+            off = (uint32_t)(data[(i * 5) % size] | data[(i * 11) % size] << 8) % size;
+        pk[i] = (struct quicoff_pkt){.data = b + GUARD, .len = size, .cap = size, .offset = off,
+                                     .local_addr = (ctrl & 4) ? &local_a : NULL};
+    }
+    unsigned pending = quicoff_unprotect_prepare(worker, pk, res, jobs, n), seen = 0;
+    for (unsigned i = 0; i < n; i++) {
+        const struct quicoff_aead_job *j = &jobs[i];
+        if (!j->pending)
+            continue;
+        seen++;
+        FUZZ_CHECK(j->decrypt == 1 && j->suite < QUICOFF_SUITE_COUNT &&
+                       j->key_len == quicoff_suite_key_len((quicoff_suite_t)j->suite) && j->key,
+                   "job: suite and key");
+        FUZZ_CHECK(j->aad_off == pk[i].offset && j->aad_len > 0 &&
+                       (uint64_t)j->aad_off + j->aad_len == j->data_off &&
+                       (uint64_t)j->data_off + j->data_len == j->tag_off &&
+                       (uint64_t)j->tag_off + QUICOFF_TAG_LEN <= size,
+                   "job: AAD, data and tag inside the packet, in order");
+        FUZZ_CHECK(j->key_id != 0 && j->key_phase <= 1, "job: key id and phase");
+        jobs[i].aead_status = (ctrl & 0x20) ? QUICOFF_BACKEND_UNAVAILABLE : QUICOFF_AUTH_FAILED;
+    }
+    FUZZ_CHECK(seen == pending, "prepare counts its pending jobs");
+    unsigned okn = quicoff_unprotect_complete(worker, pk, res, jobs, n);
+    FUZZ_CHECK(okn == 0, "no packet ok without its AEAD");
+    for (unsigned i = 0; i < n; i++) {
+        const uint8_t *b = bufs[i];
+        check_result(&res[i], pk[i].offset, size);
+        FUZZ_CHECK(memcmp(b + GUARD, data, size) == 0, "split: failed packet left as received");
+        for (unsigned g = 0; g < GUARD; g++)
+            FUZZ_CHECK(b[g] == GUARD_BYTE && b[GUARD + size + g] == GUARD_BYTE,
+                       "split: guard bytes untouched");
+        const uint8_t *z = (const uint8_t *)&jobs[i];
+        for (size_t k = 0; k < sizeof(jobs[i]); k++)
+            FUZZ_CHECK(z[k] == 0, "complete zeroes the job");
+    }
+}
+
 /* Where a plaintext packet keeps its PN (an independent little parser,
  * RFC 9000 §17.2/17.3, RFC 9369 §3.2); 0 if the header does not parse. */
 static int plain_pn(const uint8_t *d, uint32_t size, uint8_t short_cid_len, uint64_t *pn)
@@ -447,6 +507,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     run_datagram(data, len, &local_a);
     reset_touched();
     run_burst(data, len, ctrl);
+    reset_touched();
+    run_split(data, len, ctrl);
     reset_touched();
     run_roundtrip(data, len, ctrl);
     reset_touched();

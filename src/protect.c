@@ -12,6 +12,11 @@
 
 #define PN_MAX ((UINT64_C(1) << 62) - 1)
 
+/* The stages shared by the burst calls and the split (prepare / complete)
+ * calls: forced inline, so each burst function compiles to the code it had
+ * when it was their only caller. */
+#define QO_STAGE static inline __attribute__((always_inline))
+
 /* Big-endian words (compilers turn these into one load or store + bswap). */
 static inline uint32_t load_be32(const uint8_t *p)
 {
@@ -314,12 +319,16 @@ struct rx_state {
     uint8_t mask[5];
     uint64_t largest;
     uint32_t cur;
-    int opened; /* the AEAD open's result: 0 authentic, -1 not */
+    int opened; /* the AEAD open's result: 0 authentic, -1 not, OPEN_ENGINE_FAILED */
 };
 
+/* Split API only: the caller's engine did not run the open (no verdict on
+ * the tag). The burst's backends return 0 or -1. */
+#define OPEN_ENGINE_FAILED (-2)
+
 /* Stage 1: parse the header, hash the lookup key, prefetch its index cell. */
-static void rx_parse(const struct quicoff_table *t, struct quicoff_pkt *p,
-                     struct quicoff_result *r, struct rx_state *s)
+QO_STAGE void rx_parse(const struct quicoff_table *t, struct quicoff_pkt *p,
+                       struct quicoff_result *r, struct rx_state *s)
 {
     result_init(r, p);
     s->c = NULL;
@@ -335,8 +344,8 @@ static void rx_parse(const struct quicoff_table *t, struct quicoff_pkt *p,
 }
 
 /* Stage 2: find the connection; prefetch what stage 3 reads. */
-static void rx_lookup(const struct quicoff_table *t, struct quicoff_pkt *p,
-                      struct quicoff_result *r, struct rx_state *s)
+QO_STAGE void rx_lookup(const struct quicoff_table *t, struct quicoff_pkt *p,
+                        struct quicoff_result *r, struct rx_state *s)
 {
     if (s->st != QUICOFF_OK)
         return;
@@ -352,7 +361,7 @@ static void rx_lookup(const struct quicoff_table *t, struct quicoff_pkt *p,
 }
 
 /* Stage 3: usage limit and sample checks; queue the header-protection mask. */
-static void rx_check(struct quicoff_pkt *p, struct rx_state *s, struct hp_batch *hp)
+QO_STAGE void rx_check(struct quicoff_pkt *p, struct rx_state *s, struct hp_batch *hp)
 {
     if (s->st != QUICOFF_OK)
         return;
@@ -373,7 +382,7 @@ static void rx_check(struct quicoff_pkt *p, struct rx_state *s, struct hp_batch 
 
 /* Stage 4: with the mask, PN decoding and key choice; the header is
  * unmasked in place (it is the AAD). */
-static void rx_unmask(struct quicoff_pkt *p, struct quicoff_result *r, struct rx_state *s)
+QO_STAGE void rx_unmask(struct quicoff_pkt *p, struct quicoff_result *r, struct rx_state *s)
 {
     if (s->st != QUICOFF_OK)
         return;
@@ -405,17 +414,15 @@ static void rx_unmask(struct quicoff_pkt *p, struct quicoff_result *r, struct rx
     __builtin_prefetch(s->slot->aead_ctx);
 }
 
-/* Stage 5: queue the AEAD open (the header is the AAD, the nonce from the
- * decoded PN). */
-static void rx_queue_open(struct quicoff_pkt *p, const struct quicoff_result *r,
-                          struct rx_state *s, struct aead_batch *b, unsigned pkt)
+/* Stage 5: the AEAD open of an unmasked packet (the header is the AAD, the
+ * nonce from the decoded PN): queued for the backend (burst), or handed to
+ * the caller (prepare). */
+QO_STAGE void rx_aead_op(const struct quicoff_pkt *p, const struct quicoff_result *r,
+                         const struct rx_state *s, qo_aead_op_t *op)
 {
-    if (s->st != QUICOFF_OK)
-        return;
     uint8_t *d = p->data;
     const struct qo_header *h = &s->h;
     uint32_t payload_off = h->pn_off + r->pn_len;
-    qo_aead_op_t *op = aead_queue(b, s->ks->aead, pkt);
     *op = (qo_aead_op_t){.ctx = s->slot->aead_ctx,
                          .aad = d + p->offset,
                          .aad_len = payload_off - p->offset,
@@ -425,10 +432,18 @@ static void rx_queue_open(struct quicoff_pkt *p, const struct quicoff_result *r,
     build_nonce(op->nonce, s->ks, s->slot->iv, r->pn);
 }
 
+QO_STAGE void rx_queue_open(struct quicoff_pkt *p, const struct quicoff_result *r,
+                            struct rx_state *s, struct aead_batch *b, unsigned pkt)
+{
+    if (s->st != QUICOFF_OK)
+        return;
+    rx_aead_op(p, r, s, aead_queue(b, s->ks->aead, pkt));
+}
+
 /* Stage 6: the packet's outcome after the open: key phase change, largest
  * PN, counters, status. */
-static void rx_outcome(struct quicoff_worker *w, struct quicoff_pkt *p, struct quicoff_result *r,
-                       struct rx_state *s, struct tally *ok)
+QO_STAGE void rx_outcome(struct quicoff_worker *w, struct quicoff_pkt *p,
+                         struct quicoff_result *r, struct rx_state *s, struct tally *ok)
 {
     if (s->st != QUICOFF_OK) {
         r->status = s->st;
@@ -447,6 +462,10 @@ static void rx_outcome(struct quicoff_worker *w, struct quicoff_pkt *p, struct q
         /* Put the header back as received; the backend left the payload. */
         d[p->offset] = s->saved_first;
         xor_pn_field(d + h->pn_off, pn_mask(s->mask, pn_len));
+        if (s->opened == OPEN_ENGINE_FAILED) { /* not the packet's fault: not counted */
+            r->status = QUICOFF_BACKEND_UNAVAILABLE;
+            return;
+        }
         if (ks->fail_action == QUICOFF_FAIL_PASS)
             r->flags |= QUICOFF_FLAG_PASS_FAILED;
         r->status = QUICOFF_AUTH_FAILED;
@@ -487,6 +506,23 @@ static void rx_outcome(struct quicoff_worker *w, struct quicoff_pkt *p, struct q
     }
 }
 
+/* Stages 1-4 of a chunk, up to the open: shared by the burst and prepare. */
+QO_STAGE void rx_front(const struct quicoff_table *t, struct quicoff_pkt *pkts,
+                       struct quicoff_result *res, struct rx_state *s, unsigned n)
+{
+    for (unsigned i = 0; i < n; i++)
+        rx_parse(t, &pkts[i], &res[i], &s[i]);
+    for (unsigned i = 0; i < n; i++)
+        rx_lookup(t, &pkts[i], &res[i], &s[i]);
+    struct hp_batch hp;
+    hp.n = 0;
+    for (unsigned i = 0; i < n; i++)
+        rx_check(&pkts[i], &s[i], &hp);
+    compute_masks(&hp);
+    for (unsigned i = 0; i < n; i++)
+        rx_unmask(&pkts[i], &res[i], &s[i]);
+}
+
 /*
  * Packets of one chunk go through each stage before the next stage starts,
  * so the cache misses of one stage (index cell, slot, keyset, contexts)
@@ -499,19 +535,8 @@ static void rx_outcome(struct quicoff_worker *w, struct quicoff_pkt *p, struct q
 static void unprotect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
                             struct quicoff_result *res, unsigned n)
 {
-    const struct quicoff_table *t = w->table;
     struct rx_state s[QO_CHUNK];
-    for (unsigned i = 0; i < n; i++)
-        rx_parse(t, &pkts[i], &res[i], &s[i]);
-    for (unsigned i = 0; i < n; i++)
-        rx_lookup(t, &pkts[i], &res[i], &s[i]);
-    struct hp_batch hp;
-    hp.n = 0;
-    for (unsigned i = 0; i < n; i++)
-        rx_check(&pkts[i], &s[i], &hp);
-    compute_masks(&hp);
-    for (unsigned i = 0; i < n; i++)
-        rx_unmask(&pkts[i], &res[i], &s[i]);
+    rx_front(w->table, pkts, res, s, n);
     struct aead_batch b;
     b.n = 0;
     for (unsigned i = 0; i < n; i++)
@@ -540,8 +565,8 @@ struct tx_state {
 };
 
 /* Stage 1: resolve the handle; prefetch the keyset and slot state. */
-static void tx_resolve(const struct quicoff_table *t, struct quicoff_pkt *p,
-                       struct quicoff_result *r, struct tx_state *s)
+QO_STAGE void tx_resolve(const struct quicoff_table *t, struct quicoff_pkt *p,
+                         struct quicoff_result *r, struct tx_state *s)
 {
     result_init(r, p);
     r->conn = p->conn;
@@ -565,9 +590,8 @@ static void tx_resolve(const struct quicoff_table *t, struct quicoff_pkt *p,
 }
 
 /* Stage 2: check the header the host gave, choose the key, count the
- * packet against it, queue the AEAD seal. */
-static void tx_prepare(struct quicoff_pkt *p, struct quicoff_result *r, struct tx_state *s,
-                       struct aead_batch *b, unsigned pkt)
+ * packet against it (the seal is tx_aead_op's). */
+QO_STAGE void tx_prepare(struct quicoff_pkt *p, struct quicoff_result *r, struct tx_state *s)
 {
     if (s->st != QUICOFF_OK)
         return;
@@ -624,21 +648,28 @@ static void tx_prepare(struct quicoff_pkt *p, struct quicoff_result *r, struct t
     }
     QO_ADD(s->c->key_packets[kp], 1);
     s->slot = slot;
-    uint32_t payload_off = h->pn_off + pn_len;
-    qo_aead_op_t *op = aead_queue(b, ks->aead, pkt);
-    *op = (qo_aead_op_t){.ctx = slot->aead_ctx,
+}
+
+/* The AEAD seal of a packet that passed tx_prepare: queued for the backend
+ * (burst), or handed to the caller (prepare). */
+QO_STAGE void tx_aead_op(const struct quicoff_pkt *p, const struct quicoff_result *r,
+                         const struct tx_state *s, qo_aead_op_t *op)
+{
+    uint8_t *d = p->data;
+    uint32_t payload_off = s->h.pn_off + r->pn_len;
+    *op = (qo_aead_op_t){.ctx = s->slot->aead_ctx,
                          .aad = d + p->offset,
                          .aad_len = payload_off - p->offset,
                          .data = d + payload_off,
                          .len = p->len - payload_off,
                          .tag = d + p->len};
-    build_nonce(op->nonce, ks, slot->iv, p->pn);
+    build_nonce(op->nonce, s->ks, s->slot->iv, p->pn);
 }
 
 /* Stage 3: header protection (mask from the ciphertext sample, computed for
  * the whole chunk before), then the outcome. */
-static void tx_finish(struct quicoff_worker *w, struct quicoff_pkt *p, struct quicoff_result *r,
-                      struct tx_state *s, struct tally *ok)
+QO_STAGE void tx_finish(struct quicoff_worker *w, struct quicoff_pkt *p,
+                        struct quicoff_result *r, struct tx_state *s, struct tally *ok)
 {
     if (s->st != QUICOFF_OK) {
         r->status = s->st;
@@ -679,21 +710,12 @@ static void tx_finish(struct quicoff_worker *w, struct quicoff_pkt *p, struct qu
     }
 }
 
-static void protect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
-                          struct quicoff_result *res, unsigned n)
+/* After the seals (a failed one has st BACKEND_UNAVAILABLE): header
+ * protection of the chunk, outcomes, counters. Shared by the burst and
+ * complete. */
+QO_STAGE void tx_back(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                      struct quicoff_result *res, struct tx_state *s, unsigned n)
 {
-    const struct quicoff_table *t = w->table;
-    struct tx_state s[QO_CHUNK];
-    for (unsigned i = 0; i < n; i++)
-        tx_resolve(t, &pkts[i], &res[i], &s[i]);
-    struct aead_batch b;
-    b.n = 0;
-    for (unsigned i = 0; i < n; i++)
-        tx_prepare(&pkts[i], &res[i], &s[i], &b, i);
-    aead_run(&b, true, w->scratch);
-    for (unsigned k = 0; k < b.n; k++)
-        if (b.result[k] != 0)
-            s[b.pkt[k]].st = QUICOFF_BACKEND_UNAVAILABLE;
     struct hp_batch hp;
     hp.n = 0;
     for (unsigned i = 0; i < n; i++)
@@ -705,6 +727,27 @@ static void protect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
         tx_finish(w, &pkts[i], &res[i], &s[i], &ok);
     QO_ADD(w->c.tx_packets, ok.packets);
     QO_ADD(w->c.tx_bytes, ok.bytes);
+}
+
+static void protect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                          struct quicoff_result *res, unsigned n)
+{
+    const struct quicoff_table *t = w->table;
+    struct tx_state s[QO_CHUNK];
+    for (unsigned i = 0; i < n; i++)
+        tx_resolve(t, &pkts[i], &res[i], &s[i]);
+    struct aead_batch b;
+    b.n = 0;
+    for (unsigned i = 0; i < n; i++) {
+        tx_prepare(&pkts[i], &res[i], &s[i]);
+        if (s[i].st == QUICOFF_OK)
+            tx_aead_op(&pkts[i], &res[i], &s[i], aead_queue(&b, s[i].ks->aead, i));
+    }
+    aead_run(&b, true, w->scratch);
+    for (unsigned k = 0; k < b.n; k++)
+        if (b.result[k] != 0)
+            s[b.pkt[k]].st = QUICOFF_BACKEND_UNAVAILABLE;
+    tx_back(w, pkts, res, s, n);
 }
 
 /* ------------------------------------------------------------------ bursts */
@@ -720,20 +763,153 @@ static unsigned count_ok(const struct quicoff_result *res, unsigned n)
 unsigned quicoff_unprotect_burst(struct quicoff_worker *w, struct quicoff_pkt *pkts,
                                  struct quicoff_result *res, unsigned n)
 {
-    qo_epoch_enter(&w->table->epoch, &w->announce);
+    qo_worker_enter(w);
     for (unsigned i = 0; i < n; i += QO_CHUNK)
         unprotect_chunk(w, pkts + i, res + i, n - i < QO_CHUNK ? n - i : QO_CHUNK);
-    qo_epoch_exit(&w->announce);
+    qo_worker_exit(w);
     return count_ok(res, n);
 }
 
 unsigned quicoff_protect_burst(struct quicoff_worker *w, struct quicoff_pkt *pkts,
                                struct quicoff_result *res, unsigned n)
 {
-    qo_epoch_enter(&w->table->epoch, &w->announce);
+    qo_worker_enter(w);
     for (unsigned i = 0; i < n; i += QO_CHUNK)
         protect_chunk(w, pkts + i, res + i, n - i < QO_CHUNK ? n - i : QO_CHUNK);
-    qo_epoch_exit(&w->announce);
+    qo_worker_exit(w);
+    return count_ok(res, n);
+}
+
+/* ------------------------------------------------------------------ split */
+
+/*
+ * prepare / complete (quicoff.h): the burst's stages with the AEAD between
+ * them done by the caller. A packet's stage state travels in its job's
+ * opaque area (copied: the caller's array has no alignment or type we can
+ * rely on), so there is no per-worker limit on n and nothing to allocate.
+ */
+_Static_assert(sizeof(struct rx_state) <= sizeof(((struct quicoff_aead_job *)0)->opaque),
+               "rx_state must fit in a job");
+_Static_assert(sizeof(struct tx_state) <= sizeof(((struct quicoff_aead_job *)0)->opaque),
+               "tx_state must fit in a job");
+
+/* The job of a packet whose AEAD is op (pointers into p->data -> offsets). */
+static void job_fill(struct quicoff_aead_job *j, const struct quicoff_pkt *p,
+                     const qo_aead_op_t *op, const struct qo_keyset *ks, unsigned kp, bool decrypt)
+{
+    const struct qo_keymeta *m = &ks->meta[kp];
+    j->key_id = m->id;
+    j->key_user = m->user;
+    j->key = ks->phase[kp].key;
+    j->key_len = (uint8_t)ks->aead->key_len;
+    j->suite = ks->suite;
+    j->pending = 1;
+    j->decrypt = decrypt;
+    j->fail_pass = decrypt && ks->fail_action == QUICOFF_FAIL_PASS;
+    j->key_phase = (uint8_t)kp;
+    j->generation = ks->phase[kp].gen;
+    memcpy(j->nonce, op->nonce, QUICOFF_IV_LEN);
+    j->aad_off = (uint32_t)(op->aad - p->data);
+    j->aad_len = (uint32_t)op->aad_len;
+    j->data_off = (uint32_t)(op->data - p->data);
+    j->data_len = (uint32_t)op->len;
+    j->tag_off = (uint32_t)(op->tag - p->data);
+}
+
+/* A job that prepare has not made pending: everything zero but the verdict
+ * that is safe if the caller runs or reports it anyway. */
+static void job_clear(struct quicoff_aead_job *j)
+{
+    memset(j, 0, sizeof(*j));
+    j->aead_status = QUICOFF_BACKEND_UNAVAILABLE;
+}
+
+unsigned quicoff_unprotect_prepare(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                                   struct quicoff_result *res, struct quicoff_aead_job *jobs,
+                                   unsigned n)
+{
+    unsigned pending = 0;
+    qo_worker_enter(w);
+    for (unsigned i = 0; i < n; i += QO_CHUNK) {
+        unsigned m = n - i < QO_CHUNK ? n - i : QO_CHUNK;
+        struct rx_state s[QO_CHUNK];
+        rx_front(w->table, pkts + i, res + i, s, m);
+        for (unsigned k = 0; k < m; k++) {
+            struct quicoff_aead_job *j = &jobs[i + k];
+            job_clear(j);
+            if (s[k].st == QUICOFF_OK) {
+                qo_aead_op_t op;
+                rx_aead_op(&pkts[i + k], &res[i + k], &s[k], &op);
+                job_fill(j, &pkts[i + k], &op, s[k].ks, res[i + k].key_phase, true);
+                pending++;
+            }
+            memcpy(j->opaque, &s[k], sizeof(s[k]));
+        }
+    }
+    return pending;
+}
+
+unsigned quicoff_unprotect_complete(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                                    struct quicoff_result *res, struct quicoff_aead_job *jobs,
+                                    unsigned n)
+{
+    struct tally ok = {0, 0};
+    for (unsigned i = 0; i < n; i++) {
+        struct rx_state s;
+        memcpy(&s, jobs[i].opaque, sizeof(s));
+        if (s.st == QUICOFF_OK)
+            s.opened = jobs[i].aead_status == QUICOFF_OK            ? 0
+                       : jobs[i].aead_status == QUICOFF_AUTH_FAILED ? -1
+                                                                    : OPEN_ENGINE_FAILED;
+        rx_outcome(w, &pkts[i], &res[i], &s, &ok);
+        memset(&jobs[i], 0, sizeof(jobs[i])); /* the nonce reveals the IV */
+    }
+    QO_ADD(w->c.rx_packets, ok.packets);
+    QO_ADD(w->c.rx_bytes, ok.bytes);
+    qo_worker_exit(w);
+    return count_ok(res, n);
+}
+
+unsigned quicoff_protect_prepare(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                                 struct quicoff_result *res, struct quicoff_aead_job *jobs,
+                                 unsigned n)
+{
+    unsigned pending = 0;
+    qo_worker_enter(w);
+    for (unsigned i = 0; i < n; i++) {
+        struct tx_state s;
+        struct quicoff_aead_job *j = &jobs[i];
+        job_clear(j);
+        tx_resolve(w->table, &pkts[i], &res[i], &s);
+        tx_prepare(&pkts[i], &res[i], &s);
+        if (s.st == QUICOFF_OK) {
+            qo_aead_op_t op;
+            tx_aead_op(&pkts[i], &res[i], &s, &op);
+            job_fill(j, &pkts[i], &op, s.ks, res[i].key_phase, false);
+            pending++;
+        }
+        memcpy(j->opaque, &s, sizeof(s));
+    }
+    return pending;
+}
+
+unsigned quicoff_protect_complete(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                                  struct quicoff_result *res, struct quicoff_aead_job *jobs,
+                                  unsigned n)
+{
+    for (unsigned i = 0; i < n; i += QO_CHUNK) {
+        unsigned m = n - i < QO_CHUNK ? n - i : QO_CHUNK;
+        struct tx_state s[QO_CHUNK];
+        for (unsigned k = 0; k < m; k++) {
+            struct quicoff_aead_job *j = &jobs[i + k];
+            memcpy(&s[k], j->opaque, sizeof(s[k]));
+            if (s[k].st == QUICOFF_OK && j->aead_status != QUICOFF_OK)
+                s[k].st = QUICOFF_BACKEND_UNAVAILABLE;
+            memset(j, 0, sizeof(*j)); /* the nonce reveals the IV */
+        }
+        tx_back(w, pkts + i, res + i, s, m);
+    }
+    qo_worker_exit(w);
     return count_ok(res, n);
 }
 

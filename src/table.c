@@ -228,17 +228,105 @@ static int index_maybe_rebuild(struct quicoff_table *t)
     return 0;
 }
 
-/* ---------------------------------------------------------------- keysets */
-
 static size_t round_up(size_t n)
 {
     return (n + QO_CACHE_LINE - 1) & ~(size_t)(QO_CACHE_LINE - 1);
 }
 
-static void keyset_free(struct qo_keyset *ks)
+/* ---------------------------------------------------------------- key hooks */
+
+static void key_info(const struct qo_keyset *ks, unsigned p, struct quicoff_key_info *ki)
+{
+    const struct qo_keymeta *m = &ks->meta[p];
+    memset(ki, 0, sizeof(*ki));
+    ki->key_id = m->id;
+    ki->direction = (quicoff_direction_t)ks->direction;
+    ki->level = (quicoff_level_t)ks->level;
+    ki->suite = (quicoff_suite_t)ks->suite;
+    ki->generation = m->gen;
+    ki->key_phase = (uint8_t)p;
+    ki->dcid_len = ks->dcid_len;
+    ki->key_len = (uint8_t)ks->aead->key_len;
+    ki->user = m->user;
+}
+
+/* Reports the key of slot p to the retire hook if this keyset owns it, and
+ * forgets it. Only for keys no worker can reach any more: a released
+ * keyset's, or one never published. */
+static void key_retire(const struct quicoff_table *t, struct qo_keyset *ks, unsigned p)
+{
+    struct qo_keymeta *m = &ks->meta[p];
+    if (m->owner && m->hooked && t->hooks.retire) {
+        struct quicoff_key_info ki;
+        key_info(ks, p, &ki);
+        t->hooks.retire(t->hooks.arg, &ki);
+    }
+    memset(m, 0, sizeof(*m));
+}
+
+/* The key just installed in slot p of a keyset not yet published: a fresh
+ * ID, and the install hook's consent. */
+static quicoff_status_t key_register(struct quicoff_table *t, struct qo_keyset *ks, unsigned p)
+{
+    key_retire(t, ks, p); /* an owned key it replaces was never published */
+    struct qo_keymeta *m = &ks->meta[p];
+    m->id = atomic_fetch_add_explicit(&t->next_key_id, 1, memory_order_relaxed);
+    m->gen = ks->phase[p].gen;
+    m->owner = 1;
+    if (!t->hooks.install)
+        return QUICOFF_OK;
+    struct quicoff_key_info ki;
+    key_info(ks, p, &ki);
+    ki.key = ks->phase[p].key;
+    void *user = NULL;
+    quicoff_status_t st = t->hooks.install(t->hooks.arg, &ki, &user);
+    if (st != QUICOFF_OK) {
+        memset(m, 0, sizeof(*m));
+        return st;
+    }
+    m->user = user;
+    m->hooked = 1;
+    return QUICOFF_OK;
+}
+
+/* ks replaces old in its slot: the keys ks took over from old (same ID) are
+ * now ks's to retire; old retires only the keys that die with it. */
+static void keys_take_over(struct qo_keyset *ks, struct qo_keyset *old)
+{
+    for (unsigned p = 0; p < 2; p++) {
+        if (ks->meta[p].id && !ks->meta[p].owner && old->meta[p].id == ks->meta[p].id) {
+            ks->meta[p].owner = old->meta[p].owner;
+            old->meta[p].owner = 0;
+        }
+    }
+}
+
+quicoff_status_t quicoff_table_set_key_hooks(struct quicoff_table *t,
+                                             const struct quicoff_key_hooks *hooks)
+{
+    if (!t)
+        return QUICOFF_INVALID_ARGUMENT;
+    quicoff_status_t st = QUICOFF_OK;
+    pthread_mutex_lock(&t->lock);
+    /* Keys installed before would reach retire without install. */
+    if (atomic_load_explicit(&t->next_key_id, memory_order_relaxed) != 1)
+        st = QUICOFF_INVALID_ARGUMENT;
+    else if (hooks)
+        t->hooks = *hooks;
+    else
+        memset(&t->hooks, 0, sizeof(t->hooks));
+    pthread_mutex_unlock(&t->lock);
+    return st;
+}
+
+/* ---------------------------------------------------------------- keysets */
+
+static void keyset_free(const struct quicoff_table *t, struct qo_keyset *ks)
 {
     if (!ks)
         return;
+    for (unsigned p = 0; p < 2; p++)
+        key_retire(t, ks, p);
     for (int p = 0; p < 2; p++)
         if (ks->phase[p].present)
             ks->aead->dispose(ks->phase[p].aead_ctx);
@@ -250,8 +338,7 @@ static void keyset_free(struct qo_keyset *ks)
 
 static void release_keyset(struct qo_retire_node *n, void *owner)
 {
-    (void)owner;
-    keyset_free((struct qo_keyset *)n);
+    keyset_free(owner, (struct qo_keyset *)n);
 }
 
 static struct qo_keyset *keyset_alloc(const struct quicoff_table *t, quicoff_suite_t suite)
@@ -317,9 +404,14 @@ static struct qo_keyset *keyset_clone(const struct quicoff_table *t, const struc
             goto fail;
     if (keyset_set_hp(ks, old->hp_key) != QUICOFF_OK)
         goto fail;
+    /* same keys, same IDs; old keeps ownership until ks replaces it */
+    for (int p = 0; p < 2; p++) {
+        ks->meta[p] = old->meta[p];
+        ks->meta[p].owner = 0;
+    }
     return ks;
 fail:
-    keyset_free(ks);
+    keyset_free(t, ks);
     return NULL;
 }
 
@@ -378,6 +470,7 @@ struct quicoff_table *quicoff_table_create(const struct quicoff_table_config *cf
         goto fail;
     }
     atomic_init(&t->index, ix);
+    atomic_init(&t->next_key_id, 1); /* 0 = no key */
     memset(t->conns, 0, sizeof(struct qo_conn) * t->capacity);
     for (uint32_t i = 0; i < t->capacity; i++) {
         t->conns[i].index = i;
@@ -412,7 +505,7 @@ void quicoff_table_destroy(struct quicoff_table *t)
         return;
     qo_epoch_fini(&t->epoch, t);
     for (uint32_t i = 0; i < t->capacity; i++)
-        keyset_free(atomic_load_explicit(&t->conns[i].ks, memory_order_relaxed));
+        keyset_free(t, atomic_load_explicit(&t->conns[i].ks, memory_order_relaxed));
     free(atomic_load_explicit(&t->index, memory_order_relaxed));
     free(t->conns);
     free(t->free_slots);
@@ -484,6 +577,8 @@ static quicoff_status_t build_keyset(struct quicoff_table *t, const struct quico
         st = keyset_install(ks, cfg->key_generation, k.key, k.iv);
     if (st == QUICOFF_OK)
         st = keyset_set_hp(ks, k.hp);
+    if (st == QUICOFF_OK)
+        st = key_register(t, ks, cfg->key_generation & 1);
     if (st == QUICOFF_OK && cfg->level == QUICOFF_LEVEL_ONE_RTT &&
         (cfg->has_next_keys || cfg->secret)) {
         if (cfg->has_next_keys) {
@@ -497,11 +592,13 @@ static quicoff_status_t build_keyset(struct quicoff_table *t, const struct quico
         }
         if (st == QUICOFF_OK)
             st = keyset_install(ks, cfg->key_generation + 1, next.key, next.iv);
+        if (st == QUICOFF_OK)
+            st = key_register(t, ks, (cfg->key_generation + 1) & 1);
         qo_secure_zero(&next, sizeof(next));
     }
     qo_secure_zero(&k, sizeof(k));
     if (st != QUICOFF_OK) {
-        keyset_free(ks);
+        keyset_free(t, ks);
         return st;
     }
     *out = ks;
@@ -569,7 +666,7 @@ quicoff_status_t quicoff_conn_add(struct quicoff_table *t, const struct quicoff_
     ks = NULL;
 unlock:
     pthread_mutex_unlock(&t->lock);
-    keyset_free(ks);
+    keyset_free(t, ks);
     return st;
 }
 
@@ -611,16 +708,18 @@ quicoff_status_t quicoff_conn_update(struct quicoff_table *t, quicoff_conn_t h,
              * (ahead of time; replaces the previous generation's keys). */
             if (one_rtt && u->key_generation != cur && u->key_generation != cur + 1) {
                 st = QUICOFF_INVALID_ARGUMENT;
-                keyset_free(ks);
+                keyset_free(t, ks);
                 goto unlock;
             }
             st = keys_from((quicoff_suite_t)ks->suite, ks->version, &u->keys, u->secret,
                            u->secret_len, &k);
             if (st == QUICOFF_OK)
                 st = keyset_install(ks, u->key_generation, k.key, k.iv);
+            if (st == QUICOFF_OK)
+                st = key_register(t, ks, u->key_generation & 1);
             qo_secure_zero(&k, sizeof(k));
             if (st != QUICOFF_OK) {
-                keyset_free(ks);
+                keyset_free(t, ks);
                 goto unlock;
             }
             /* a new key starts its usage count from zero */
@@ -636,7 +735,7 @@ quicoff_status_t quicoff_conn_update(struct quicoff_table *t, quicoff_conn_t h,
         if (!n->present || n->gen != cur + 1) {
             st = QUICOFF_KEY_PHASE_UNAVAILABLE;
             if (ks != old)
-                keyset_free(ks);
+                keyset_free(t, ks);
             goto unlock;
         }
         uint64_t largest = atomic_load_explicit(&c->largest_pn, memory_order_relaxed);
@@ -649,6 +748,9 @@ quicoff_status_t quicoff_conn_update(struct quicoff_table *t, quicoff_conn_t h,
     if (u->what & QUICOFF_UPDATE_DROP_OLD) {
         struct qo_keyslot *o = &ks->phase[(cur + 1) & 1];
         if (o->present && o->gen + 1 == cur) {
+            /* a copied key dies with old (its owner); one installed by this
+             * very update was never published: retired now */
+            key_retire(t, ks, (cur + 1) & 1);
             ks->aead->dispose(o->aead_ctx);
             qo_secure_zero(o->key, sizeof(o->key));
             qo_secure_zero(o->iv, sizeof(o->iv));
@@ -661,6 +763,7 @@ quicoff_status_t quicoff_conn_update(struct quicoff_table *t, quicoff_conn_t h,
                               memory_order_relaxed);
     }
     if (ks != old) {
+        keys_take_over(ks, old);
         atomic_store_explicit(&c->ks, ks, memory_order_seq_cst);
         qo_epoch_retire(&t->epoch, &old->retire);
     }

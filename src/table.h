@@ -55,6 +55,17 @@ struct qo_keyset {
     uint8_t hp_key[QUICOFF_MAX_KEY_LEN];
     void *hp_ctx;
     size_t alloc_size;
+    /* Per phase slot: the key's identity for split-API callers (key hooks).
+     * Kept out of qo_keyslot so the burst path's layout is unchanged. A
+     * cloned keyset shares its keys' IDs with the original; `owner` says
+     * which keyset reports the key to the retire hook when released. */
+    struct qo_keymeta {
+        uint64_t id;   /* 0 = none */
+        void *user;    /* what the install hook returned */
+        uint32_t gen;
+        uint8_t owner; /* this keyset retires the key when it is released */
+        uint8_t hooked; /* the install hook accepted it */
+    } meta[2];
     _Alignas(QO_CACHE_LINE) uint8_t ctx_mem[];
 };
 
@@ -93,6 +104,10 @@ struct quicoff_worker {
     int reader_index;
     struct qo_counters c;
     uint8_t *scratch; /* QO_SCRATCH_LEN, for backends that decrypt out of place */
+    /* Open read-side sections: bursts and prepare..complete windows nest,
+     * and only the outermost announces / leaves the epoch (a later prepare
+     * must not let go of what an earlier, still open, one holds). */
+    unsigned open;
 } __attribute__((aligned(QO_CACHE_LINE)));
 
 struct quicoff_table {
@@ -112,6 +127,8 @@ struct quicoff_table {
     struct quicoff_worker **workers;
     uint16_t max_workers;
     struct qo_counters departed; /* counters of destroyed workers */
+    struct quicoff_key_hooks hooks; /* split API: per-key caller state */
+    _Atomic uint64_t next_key_id;   /* key IDs: never reused */
 };
 
 /* Counter increment with one writer: plain load + store, no locked instruction. */
@@ -137,6 +154,19 @@ static inline void qo_table_prefetch(const struct quicoff_table *t, uint32_t has
 {
     const struct qo_index *ix = atomic_load_explicit(&t->index, memory_order_relaxed);
     __builtin_prefetch(&ix->cells[hash & ix->mask]);
+}
+
+/* Worker read-side section (epoch.h), nesting-aware: see quicoff_worker.open. */
+static inline void qo_worker_enter(struct quicoff_worker *w)
+{
+    if (w->open++ == 0)
+        qo_epoch_enter(&w->table->epoch, &w->announce);
+}
+
+static inline void qo_worker_exit(struct quicoff_worker *w)
+{
+    if (--w->open == 0)
+        qo_epoch_exit(&w->announce);
 }
 
 static inline quicoff_conn_t qo_handle(const struct qo_conn *c)

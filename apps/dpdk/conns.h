@@ -2,10 +2,10 @@
 /*
  * The application's view of each libquicoff entry: the host's index (per
  * direction) <-> the library's handle, the frame format the host speaks for
- * it (seed 000 compat or v1), the encapsulation of TX entries, and the
- * lookaside SA. Entries are immutable once published: a change publishes a
- * new copy; the old one is freed after every worker has passed a quiescent
- * state (rte_rcu_qsbr), so workers read without a lock.
+ * it (seed 000 compat or v1) and the encapsulation of TX entries. Entries
+ * are immutable once published: a change publishes a new copy; the old one
+ * is freed after every worker has passed a quiescent state (rte_rcu_qsbr),
+ * so workers read without a lock.
  */
 #ifndef QD_CONNS_H
 #define QD_CONNS_H
@@ -17,8 +17,6 @@
 
 #include "qd.h"
 #include "quicoff/quicoff.h"
-
-struct qd_la_sa; /* lookaside.h */
 
 struct qd_conn {
     quicoff_conn_t handle;
@@ -32,7 +30,6 @@ struct qd_conn {
     struct quicoff_addr local_addr;
     bool has_encap;       /* TX */
     struct qd_encap encap;
-    struct qd_la_sa *sa;  /* lookaside mode only */
 };
 
 /* Per-slot state for events, written by the worker that serves the entry

@@ -150,9 +150,14 @@ int main(int argc, char **argv)
         rte_exit(EXIT_FAILURE, "cannot set up RCU\n");
 
     if (opts.crypto == QD_CRYPTO_LOOKASIDE) {
-        qda.la = qd_la_create(opts.cryptodev, qda.nb_workers, opts.capacity, opts.local_cid_len);
+        qda.la = qd_la_create(opts.cryptodev, qda.nb_workers, opts.capacity);
         if (!qda.la)
             rte_exit(EXIT_FAILURE, "lookaside crypto setup failed\n");
+        /* the cryptodev sessions follow the library's keys */
+        struct quicoff_key_hooks hooks;
+        qd_la_key_hooks(qda.la, &hooks);
+        if (quicoff_table_set_key_hooks(qda.table, &hooks) != QUICOFF_OK)
+            rte_exit(EXIT_FAILURE, "cannot register the lookaside key hooks\n");
         qd_la_print(qda.la);
     }
 
@@ -178,7 +183,7 @@ int main(int argc, char **argv)
         wk->qw = quicoff_worker_create(qda.table);
         if (!wk->qw)
             rte_exit(EXIT_FAILURE, "cannot create libquicoff worker %u\n", w);
-        if (qda.la && !(wk->la = qd_la_worker_create(qda.la, w)))
+        if (qda.la && !(wk->la = qd_la_worker_create(qda.la, w, wk->qw)))
             rte_exit(EXIT_FAILURE, "cannot set up the cryptodev queue pair of worker %u\n", w);
     }
 
@@ -228,10 +233,11 @@ int main(int argc, char **argv)
     pthread_mutex_lock(&qda.conns->lock);
     qda.conns->closed = true;
     pthread_mutex_unlock(&qda.conns->lock);
-    if (qda.la)
-        qd_la_destroy(qda.la);
+    /* the table first: its retire hooks free the sessions of the keys left */
     quicoff_table_destroy(qda.table);
     qda.table = NULL;
+    if (qda.la)
+        qd_la_destroy(qda.la);
     rte_eal_cleanup();
     printf("quicoff-dpdk: stopped\n");
     return 0;

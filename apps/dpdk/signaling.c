@@ -12,7 +12,6 @@
 #include <rte_malloc.h>
 
 #include "conns.h"
-#include "lookaside.h"
 #include "options.h"
 #include "stats.h"
 #include "quicoff/wire.h"
@@ -105,13 +104,14 @@ static void encap_from_wire(const struct quicoff_wire_encap *w, struct qd_encap 
     memcpy(e->dst_ip, w->dst_ip, 16);
 }
 
-static void conn_free(struct qd_conn *c)
+/* After the workers passed a quiescent state (outside any burst, so outside
+ * any prepare..complete window): libquicoff frees what was removed or
+ * replaced, and in lookaside mode its retire hook frees the dead keys'
+ * cryptodev sessions now rather than at some later control call. */
+static void reclaim_after_sync(void)
 {
-    if (!c)
-        return;
-    if (c->sa)
-        qd_la_sa_free(qda.la, c->sa);
-    rte_free(c);
+    qd_conns_sync();
+    quicoff_table_reclaim(qda.table);
 }
 
 /* Removes an entry: unpublish, library, wait for the workers, free. */
@@ -119,12 +119,10 @@ static quicoff_status_t conn_remove(struct qd_conn *c)
 {
     pthread_mutex_lock(&qda.conns->lock);
     qd_conns_unpublish(qda.conns, c);
-    if (c->sa)
-        qd_la_sa_unlink(qda.la, c->sa);
     quicoff_status_t st = quicoff_conn_remove(qda.table, c->handle);
     pthread_mutex_unlock(&qda.conns->lock);
-    qd_conns_sync();
-    conn_free(c);
+    reclaim_after_sync();
+    rte_free(c);
     return st;
 }
 
@@ -178,12 +176,9 @@ static quicoff_status_t do_add(struct quicoff_wire_msg *msg)
     }
 
     pthread_mutex_lock(&qda.conns->lock);
+    /* lookaside: the library's install hook makes the key's sessions; a
+     * suite the cryptodev lacks is unsupported, a full session pool no_memory */
     quicoff_status_t st = quicoff_conn_add(qda.table, cfg, &c->handle);
-    if (st == QUICOFF_OK && qda.la) {
-        st = qd_la_sa_create(qda.la, cfg, c->handle, &c->sa);
-        if (st != QUICOFF_OK)
-            quicoff_conn_remove(qda.table, c->handle);
-    }
     if (st == QUICOFF_OK)
         qd_conns_publish(qda.conns, c, cfg->key_generation);
     pthread_mutex_unlock(&qda.conns->lock);
@@ -192,14 +187,11 @@ static quicoff_status_t do_add(struct quicoff_wire_msg *msg)
     return st;
 }
 
-/* Current key generation of an entry (the SA's in lookaside mode: there the
- * data-plane state lives in the SA). */
+/* Current key generation of an entry (the data plane's, in both modes). */
 static uint64_t key_generation(const struct qd_conn *c)
 {
     struct quicoff_conn_stats s;
-    if (c->sa)
-        qd_la_sa_stats(c->sa, &s);
-    else if (quicoff_conn_stats(qda.table, c->handle, &s) != QUICOFF_OK)
+    if (quicoff_conn_stats(qda.table, c->handle, &s) != QUICOFF_OK)
         return UINT64_MAX;
     return s.key_generation;
 }
@@ -230,11 +222,8 @@ static quicoff_status_t do_update(struct quicoff_wire_msg *msg)
 
     quicoff_status_t st = QUICOFF_OK;
     pthread_mutex_lock(&qda.conns->lock);
-    if (u.what) {
-        /* lookaside: the SA holds the data-plane state; the library entry
-         * is only the handle and the config it validated at add time */
-        st = c->sa ? qd_la_sa_update(qda.la, c->sa, &u) : quicoff_conn_update(qda.table, c->handle, &u);
-    }
+    if (u.what)
+        st = quicoff_conn_update(qda.table, c->handle, &u);
     struct qd_conn *old = NULL;
     if (st == QUICOFF_OK && wu->has_encap) {
         struct qd_conn *n = rte_malloc("qd_conn", sizeof(*n), RTE_CACHE_LINE_SIZE);
@@ -249,10 +238,9 @@ static quicoff_status_t do_update(struct quicoff_wire_msg *msg)
         }
     }
     pthread_mutex_unlock(&qda.conns->lock);
-    if (old) {
-        qd_conns_sync();
-        rte_free(old); /* its SA now belongs to the new copy */
-    }
+    if (old || (st == QUICOFF_OK && (u.what & (QUICOFF_UPDATE_KEYS | QUICOFF_UPDATE_DROP_OLD))))
+        reclaim_after_sync(); /* replaced keys: their sessions go back to the pool */
+    rte_free(old);
     return st;
 }
 
@@ -276,12 +264,7 @@ static void do_query(struct quicoff_wire_msg *msg)
         struct qd_conn *c = msg->direction <= QUICOFF_DIR_RX
                                 ? qd_conn_by_index(qda.conns, msg->direction, msg->index)
                                 : NULL;
-        if (!c)
-            st = QUICOFF_UNKNOWN_CONNECTION;
-        else if (c->sa)
-            qd_la_sa_stats(c->sa, &cs);
-        else
-            st = quicoff_conn_stats(qda.table, c->handle, &cs);
+        st = c ? quicoff_conn_stats(qda.table, c->handle, &cs) : QUICOFF_UNKNOWN_CONNECTION;
     }
     quicoff_wire_stats_for(msg, st, &r);
     if (st == QUICOFF_OK && (msg->flags & QUICOFF_WIRE_QUERY_CONN)) {

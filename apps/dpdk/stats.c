@@ -217,9 +217,7 @@ static int tel_connection(const char *cmd, const char *params, struct rte_tel_da
     struct qd_conn *c = qda.conns->closed ? NULL : qd_conn_by_index(qda.conns, di, (uint32_t)index);
     if (c) {
         copy = *c;
-        if (c->sa)
-            qd_la_sa_stats(c->sa, &s);
-        else if (quicoff_conn_stats(qda.table, c->handle, &s) != QUICOFF_OK)
+        if (quicoff_conn_stats(qda.table, c->handle, &s) != QUICOFF_OK)
             c = NULL;
     }
     pthread_mutex_unlock(&qda.conns->lock);
@@ -261,6 +259,26 @@ static int tel_options(const char *cmd, const char *params, struct rte_tel_data 
     return 0;
 }
 
+/* /quicoff/lookaside: the cryptodev sessions (lookaside mode only). */
+static int tel_lookaside(const char *cmd, const char *params, struct rte_tel_data *d)
+{
+    (void)cmd;
+    (void)params;
+    struct qd_la_usage u;
+    pthread_mutex_lock(&qda.conns->lock); /* the device outlives an open registry */
+    bool gone = qda.conns->closed || !qda.la;
+    if (!gone)
+        qd_la_usage(qda.la, &u);
+    pthread_mutex_unlock(&qda.conns->lock);
+    if (gone)
+        return -1;
+    rte_tel_data_start_dict(d);
+    rte_tel_data_add_dict_u64(d, "keys", u.keys);
+    rte_tel_data_add_dict_u64(d, "sessions", u.sessions);
+    rte_tel_data_add_dict_u64(d, "session_pool", u.session_pool);
+    return 0;
+}
+
 int qd_stats_telemetry_init(void)
 {
     int r = 0;
@@ -278,5 +296,7 @@ int qd_stats_telemetry_init(void)
                                     "one entry's counters. Parameters: tx|rx,index");
     r |= rte_telemetry_register_cmd("/quicoff/options", tel_options,
                                     "the options in use. No parameters");
+    r |= rte_telemetry_register_cmd("/quicoff/lookaside", tel_lookaside,
+                                    "lookaside keys and cryptodev sessions. No parameters");
     return r ? -1 : 0;
 }

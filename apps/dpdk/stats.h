@@ -62,6 +62,7 @@
     X(mbuf_alloc_failed, "mbuf allocations that failed")                                     \
     X(cdev_enqueue_failed, "lookaside: operations the cryptodev did not take")              \
     X(cdev_op_failed, "lookaside: operations the cryptodev failed (other than auth)")        \
+    X(cdev_no_session, "lookaside: packets with no session for their key and AAD length")  \
     /* control thread */                                                                     \
     X(sig_rx, "signaling frames received from the host")                                    \
     X(sig_add, "ADD / compat signaling requests")                                            \

@@ -12,11 +12,13 @@
  * Threading contract
  *  - Control calls (quicoff_conn_add/update/remove, stats, reclaim) may come
  *    from any thread; they serialise among themselves on a mutex.
- *  - Data calls (quicoff_*_burst) take a quicoff_worker; a worker belongs to
- *    exactly one thread.  They take no lock, never allocate, log or abort, and
- *    never see a half-written entry (entries are replaced by copy and pointer
- *    swap; the old copy is zeroed and freed after every worker has left the
- *    burst that could have seen it: epoch-based reclamation).
+ *  - Data calls (quicoff_*_burst, and the split quicoff_*_prepare /
+ *    quicoff_*_complete for an AEAD done by the caller) take a
+ *    quicoff_worker; a worker belongs to exactly one thread.  They take no
+ *    lock, never allocate, log or abort, and never see a half-written entry
+ *    (entries are replaced by copy and pointer swap; the old copy is zeroed
+ *    and freed after every worker has left the burst, or prepare..complete
+ *    window, that could have seen it: epoch-based reclamation).
  *  - A given connection is processed by one worker at a time, as steering by
  *    connection ID guarantees in a multi-core data plane (RSS by DCID).
  *    Per-connection counters are single-writer under that rule.
@@ -361,6 +363,172 @@ unsigned quicoff_protect_burst(struct quicoff_worker *w, struct quicoff_pkt *pkt
 unsigned quicoff_unprotect_datagram(struct quicoff_worker *w, uint8_t *data, uint32_t len,
                                     const struct quicoff_addr *local_addr,
                                     struct quicoff_result *res, unsigned max_results);
+
+/* ------------------------------------------------------------------------ */
+/* Split data path: the AEAD on the caller's engine (lookaside crypto)        */
+/*
+ * For an AEAD that runs elsewhere (an rte_cryptodev, an inline-crypto NIC, a
+ * DPU's crypto block): the library does everything around it, with the same
+ * code as the burst calls, and hands the caller one job per packet.
+ *
+ *   n_jobs = quicoff_unprotect_prepare(w, pkts, res, jobs, n);
+ *   for each i with jobs[i].pending: open (RX) or seal (TX) as the job says,
+ *       in place, and set jobs[i].aead_status;
+ *   quicoff_unprotect_complete(w, pkts, res, jobs, n);   (same arrays, same n)
+ *
+ * The pair gives the same bytes, results and counters as one burst call on
+ * the same packets (each burst call of at most 32 packets; prepare runs the
+ * whole of its n before complete, as one chunk of n would).
+ *
+ * prepare
+ *   RX: parse, look up, usage limit, header protection removed (the header is
+ *       now the plaintext AAD), packet number decoded, key chosen by the key
+ *       phase rules (RFC 9001 §6). No AEAD, no connection state changed.
+ *   TX: resolve the handle, check the header the caller built, choose the
+ *       key (current, or the next one: that starts a key update), count the
+ *       packet against the key's RFC 9001 §6.6 limit. No AEAD.
+ *   A packet that fails here gets pending = 0; its result is written by
+ *   complete (and counted there, as the burst call counts it).
+ * the caller's AEAD, for each pending job, in place in pkts[i].data:
+ *   AAD = data[aad_off, aad_off + aad_len), plaintext/ciphertext =
+ *   data[data_off, data_off + data_len), 16-byte tag at data[tag_off]
+ *   (TX: written, RX: checked; == data_off + data_len), nonce = nonce[0..12).
+ *   aead_status = QUICOFF_OK (sealed / tag verified and decrypted),
+ *   QUICOFF_AUTH_FAILED (RX: the tag did not verify; the engine must leave,
+ *   or put back, the payload and tag as received when the packet is to be
+ *   handed on: see fail_pass), anything else = the engine failed (counted
+ *   nowhere by the library; the packet gets QUICOFF_BACKEND_UNAVAILABLE).
+ * complete
+ *   RX: ok -> key phase change, largest PN, counters, status; auth failed ->
+ *       the header is put back exactly as received, the failure counted
+ *       (integrity limit), QUICOFF_FLAG_PASS_FAILED with fail action pass.
+ *   TX: ok -> header protection (mask from the ciphertext sample), counters.
+ *   Every job is zeroed (it held the nonce, which reveals the IV).
+ *
+ * Rules
+ *  - Between prepare and complete the worker is inside the table's read-side
+ *    critical section (as during a burst call): entries, keys and job.key stay
+ *    valid, and nothing the table removed is freed. Keep the window short (a
+ *    crypto round trip): the control path's memory reclamation waits for it.
+ *    Several prepares may be open on one worker (each completed once); burst
+ *    calls may run meanwhile. Same thread as the worker, as always.
+ *  - pkts/res/jobs must be the same arrays (same n) in prepare and complete,
+ *    the packets' header bytes untouched in between (the AEAD writes only
+ *    data and tag).
+ *  - No allocation, lock or log, as the burst calls.
+ *  - Limits are checked in prepare with the state before the completes, as a
+ *    burst chunk does: packets of one connection prepared together that all
+ *    fail authentication may pass the RX integrity limit by up to n - 1.
+ */
+
+/** What the caller's AEAD engine does for one packet. Filled by prepare. */
+struct quicoff_aead_job {
+    /** Stable per (entry, key generation): the same key keeps its ID across
+     *  updates of the entry that leave it in place; a new key (new generation,
+     *  re-key in place, a new entry) gets a new one. Unique in the table's
+     *  lifetime, never 0. Cache a session on it; learn that it died with the
+     *  retire hook (quicoff_table_set_key_hooks). */
+    uint64_t key_id;
+    /** What the install hook returned for this key (e.g. the caller's
+     *  sessions); NULL without hooks. */
+    void *key_user;
+    /** The AEAD key, key_len bytes, inside the table: valid until complete.
+     *  Not a copy: nothing to wipe. */
+    const uint8_t *key;
+    uint8_t key_len;
+    uint8_t suite;     /**< quicoff_suite_t */
+    uint8_t pending;   /**< 1: run the AEAD; 0: prepare already decided (ignore the rest) */
+    uint8_t decrypt;   /**< 1: open (RX), 0: seal (TX) */
+    /** RX: the entry's fail action is pass: on an authentication failure the
+     *  packet is handed on, so the engine must leave payload and tag as
+     *  received (complete restores the header). With drop it may leave them
+     *  altered: the caller drops the packet. */
+    uint8_t fail_pass;
+    uint8_t key_phase; /**< which of the entry's two key slots (generation & 1) */
+    uint32_t generation; /**< key generation of the key */
+    uint8_t nonce[QUICOFF_IV_LEN];
+    uint32_t aad_off, aad_len;   /**< offsets in pkts[i].data; RX: the unmasked header */
+    uint32_t data_off, data_len; /**< payload */
+    uint32_t tag_off;            /**< == data_off + data_len */
+    /** Set by the caller before complete (prepare sets BACKEND_UNAVAILABLE:
+     *  a job the engine never ran fails safely). */
+    quicoff_status_t aead_status;
+    /** The library's state between prepare and complete. Do not touch. */
+    uint64_t opaque[16];
+};
+
+/** RX prepare. Returns how many jobs are pending (the AEADs to run). */
+unsigned quicoff_unprotect_prepare(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                                   struct quicoff_result *res, struct quicoff_aead_job *jobs,
+                                   unsigned n);
+/** RX complete; returns how many packets are ok (as quicoff_unprotect_burst). */
+unsigned quicoff_unprotect_complete(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                                    struct quicoff_result *res, struct quicoff_aead_job *jobs,
+                                    unsigned n);
+/** TX prepare. Returns how many jobs are pending. A packet of a pending job
+ *  has been counted against its key's limit whatever the engine does. */
+unsigned quicoff_protect_prepare(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                                 struct quicoff_result *res, struct quicoff_aead_job *jobs,
+                                 unsigned n);
+/** TX complete; returns how many packets are ok (as quicoff_protect_burst).
+ *  A packet that is not ok must not be sent. */
+unsigned quicoff_protect_complete(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                                  struct quicoff_result *res, struct quicoff_aead_job *jobs,
+                                  unsigned n);
+
+/** A key, as the key hooks see it. */
+struct quicoff_key_info {
+    uint64_t key_id;           /**< as in quicoff_aead_job */
+    quicoff_direction_t direction;
+    quicoff_level_t level;
+    quicoff_suite_t suite;
+    uint32_t generation;
+    uint8_t key_phase;         /**< generation & 1 */
+    /** DCID length of the entry's short headers (1-RTT): their AAD is
+     *  1 + dcid_len + PN length bytes. */
+    uint8_t dcid_len;
+    /** install only (NULL at retire): the AEAD key, key_len bytes, valid
+     *  during the call. Copy it only where it will be wiped. */
+    const uint8_t *key;
+    uint8_t key_len;
+    /** retire only: what install returned. */
+    void *user;
+};
+
+/** See quicoff_key_hooks.install. */
+typedef quicoff_status_t (*quicoff_key_install_fn)(void *arg, const struct quicoff_key_info *key,
+                                                   void **user);
+/** See quicoff_key_hooks.retire. */
+typedef void (*quicoff_key_retire_fn)(void *arg, const struct quicoff_key_info *key);
+
+/** Hooks on the life of every AEAD key of a table (for engines that keep
+ *  per-key state: cryptodev sessions, NIC key slots). */
+struct quicoff_key_hooks {
+    /** A key is being installed (quicoff_conn_add, quicoff_conn_update with
+     *  QUICOFF_UPDATE_KEYS), before any worker can see it. Store what jobs
+     *  of this key should carry in *user. Not QUICOFF_OK: the control call
+     *  fails with this status and changes nothing (e.g. NO_MEMORY when the
+     *  engine has no room, UNSUPPORTED when it lacks the suite). */
+    quicoff_key_install_fn install;
+    /** A key is dead: replaced, dropped or its entry removed, and no worker
+     *  is any more between a prepare that used it and its complete (nor in a
+     *  burst call that could). Called exactly once per installed key,
+     *  including the keys still installed at quicoff_table_destroy. Free the
+     *  key's state here. Never called for a key whose install failed. */
+    quicoff_key_retire_fn retire;
+    void *arg; /**< given to both */
+};
+
+/** Registers the hooks (NULL: none). Only before the first quicoff_conn_add
+ *  (INVALID_ARGUMENT after). The hooks run on the thread of a control call
+ *  (quicoff_conn_add/update/remove, quicoff_table_reclaim,
+ *  quicoff_table_destroy), possibly with the table mutex held: they must not
+ *  call the table, and should not block. A dead key is reported when the
+ *  table reclaims memory: at a later control call, or quicoff_table_reclaim()
+ *  (call it after your workers have left the bursts that could see the key,
+ *  e.g. after an RCU grace period, for a prompt retire). */
+quicoff_status_t quicoff_table_set_key_hooks(struct quicoff_table *t,
+                                             const struct quicoff_key_hooks *hooks);
 
 /* ------------------------------------------------------------------------ */
 /* Packet numbers (RFC 9000 §17.1, A.2, A.3)                                 */

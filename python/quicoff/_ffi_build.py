@@ -245,6 +245,67 @@ unsigned quicoff_unprotect_datagram(struct quicoff_worker *w, uint8_t *data, uin
                                     const struct quicoff_addr *local_addr,
                                     struct quicoff_result *res, unsigned max_results);
 
+struct quicoff_aead_job {
+    uint64_t key_id;
+    void *key_user;
+    const uint8_t *key;
+    uint8_t key_len;
+    uint8_t suite;
+    uint8_t pending;
+    uint8_t decrypt;
+    uint8_t fail_pass;
+    uint8_t key_phase;
+    uint32_t generation;
+    uint8_t nonce[12];
+    uint32_t aad_off, aad_len;
+    uint32_t data_off, data_len;
+    uint32_t tag_off;
+    quicoff_status_t aead_status;
+    uint64_t opaque[16];
+    ...;
+};
+
+unsigned quicoff_unprotect_prepare(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                                   struct quicoff_result *res, struct quicoff_aead_job *jobs,
+                                   unsigned n);
+unsigned quicoff_unprotect_complete(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                                    struct quicoff_result *res, struct quicoff_aead_job *jobs,
+                                    unsigned n);
+unsigned quicoff_protect_prepare(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                                 struct quicoff_result *res, struct quicoff_aead_job *jobs,
+                                 unsigned n);
+unsigned quicoff_protect_complete(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                                  struct quicoff_result *res, struct quicoff_aead_job *jobs,
+                                  unsigned n);
+
+struct quicoff_key_info {
+    uint64_t key_id;
+    quicoff_direction_t direction;
+    quicoff_level_t level;
+    quicoff_suite_t suite;
+    uint32_t generation;
+    uint8_t key_phase;
+    uint8_t dcid_len;
+    const uint8_t *key;
+    uint8_t key_len;
+    void *user;
+    ...;
+};
+
+typedef quicoff_status_t (*quicoff_key_install_fn)(void *arg, const struct quicoff_key_info *key,
+                                                   void **user);
+typedef void (*quicoff_key_retire_fn)(void *arg, const struct quicoff_key_info *key);
+
+struct quicoff_key_hooks {
+    quicoff_key_install_fn install;
+    quicoff_key_retire_fn retire;
+    void *arg;
+    ...;
+};
+
+quicoff_status_t quicoff_table_set_key_hooks(struct quicoff_table *t,
+                                             const struct quicoff_key_hooks *hooks);
+
 unsigned quicoff_pn_encode_len(uint64_t pn, uint64_t largest_acked);
 uint64_t quicoff_pn_decode(uint64_t largest_pn, uint64_t truncated, unsigned pn_nbits);
 

@@ -170,7 +170,8 @@ def test_cdef_covers_header():
     """Every function, struct field and constant of quicoff.h is in the cdef."""
     text = _header_text()
     inline = set(re.findall(r"static\s+inline\s+[\w\s\*]*?\b(quicoff_\w+)\s*\(", text))
-    funcs = set(re.findall(r"\b(quicoff_\w+)\s*\(", text)) - inline
+    # a type before "(" is a function-pointer typedef's return type, not a function
+    funcs = {f for f in re.findall(r"\b(quicoff_\w+)\s*\(", text) if not f.endswith("_t")} - inline
     assert "quicoff_protect_burst" in funcs and "quicoff_conn_add" in funcs
     missing = sorted(f for f in funcs if not hasattr(lib, f))
     assert not missing, "functions missing from the cdef: %s" % missing
