@@ -475,6 +475,9 @@ quicoff_status_t quicoff_wire_encode(const struct quicoff_wire_msg *m, uint8_t *
                                      size_t *out_len);
 quicoff_status_t quicoff_wire_encode_payload(const struct quicoff_wire_msg *m, uint8_t *buf,
                                              size_t cap, size_t *out_len, uint16_t *ethertype);
+quicoff_status_t quicoff_wire_data_hdr_read(uint16_t ethertype, const uint8_t *p, size_t len,
+                                            quicoff_wire_kind_t *kind,
+                                            struct quicoff_wire_data *d);
 size_t quicoff_wire_data_hdr_write(uint8_t *buf, size_t cap, quicoff_wire_kind_t kind,
                                    const struct quicoff_wire_data *d);
 size_t quicoff_wire_compat_data_hdr_write(uint8_t *buf, size_t cap, uint32_t index, uint64_t pn);

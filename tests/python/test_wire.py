@@ -640,6 +640,22 @@ def test_hypothesis_replies_and_data(data):
         status_, dm, _ = c_decode(py, _et(msg))
         assert status_ == "ok" and c_to_py(dm) == msg
         assert wire.decode(py, _et(msg)) == msg
+        if isinstance(msg, (wire.DataToOffload, wire.DataToHost, wire.CompatData)):
+            _check_data_hdr_read(py, _et(msg), msg)
+
+
+def _check_data_hdr_read(py: bytes, ethertype: int, msg):
+    """The C fast-path header reader (quicoff_wire_data_hdr_read) on frames
+    the Python encoder wrote: same index, PN and packet bytes."""
+    buf = ffi.new("uint8_t[]", py)
+    kind = ffi.new("quicoff_wire_kind_t *")
+    d = ffi.new("struct quicoff_wire_data *")
+    assert lib.quicoff_wire_data_hdr_read(ethertype, buf, len(py), kind, d) == lib.QUICOFF_OK
+    assert d.index == msg.index
+    assert d.pn == (msg.full_pn if isinstance(msg, wire.CompatData) else msg.pn)
+    assert bytes(ffi.buffer(d.payload, d.payload_len)) == msg.packet
+    if isinstance(msg, wire.DataToHost):
+        assert d.key_phase == msg.key_phase
 
 
 def test_ack_for_c_and_python():
