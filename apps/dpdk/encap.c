@@ -2,6 +2,8 @@
 /* Ethernet / VLAN / IPv4 / IPv6 / UDP parse and build. */
 #include "encap.h"
 
+#include "cksum.h"
+
 #include <string.h>
 
 #include <rte_byteorder.h>
@@ -144,7 +146,7 @@ int qd_encap_push(struct rte_mbuf *m, const struct qd_encap *e)
             m->ol_flags |= RTE_MBUF_F_TX_IPV6 | RTE_MBUF_F_TX_UDP_CKSUM;
             udp->dgram_cksum = rte_ipv6_phdr_cksum(ip6, m->ol_flags);
         } else {
-            udp->dgram_cksum = rte_ipv6_udptcp_cksum(ip6, udp);
+            udp->dgram_cksum = qd_ipv6_udp_cksum(ip6, udp);
         }
     } else {
         struct rte_ipv4_hdr *ip4 = (struct rte_ipv4_hdr *)(p + l2);
@@ -173,7 +175,7 @@ int qd_encap_push(struct rte_mbuf *m, const struct qd_encap *e)
             m->ol_flags |= RTE_MBUF_F_TX_UDP_CKSUM;
             udp->dgram_cksum = rte_ipv4_phdr_cksum(ip4, m->ol_flags);
         } else {
-            udp->dgram_cksum = rte_ipv4_udptcp_cksum(ip4, udp);
+            udp->dgram_cksum = qd_ipv4_udp_cksum(ip4, udp);
         }
     }
     m->l4_len = sizeof(*udp);

@@ -8,6 +8,7 @@
 
 #include <rte_ethdev.h>
 
+#include "cksum.h"
 #include "qd.h"
 
 int qd_port_init(uint16_t port, const char *role, uint16_t nb_queues, bool want_cksum,
@@ -90,9 +91,10 @@ int qd_port_init(uint16_t port, const char *role, uint16_t nb_queues, bool want_
            info.driver_name, mac, nb_queues, info.max_rx_queues, info.max_tx_queues,
            caps->rss ? ", RSS on IP/UDP" : "", r == 0 ? "on" : "off");
     if (want_cksum)
-        printf("quicoff-dpdk: %s port %u: IPv4 checksum %s, UDP checksum %s\n", role, port,
+        printf("quicoff-dpdk: %s port %u: IPv4 checksum %s, UDP checksum %s%s\n", role, port,
                caps->ipv4_cksum ? "by the port" : "in software",
-               caps->udp_cksum ? "by the port" : "in software");
+               caps->udp_cksum ? "by the port" : "in software, ",
+               caps->udp_cksum ? "" : qd_cksum_impl());
     return 0;
 }
 

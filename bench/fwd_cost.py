@@ -1,0 +1,194 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The offload's own cost per packet, without the namespace testbed.
+
+quicoff-dpdk (run to completion, one lcore) on two veth pairs, frames from a
+raw socket on the host side: busy TSC cycles per frame (poll rounds that found
+work, /quicoff/stats busy_cycles) for
+
+  pass     the host's own IPv4/UDP frames, passed to the network unchanged
+           (RX, classify, TX: the application without crypto)
+  protect  v1 DATA_TO_OFFLOAD frames of an AES-128-GCM entry: protected,
+           encapsulated in Ethernet/IPv4/UDP (software checksums: af_packet
+           offers no offload), sent
+
+and, on the same veth pairs, dpdk-testpmd --forward-mode=io on the protect
+frames (--record-core-cycles). protect - pass is what packet protection adds
+per packet. Medians of --rounds rounds; JSON with --json.
+
+Caveat for the testpmd column: the sender (a Python loop, ~0.5 Mpps) cannot
+fill either forwarder, so both see small RX bursts; quicoff-dpdk buffers TX
+(--tx-drain-us, as l2fwd does) and makes one sendto() per 32 frames, testpmd
+io makes one per RX burst, and on af_packet a sendto() is most of a small
+burst's cost. Compare pass with protect for the crypto's cost; testpmd is
+there as the reference the issue names.
+
+Run as root: python3 bench/fwd_cost.py [--rounds 3] [--frames 100000] [--json F]
+"""
+import argparse
+import json
+import os
+import socket
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT / "tests" / "dpdk"))
+sys.path.insert(0, str(ROOT / "python"))
+
+from harness import App, Veth  # noqa: E402  (runs quicoff-dpdk on veth pairs)
+import qdwire as W  # noqa: E402  (host<->offload frames, written from docs/protocol.md)
+import quicoff.ref as ref  # noqa: E402
+from scapy.all import Ether, IP, UDP, raw  # noqa: E402
+
+HOST_MAC = "02:00:00:00:0a:01"
+OFFLOAD_MAC = "02:00:00:00:0b:01"
+SIZES = (64, 1400)
+
+
+def frames(size: int) -> dict:
+    hdr = ref.build_short_header(b"\x11" * 8, 5, pn_len=4)
+    quic = hdr + b"p" * size
+    protect = W.eth(OFFLOAD_MAC, HOST_MAC, W.ETH_SIGNAL) + W.data_to_offload(1, 5, quic)
+    # the pass frame is as long as the protected one will be on the wire
+    plen = len(quic) + 16
+    passf = raw(Ether(src=HOST_MAC, dst="02:00:00:00:00:09") / IP(src="198.18.0.1", dst="198.18.0.2")
+                / UDP(sport=4433, dport=443) / (b"y" * plen))
+    return {"pass": passf, "protect": protect}
+
+
+def blast(ifname: str, frame: bytes, n: int) -> float:
+    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+    s.bind((ifname, 0))
+    t = time.monotonic()
+    for _ in range(n):
+        s.send(frame)
+    el = time.monotonic() - t
+    s.close()
+    return n / el
+
+
+def quicoff_round(n: int) -> dict:
+    app = App("qfc", ["--workers", "1", "--idle-us", "0", "--unknown", "pass"], lcores="0@0")
+    out = {}
+    try:
+        from test_app import Host, enc4, keys_for  # the tests' host side
+        h = Host(app)
+        keys = keys_for("aes-128-gcm", 1)
+        st = h.add_tx(1, "aes-128-gcm", keys, b"\x11" * 8, enc4()).status_name
+        if st != "ok":
+            raise SystemExit("ADD failed: %s" % st)
+        hz = app.tel("/quicoff/options")["tsc_hz"]
+        # warm up (page faults in the rings and the pool, caches, CPU clock)
+        blast(app.host.outer, W.eth(OFFLOAD_MAC, h.mac, W.ETH_SIGNAL) +
+              frames(64)["protect"][14:], n // 4)
+        time.sleep(0.2)
+        for size in SIZES:
+            for kind, f in frames(size).items():
+                if kind == "protect":
+                    f = W.eth(OFFLOAD_MAC, h.mac, W.ETH_SIGNAL) + f[14:]
+                else:
+                    f = f[:6] + bytes.fromhex(h.mac.replace(":", "")) + f[12:]
+                s0 = app.stats()
+                kpps = blast(app.host.outer, f, n)
+                time.sleep(0.3)
+                s1 = app.stats()
+                pk = s1["host_rx"] - s0["host_rx"]
+                out["%s-%d" % (kind, size)] = {
+                    "busy_ns_per_packet": (s1["busy_cycles"] - s0["busy_cycles"]) / max(pk, 1) * 1e9 / hz,
+                    "received": pk, "sent_to_net": s1["net_tx"] - s0["net_tx"], "offered_kpps": kpps / 1e3}
+    finally:
+        app.stop()
+    return out
+
+
+def testpmd_round(n: int) -> dict:
+    import re
+    host, net = Veth("qfch0", "qfch1"), Veth("qfcn0", "qfcn1")
+    log_path = "/tmp/qfc-testpmd.log"
+    log = open(log_path, "wb")
+    p = subprocess.Popen(["stdbuf", "-oL", "dpdk-testpmd", "--lcores", "0@0,1@0", "--no-huge", "-m", "512",
+                          "--no-pci", "--file-prefix", "qfc_tp", "--log-level", "lib.eal:error",
+                          "--vdev", "net_af_packet0,iface=qfch0", "--vdev", "net_af_packet1,iface=qfcn0",
+                          "--", "-i", "--forward-mode=io", "--auto-start", "--total-num-mbufs=8192",
+                          "--nb-cores=1", "--record-core-cycles"],
+                         stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT)
+    line = re.compile(r"total cycles=(\d+) / total io packets=(\d+)\) at (\d+) MHz")
+    out = {}
+    try:
+        time.sleep(4)
+        blast("qfch1", frames(64)["protect"], n // 4)  # warm up, as for quicoff-dpdk
+        time.sleep(0.2)
+        for size in SIZES:
+            f = frames(size)["protect"]
+            p.stdin.write(b"clear fwd stats all\n")
+            p.stdin.flush()
+            time.sleep(0.2)
+            kpps = blast("qfch1", f, n)
+            time.sleep(0.3)
+            seen = os.path.getsize(log_path)
+            p.stdin.write(b"show fwd stats all\n")
+            p.stdin.flush()
+            m = None
+            for _ in range(50):
+                time.sleep(0.1)
+                with open(log_path, "rb") as fh:
+                    fh.seek(seen)
+                    m = line.search(fh.read().decode(errors="replace"))
+                if m:
+                    break
+            if m:
+                cyc, pk, mhz = int(m.group(1)), int(m.group(2)), int(m.group(3))
+                out["io-%d" % size] = {"busy_ns_per_packet": cyc / max(pk, 1) * 1e3 / mhz,
+                                       "received": pk, "offered_kpps": kpps / 1e3}
+    finally:
+        try:
+            p.stdin.write(b"quit\n")
+            p.stdin.flush()
+            p.wait(15)
+        except Exception:
+            p.kill()
+        host.delete()
+        net.delete()
+    return out
+
+
+def main() -> int:
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--rounds", type=int, default=5)
+    ap.add_argument("--frames", type=int, default=100000)
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    if os.geteuid() != 0:
+        raise SystemExit("fwd_cost: needs root (veth pairs, AF_PACKET)")
+    runs = {"quicoff": [], "testpmd": []}
+    for r in range(a.rounds):
+        runs["quicoff"].append(quicoff_round(a.frames))
+        runs["testpmd"].append(testpmd_round(a.frames))
+        print("round %d/%d done" % (r + 1, a.rounds), file=sys.stderr)
+    med = {}
+    for who, rs in runs.items():
+        for key in sorted({k for r in rs for k in r}):
+            v = [r[key]["busy_ns_per_packet"] for r in rs if key in r]
+            med["%s %s" % (who, key)] = {"busy_ns_per_packet": statistics.median(v), "runs": v}
+    print("busy ns per packet (medians of %d rounds; one lcore, veth pairs, af_packet):" % a.rounds)
+    for k, v in med.items():
+        print("  %-22s %7.0f   (runs %s)" % (k, v["busy_ns_per_packet"],
+                                           " / ".join("%.0f" % x for x in v["runs"])))
+    for size in SIZES:
+        p, q = med.get("quicoff pass-%d" % size), med.get("quicoff protect-%d" % size)
+        if p and q:
+            print("  %4d B: protection adds %.0f ns per packet (protect %.0f - pass %.0f)" % (
+                size, q["busy_ns_per_packet"] - p["busy_ns_per_packet"], q["busy_ns_per_packet"],
+                p["busy_ns_per_packet"]))
+    if a.json:
+        with open(a.json, "w") as f:
+            json.dump({"medians": med, "runs": runs}, f, indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
