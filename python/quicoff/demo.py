@@ -205,7 +205,8 @@ class Demo:
         self.pn_next: Dict[int, int] = {}
         self.rx_high: Dict[int, int] = {}     # highest PN host B (A) received, per flow
         self.counters: Dict[str, dict] = {}   # offload side -> counters at the last read
-        self.results: dict = {"verdicts": {}}
+        self.key_pn0: Dict[int, int] = {}     # per flow: first PN sent with its current keys
+        self.results: dict = {"verdicts": {}, "rekeys": 0}
 
     # -- connections -----------------------------------------------------
 
@@ -233,6 +234,7 @@ class Demo:
             fid += 1
             self.flows.append(fl)
             self.pn_next[fl.id] = 0
+            self.key_pn0[fl.id] = 0
             self.rx_high[fl.id] = -1
             self.flow_proto[fl.id] = proto or self.proto
             return fl
@@ -246,6 +248,46 @@ class Demo:
             fl.secret = mp_secret   # one connection, one key schedule, two paths
         if self.ku_proto is not self.proto:
             add("ab-key-update-" + self.ku_proto.name, "aes-128-gcm", "ab", proto=self.ku_proto)
+
+    # RFC 9001 §6.6 confidentiality limits: packets one key may protect
+    CONFIDENTIALITY_LIMIT = {"aes-128-gcm": 1 << 23, "aes-256-gcm": 1 << 23,
+                             "aes-128-ccm": int(2 ** 21.5), "chacha20-poly1305": 1 << 62}
+
+    def rekey(self, tb, flows: List[tr.Flow]) -> None:
+        """New keys for ``flows``, as a QUIC stack starts afresh before a key
+        reaches its usage limit: a new random secret per connection (the paths
+        of the multipath connection share theirs), installed on both offloads
+        (ADD with REPLACE; compat replaces anyway), PNs continuing, key phase
+        0. Without it the offloads would refuse, correctly, every packet past
+        the limit (key_exhausted): AES-128-CCM reaches it after 2.97 M packets,
+        a few max-rate steps."""
+        groups: Dict[bytes, List[tr.Flow]] = {}
+        for f in flows:
+            groups.setdefault(f.secret, [])
+        for f in self.flows:   # every flow of a connection, asked for or not
+            if f.secret in groups and f not in groups[f.secret]:
+                groups[f.secret].append(f)
+        todo = []
+        for old, group in groups.items():
+            new = os.urandom(len(old))
+            for f in group:
+                f.secret = new
+                f.key_update_pn = None   # the new keys start at phase 0
+                f.pn_start = self.pn_next[f.id]
+                self.key_pn0[f.id] = self.pn_next[f.id]
+                todo.append(f)
+        self.install(tb, todo)
+        self.results["rekeys"] += len(groups)
+
+    def rekey_before(self, tb, flows: List[tr.Flow], rate: float, duration: float,
+                     count: int = 0) -> None:
+        """Rekeys the flows that this step could push past half their key's
+        limit (unpaced: assume up to 1 Mpps per flow)."""
+        worst = count or int((rate or 1e6) * duration) + 1000
+        stale = [f for f in flows if self.pn_next[f.id] - self.key_pn0[f.id] + worst
+                 > self.CONFIDENTIALITY_LIMIT[f.suite] // 2]
+        if stale:
+            self.rekey(tb, stale)
 
     def proto_of(self, flow: tr.Flow) -> tr.HostProtocol:
         return self.flow_proto.get(flow.id, self.proto)
@@ -285,6 +327,7 @@ class Demo:
         src, dst = (tb.host_a, tb.host_b) if direction == "ab" else (tb.host_b, tb.host_a)
         side = "A" if direction == "ab" else "B"
         proto = self.proto_of(flows[0])
+        self.rekey_before(tb, flows, rate, duration, count)
         for f in flows:
             f.pn_start = self.pn_next[f.id]
         path = os.path.join(tb.log_dir, "flows-%s-%d.txt" % (direction, int(time.monotonic() * 1e3)))
@@ -586,9 +629,9 @@ class Demo:
     def _bench_restart(self, tb):
         tb.restart_offloads()
         self.counters.clear()    # fresh counters too
-        for f in self.flows:     # fresh entries: PN decoding starts from here
-            f.pn_start = self.pn_next[f.id]
-        self.install(tb, self.flows)
+        # fresh entries (PN decoding starts from here) with fresh keys: a new
+        # table must not restart the usage count of a key already used
+        self.rekey(tb, self.flows)
 
     BENCH_ROUNDS = 3
 
@@ -824,6 +867,9 @@ class Demo:
                   "by the traffic source sharing the 2 CPUs")
         print()
         print("payloads checked byte for byte: %d, mismatches: %d" % (checked, mism))
+        if res.get("rekeys"):
+            print("connections given new keys before a key reached half its RFC 9001 usage limit: "
+                  "%d times" % res["rekeys"])
         if t:
             print("tampered on the wire: %d, dropped and counted by offload B: %d (%s)"
                   % (t["tampered_sent"], t["tampered_dropped_counted"], t["counter"]))
