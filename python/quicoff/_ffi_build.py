@@ -564,7 +564,10 @@ ffibuilder = make_builder()
 
 if __name__ == "__main__":
     # Development build: python/quicoff/_quicoff.*.so next to this file.
-    os.chdir(ROOT)
+    # from the build directory, not the root: cffi compiles inside tmpdir,
+    # so the sources and include directories must be absolute (_sources/_dirs)
     tmp = os.path.join(ROOT, "build", "cffi")
+    os.makedirs(tmp, exist_ok=True)
+    os.chdir(tmp)
     out = make_builder().compile(tmpdir=tmp, verbose=True)
     os.replace(out, os.path.join(_HERE, os.path.basename(out)))
