@@ -850,6 +850,26 @@ quicoff_status_t quicoff_conn_stats(struct quicoff_table *t, quicoff_conn_t h,
     return st;
 }
 
+quicoff_status_t quicoff_conn_key_packets(struct quicoff_worker *w, quicoff_conn_t h,
+                                          uint64_t *out)
+{
+    if (!w || !out)
+        return QUICOFF_INVALID_ARGUMENT;
+    quicoff_status_t st = QUICOFF_UNKNOWN_CONNECTION;
+    /* inside the worker's epoch: the keyset cannot be freed under us, and
+     * the slot's generation check rejects a handle that was reused */
+    qo_worker_enter(w);
+    struct qo_keyset *ks;
+    struct qo_conn *c = conn_of(w->table, h, &ks);
+    if (c) {
+        uint32_t cur = atomic_load_explicit(&c->cur_gen, memory_order_relaxed);
+        *out = QO_GET(c->key_packets[cur & 1]);
+        st = QUICOFF_OK;
+    }
+    qo_worker_exit(w);
+    return st;
+}
+
 /* Adds a departing worker's counters to the table's (writer, under the lock). */
 static void counters_fold(struct qo_counters *dst, const struct qo_counters *src)
 {

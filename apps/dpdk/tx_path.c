@@ -156,12 +156,15 @@ void qd_tx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
             continue;
         }
         if (r->status == QUICOFF_USAGE_LIMIT_REACHED) {
-            /* TODO(library): COUNT would be the key's packets (quicoff_conn_stats
-             * takes the table mutex: not on the data path) */
             QD_INC(st, tx_usage_limit_reached);
             struct qd_event e = {.code = QUICOFF_WIRE_EV_USAGE_LIMIT,
                                  .status = QUICOFF_USAGE_LIMIT_REACHED, .has_pn = true,
                                  .pn = r->pn};
+            /* COUNT: the key's packets so far (this worker is the entry's
+             * writer, so the figure is exact; lookaside entries are the
+             * library's too) */
+            e.has_count = quicoff_conn_key_packets(w->qw, conn[i]->handle, &e.count) ==
+                          QUICOFF_OK;
             qd_worker_event(w, conn[i], &e);
         }
         rte_pktmbuf_adj(x, (uint16_t)quic_off[i]);

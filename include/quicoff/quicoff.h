@@ -297,6 +297,15 @@ struct quicoff_table_stats {
 
 quicoff_status_t quicoff_conn_stats(struct quicoff_table *t, quicoff_conn_t conn,
                                     struct quicoff_conn_stats *out);
+/** Data-path safe: the packets protected (TX) or authenticated (RX) with the
+ *  entry's current key, as quicoff_conn_stats()'s key_packets, without the
+ *  table mutex: for a worker that saw QUICOFF_USAGE_LIMIT_REACHED and tells
+ *  the host how far the key is used. Exact when called on the worker that
+ *  processes the entry (its single writer); a snapshot elsewhere. Returns OK,
+ *  UNKNOWN_CONNECTION (removed, replaced or never added) or
+ *  INVALID_ARGUMENT. */
+quicoff_status_t quicoff_conn_key_packets(struct quicoff_worker *w, quicoff_conn_t conn,
+                                          uint64_t *out);
 /** Sums the per-worker counters (each written by its worker only). */
 void quicoff_table_stats(struct quicoff_table *t, struct quicoff_table_stats *out);
 

@@ -200,6 +200,8 @@ struct quicoff_table_stats {
 
 quicoff_status_t quicoff_conn_stats(struct quicoff_table *t, quicoff_conn_t conn,
                                     struct quicoff_conn_stats *out);
+quicoff_status_t quicoff_conn_key_packets(struct quicoff_worker *w, quicoff_conn_t conn,
+                                          uint64_t *out);
 void quicoff_table_stats(struct quicoff_table *t, struct quicoff_table_stats *out);
 
 struct quicoff_worker *quicoff_worker_create(struct quicoff_table *t);

@@ -1002,6 +1002,16 @@ static void test_tx_threshold(void)
           "burst counts USAGE_LIMIT_REACHED as ok (%u)", ok_count);
     check(tstats(t).usage_limit_reached == ulr0 + 3, "usage_limit_reached +3");
     check(cstats(t, tx).key_packets == 5 && cstats(t, tx).packets == 5, "key_packets 5");
+    {
+        /* the data-path read (no mutex) agrees with quicoff_conn_stats */
+        uint64_t kp = 0;
+        check(quicoff_conn_key_packets(w, tx, &kp) == QUICOFF_OK && kp == 5,
+              "quicoff_conn_key_packets 5 (%llu)", (unsigned long long)kp);
+        check(quicoff_conn_key_packets(w, tx ^ ((quicoff_conn_t)1 << 32), &kp) ==
+                  QUICOFF_UNKNOWN_CONNECTION, "quicoff_conn_key_packets: stale handle");
+        check(quicoff_conn_key_packets(w, tx, NULL) == QUICOFF_INVALID_ARGUMENT,
+              "quicoff_conn_key_packets: NULL out");
+    }
 
     struct quicoff_conn_update u;
     memset(&u, 0, sizeof(u));
@@ -1021,6 +1031,11 @@ static void test_tx_threshold(void)
     tp_keys(12, &u.keys); /* same keys, fresh count (what a re-key in place means here) */
     check(quicoff_conn_update(t, tx, &u) == QUICOFF_OK && cstats(t, tx).key_packets == 0,
           "UPDATE_KEYS restarts key_packets");
+    {
+        uint64_t kp = 99;
+        check(quicoff_conn_key_packets(w, tx, &kp) == QUICOFF_OK && kp == 0,
+              "quicoff_conn_key_packets restarts with the keys (%llu)", (unsigned long long)kp);
+    }
     check(mk_short(w, tx, d, 8, 7, 0, 2, &p, &r) == QUICOFF_OK, "ok after the re-key: %s",
           S(r.status));
     quicoff_worker_destroy(w);

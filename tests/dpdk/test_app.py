@@ -234,6 +234,24 @@ def test_tampered_packet_dropped_counted_and_reported(host):
     assert d is not None and d.pn == 6 and d.status_name == "ok"
 
 
+def test_usage_threshold_event_carries_the_key_count(host):
+    """A TX entry with a usage threshold of 3: the 3rd packet is still
+    protected and sent, and the host gets EVENT usage_limit_reached with the
+    key's packet count (read on the data path, quicoff_conn_key_packets)."""
+    suite, idx = "aes-128-gcm", 31
+    k = keys_for(suite, idx)
+    dcid = b"\x31" * 8
+    assert host.add_tx(idx, suite, k, dcid, enc4(), threshold=3).status_name == "ok"
+    for pn in range(3):
+        host.data(idx, pn, ref.build_short_header(dcid, pn, pn_len=2) + b"u" * 40)
+    ev = host.next_event(2)  # usage_limit_reached
+    assert ev is not None and ev.index == idx and ev.status_name == "usage_limit_reached"
+    assert ev.u64(W.T_PN) == 2 and ev.u64(W.T_COUNT) == 3
+    sent = [f for f in host.app.np.recv_all(timeout=1) if is_udp(f)]
+    assert len(sent) == 3, "packets past the threshold are still protected and sent"
+    assert ref.unprotect(suite, k, quic_of(sent[-1]), dcid_len=8).pn == 2
+
+
 def test_unknown_and_non_quic_traffic_passed_unchanged(host):
     before = host.app.stats()
     unknown = net_frame(ref.protect("aes-128-gcm", keys_for("aes-128-gcm", 99),
