@@ -41,21 +41,21 @@ sys.path.insert(0, str(ROOT / "python"))
 
 from harness import App, Veth  # noqa: E402  (runs quicoff-dpdk on veth pairs)
 import qdwire as W  # noqa: E402  (host<->offload frames, written from docs/protocol.md)
+from test_app import OFFLOAD_MAC, Host, enc4, keys_for  # noqa: E402  (the tests' host side)
 import quicoff.ref as ref  # noqa: E402
+from quicoff.demo import QuicoffCycles, TestpmdCycles  # noqa: E402  (busy-cycle readers)
 from scapy.all import Ether, IP, UDP, raw  # noqa: E402
 
-HOST_MAC = "02:00:00:00:0a:01"
-OFFLOAD_MAC = "02:00:00:00:0b:01"
 SIZES = (64, 1400)
 
 
-def frames(size: int) -> dict:
+def frames(size: int, host_mac: str) -> dict:
     hdr = ref.build_short_header(b"\x11" * 8, 5, pn_len=4)
     quic = hdr + b"p" * size
-    protect = W.eth(OFFLOAD_MAC, HOST_MAC, W.ETH_SIGNAL) + W.data_to_offload(1, 5, quic)
+    protect = W.eth(OFFLOAD_MAC, host_mac, W.ETH_SIGNAL) + W.data_to_offload(1, 5, quic)
     # the pass frame is as long as the protected one will be on the wire
     plen = len(quic) + 16
-    passf = raw(Ether(src=HOST_MAC, dst="02:00:00:00:00:09") / IP(src="198.18.0.1", dst="198.18.0.2")
+    passf = raw(Ether(src=host_mac, dst="02:00:00:00:00:09") / IP(src="198.18.0.1", dst="198.18.0.2")
                 / UDP(sport=4433, dport=443) / (b"y" * plen))
     return {"pass": passf, "protect": protect}
 
@@ -71,42 +71,41 @@ def blast(ifname: str, frame: bytes, n: int) -> float:
     return n / el
 
 
+def measure(cycles, ifname: str, frame: bytes, n: int) -> dict:
+    """n frames from a raw socket on ifname; the forwarder's busy ns per frame."""
+    cycles.start()
+    kpps = blast(ifname, frame, n) / 1e3
+    time.sleep(0.3)
+    c = cycles.stop()
+    if not c or not c["packets"]:
+        return {}
+    return {"busy_ns_per_packet": c["cycles"] / c["packets"] * 1e9 / c["hz"],
+            "received": c["packets"], "offered_kpps": kpps}
+
+
 def quicoff_round(n: int) -> dict:
     app = App("qfc", ["--workers", "1", "--idle-us", "0", "--unknown", "pass"], lcores="0@0")
     out = {}
     try:
-        from test_app import Host, enc4, keys_for  # the tests' host side
         h = Host(app)
-        keys = keys_for("aes-128-gcm", 1)
-        st = h.add_tx(1, "aes-128-gcm", keys, b"\x11" * 8, enc4()).status_name
+        st = h.add_tx(1, "aes-128-gcm", keys_for("aes-128-gcm", 1), b"\x11" * 8, enc4()).status_name
         if st != "ok":
             raise SystemExit("ADD failed: %s" % st)
-        hz = app.tel("/quicoff/options")["tsc_hz"]
+        cycles = QuicoffCycles(app.prefix)
         # warm up (page faults in the rings and the pool, caches, CPU clock)
-        blast(app.host.outer, W.eth(OFFLOAD_MAC, h.mac, W.ETH_SIGNAL) +
-              frames(64)["protect"][14:], n // 4)
+        blast(app.host.outer, frames(64, h.mac)["protect"], n // 4)
         time.sleep(0.2)
         for size in SIZES:
-            for kind, f in frames(size).items():
-                if kind == "protect":
-                    f = W.eth(OFFLOAD_MAC, h.mac, W.ETH_SIGNAL) + f[14:]
-                else:
-                    f = f[:6] + bytes.fromhex(h.mac.replace(":", "")) + f[12:]
-                s0 = app.stats()
-                kpps = blast(app.host.outer, f, n)
-                time.sleep(0.3)
-                s1 = app.stats()
-                pk = s1["host_rx"] - s0["host_rx"]
-                out["%s-%d" % (kind, size)] = {
-                    "busy_ns_per_packet": (s1["busy_cycles"] - s0["busy_cycles"]) / max(pk, 1) * 1e9 / hz,
-                    "received": pk, "sent_to_net": s1["net_tx"] - s0["net_tx"], "offered_kpps": kpps / 1e3}
+            for kind, f in frames(size, h.mac).items():
+                r = measure(cycles, app.host.outer, f, n)
+                if r:
+                    out["%s-%d" % (kind, size)] = r
     finally:
         app.stop()
     return out
 
 
 def testpmd_round(n: int) -> dict:
-    import re
     host, net = Veth("qfch0", "qfch1"), Veth("qfcn0", "qfcn1")
     log_path = "/tmp/qfc-testpmd.log"
     log = open(log_path, "wb")
@@ -116,34 +115,17 @@ def testpmd_round(n: int) -> dict:
                           "--", "-i", "--forward-mode=io", "--auto-start", "--total-num-mbufs=8192",
                           "--nb-cores=1", "--record-core-cycles"],
                          stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT)
-    line = re.compile(r"total cycles=(\d+) / total io packets=(\d+)\) at (\d+) MHz")
     out = {}
     try:
         time.sleep(4)
-        blast("qfch1", frames(64)["protect"], n // 4)  # warm up, as for quicoff-dpdk
+        cycles = TestpmdCycles(p, log_path)
+        mac = "02:00:00:00:0a:01"
+        blast("qfch1", frames(64, mac)["protect"], n // 4)  # warm up, as for quicoff-dpdk
         time.sleep(0.2)
         for size in SIZES:
-            f = frames(size)["protect"]
-            p.stdin.write(b"clear fwd stats all\n")
-            p.stdin.flush()
-            time.sleep(0.2)
-            kpps = blast("qfch1", f, n)
-            time.sleep(0.3)
-            seen = os.path.getsize(log_path)
-            p.stdin.write(b"show fwd stats all\n")
-            p.stdin.flush()
-            m = None
-            for _ in range(50):
-                time.sleep(0.1)
-                with open(log_path, "rb") as fh:
-                    fh.seek(seen)
-                    m = line.search(fh.read().decode(errors="replace"))
-                if m:
-                    break
-            if m:
-                cyc, pk, mhz = int(m.group(1)), int(m.group(2)), int(m.group(3))
-                out["io-%d" % size] = {"busy_ns_per_packet": cyc / max(pk, 1) * 1e3 / mhz,
-                                       "received": pk, "offered_kpps": kpps / 1e3}
+            r = measure(cycles, "qfch1", frames(size, mac)["protect"], n)
+            if r:
+                out["io-%d" % size] = r
     finally:
         try:
             p.stdin.write(b"quit\n")

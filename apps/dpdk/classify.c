@@ -137,6 +137,20 @@ void qd_classify_net(struct qd_sort *s, struct rte_mbuf *m)
     steer(s, qd_steer_net(p + u.payload_off + off, dl, &u.local, qda.nb_workers), m);
 }
 
+unsigned qd_poll_ports(struct qd_sort *s, uint16_t queue)
+{
+    struct rte_mbuf *m[QD_BURST];
+    uint16_t nh = rte_eth_rx_burst(qda.host_port, queue, m, QD_BURST);
+    QD_ADD(s->st, host_rx, nh);
+    for (uint16_t i = 0; i < nh; i++)
+        qd_classify_host(s, m[i]);
+    uint16_t nn = rte_eth_rx_burst(qda.net_port, queue, m, QD_BURST);
+    QD_ADD(s->st, net_rx, nn);
+    for (uint16_t i = 0; i < nn; i++)
+        qd_classify_net(s, m[i]);
+    return (unsigned)nh + nn;
+}
+
 void qd_enqueue_or_free(struct rte_ring *r, struct rte_mbuf **m, unsigned n, struct qd_counters *st)
 {
     if (!n)

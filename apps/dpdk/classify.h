@@ -36,6 +36,10 @@ void qd_classify_host(struct qd_sort *s, struct rte_mbuf *m);
  * with --unknown drop). Offload frames from this side are dropped. */
 void qd_classify_net(struct qd_sort *s, struct rte_mbuf *m);
 
+/* One RX burst from queue `queue` of each port, every frame classified into
+ * s (host_rx / net_rx counted). Returns the number of frames received. */
+unsigned qd_poll_ports(struct qd_sort *s, uint16_t queue);
+
 /* Enqueues on a TX ring; frees and counts (tx_ring_full) what did not fit. */
 void qd_enqueue_or_free(struct rte_ring *r, struct rte_mbuf **m, unsigned n, struct qd_counters *st);
 /* Sends on (port, queue); frees and counts (tx_port_full) what the port did not take. */

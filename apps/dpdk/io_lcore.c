@@ -50,7 +50,6 @@ void qd_handoff(struct qd_sort *s, unsigned w)
 int qd_io_main(void)
 {
     static struct qd_sort s; /* large: off the stack */
-    struct rte_mbuf *m[QD_BURST];
     struct qd_poll_timer timer;
 
     s.st = qd_my_stats();
@@ -61,16 +60,7 @@ int qd_io_main(void)
     unsigned empty = 0;
     while (!qda.quit) {
         uint64_t t0 = rte_rdtsc();
-        uint16_t n = rte_eth_rx_burst(qda.host_port, 0, m, QD_BURST);
-        bool busy = n != 0;
-        QD_ADD(s.st, host_rx, n);
-        for (uint16_t i = 0; i < n; i++)
-            qd_classify_host(&s, m[i]);
-        n = rte_eth_rx_burst(qda.net_port, 0, m, QD_BURST);
-        busy |= n != 0;
-        QD_ADD(s.st, net_rx, n);
-        for (uint16_t i = 0; i < n; i++)
-            qd_classify_net(&s, m[i]);
+        bool busy = qd_poll_ports(&s, 0) != 0;
 
         for (unsigned w = 0; w < qda.nb_workers; w++)
             qd_handoff(&s, w);

@@ -305,15 +305,7 @@ int qd_rtc_main(void *arg)
     const uint64_t drain_tsc = rte_get_tsc_hz() * qda.opt->tx_drain_us / 1000000;
     while (!*quit) {
         uint64_t t0 = w->now = rte_rdtsc();
-        uint16_t nh = rte_eth_rx_burst(qda.host_port, w->queue, m, QD_BURST);
-        QD_ADD(w->st, host_rx, nh);
-        for (uint16_t i = 0; i < nh; i++)
-            qd_classify_host(s, m[i]);
-        uint16_t nn = rte_eth_rx_burst(qda.net_port, w->queue, m, QD_BURST);
-        QD_ADD(w->st, net_rx, nn);
-        for (uint16_t i = 0; i < nn; i++)
-            qd_classify_net(s, m[i]);
-        bool busy = nh || nn;
+        bool busy = qd_poll_ports(s, w->queue) != 0;
 
         /* ours now; the others' to their owners (one ring hop) */
         process(w, s->steer[w->id], s->nsteer[w->id]);

@@ -702,7 +702,7 @@ class Demo:
         tb.stop_offload("B")
         out = {}
         off = tb.offloads["A"]
-        cycles = _QuicoffCycles(off.file_prefix) if off.kind == "dpdk" else None
+        cycles = QuicoffCycles(off.file_prefix) if off.kind == "dpdk" else None
         self._bench_warmup(tb, flows, off.proc)
         for size in self.BENCH_SIZES:
             out[str(size)] = self._bench_one(tb, flows, off.proc, dur, size, cycles)
@@ -732,7 +732,7 @@ class Demo:
                 time.sleep(0.2)
             time.sleep(0.5)
             out = {}
-            cycles = _TestpmdCycles(p, os.path.join(tb.log_dir, "testpmd.log"))
+            cycles = TestpmdCycles(p, os.path.join(tb.log_dir, "testpmd.log"))
             self._bench_warmup(tb, flows, p)
             for size in self.BENCH_SIZES:
                 out[str(size)] = self._bench_one(tb, flows, p, dur, size, cycles)
@@ -750,7 +750,7 @@ class Demo:
 
     def _bench_one(self, tb, flows, proc, dur, size=64, cycles=None) -> dict:
         """One size at full speed. ``cycles``: the forwarder's busy-cycle
-        counter (a _QuicoffCycles or _TestpmdCycles), started and read around
+        counter (a QuicoffCycles or TestpmdCycles), started and read around
         the traffic.
         The traffic source and the counting bridge run on the other CPU(s)
         (taskset): on the forwarder's CPU they would preempt it inside its busy
@@ -893,7 +893,7 @@ class Demo:
         return 0 if all(res["verdicts"].values()) else 1
 
 
-class _QuicoffCycles:
+class QuicoffCycles:
     """quicoff-dpdk's busy_cycles and received frames (both ports), from telemetry."""
 
     def __init__(self, file_prefix: str):
@@ -912,7 +912,7 @@ class _QuicoffCycles:
         return {"cycles": c1 - self.c0, "packets": p1 - self.p0, "hz": self.hz}
 
 
-class _TestpmdCycles:
+class TestpmdCycles:
     """testpmd --record-core-cycles in interactive mode: "clear fwd stats all"
     before, "show fwd stats all" after, and its "CPU cycles/packet" line:
     busy cycles (rounds that received packets) over all ports' RX packets."""
