@@ -25,15 +25,12 @@
 #include <unistd.h>
 
 #include <rte_cycles.h>
-#include <rte_ethdev.h>
 #include <rte_rcu_qsbr.h>
 
 #include "classify.h"
 #include "conns.h"
-#include "encap.h"
 #include "lookaside.h"
 #include "options.h"
-#include "steering.h"
 
 struct qd_worker qd_workers[QD_MAX_WORKERS];
 
