@@ -1,41 +1,121 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Installs what quicoff needs on Debian 12 (apt-get) and the Python package
-# itself (pip, editable). Safe to run again: it only installs what is missing.
-# Says clearly which step failed.
+# Installs what quicoff needs on Debian 12:
+#   1. the Debian packages (apt-get; sudo when not root);
+#   2. a Python virtual environment, .venv in the checkout ($QUICOFF_VENV to
+#      put it elsewhere), made by the first python3 on PATH ($QUICOFF_PYTHON
+#      to choose another). Debian's own python3 refuses `pip install` (PEP 668,
+#      "externally-managed-environment"), so quicoff never installs into it;
+#   3. quicoff itself into that venv, editable, with its test extras (this
+#      compiles src/*.c into the cffi module, hence python3-dev);
+#   4. a check for the one optional piece: cargo >= 1.78 for the rustls peer of
+#      `quicoff bench`. Without it that peer is skipped with a note, nothing fails.
+# Safe and cheap to run again: each step skips what is already done (the venv
+# is reinstalled only when the C sources or the package metadata changed).
+# Every failing step says what failed. Afterwards: `. .venv/bin/activate`.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
+venv=${QUICOFF_VENV:-$here/.venv}
 
 step() { printf '\n== %s\n' "$*"; }
 die() { printf '\nFAILED: %s\n' "$*" >&2; exit 1; }
 
+# ---- 1. Debian packages
+# Besides the build: tshark/editcap (decrypt tests), ngtcp2-client/-server
+# (gtlsclient, gtlsserver: a real QUIC peer for the interop tests), ethtool,
+# procps (sysctl) and iproute2 (the veth/namespace tests), tcpdump (captures
+# of the network side), python3-venv and python3-dev (steps 2 and 3).
 APT_PACKAGES=(build-essential pkg-config meson ninja-build libssl-dev
-              clang libclang-rt-14-dev llvm tshark iproute2 python3-pip
-              $([ "$(dpkg --print-architecture)" = amd64 ] && echo libipsec-mb-dev)
-              libngtcp2-crypto-gnutls-dev libngtcp2-dev libgnutls28-dev dpdk-dev)
+              clang libclang-rt-14-dev llvm tshark iproute2 python3-venv python3-dev
+              $([ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ] && echo libipsec-mb-dev)
+              libngtcp2-crypto-gnutls-dev libngtcp2-dev libgnutls28-dev dpdk-dev
+              ngtcp2-client ngtcp2-server ethtool tcpdump procps)
 
+command -v dpkg-query >/dev/null || die "dpkg-query not found: this script installs Debian 12 packages"
 missing=()
 for p in "${APT_PACKAGES[@]}"; do
     dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
 if [ ${#missing[@]} -gt 0 ]; then
     step "apt-get install ${missing[*]}"
-    SUDO=""; [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+    SUDO=""
+    if [ "$(id -u)" -ne 0 ]; then
+        command -v sudo >/dev/null || die "apt-get needs root and sudo is not installed: run as root (missing: ${missing[*]})"
+        SUDO="sudo"
+    fi
     export DEBIAN_FRONTEND=noninteractive
     $SUDO apt-get update -qq || die "apt-get update (is the Debian mirror reachable?)"
     $SUDO apt-get install -y -qq "${missing[@]}" >/dev/null || die "apt-get install ${missing[*]}"
 fi
 
-# The rustls peer of `quicoff bench` is a cargo project (Cargo.lock needs
-# cargo >= 1.78: rustup's, not Debian 12's 1.65).
-[ -d "$HOME/.cargo/bin" ] && export PATH="$HOME/.cargo/bin:$PATH"
-if ! command -v cargo >/dev/null || ! cargo --version | awk '{split($2,v,"."); exit !(v[1]>1 || v[2]>=78)}'; then
-    die "cargo >= 1.78 not found (install Rust with rustup); needed by the rustls peer of quicoff bench"
+# ---- 2. the virtual environment
+# usable = its python runs and has pip (a venv made without python3-venv has
+# a python but no pip; it is made again)
+venv_ok() { [ -x "$venv/bin/python" ] && "$venv/bin/python" -m pip --version >/dev/null 2>&1; }
+if ! venv_ok; then
+    base=${QUICOFF_PYTHON:-python3}
+    base_path=$(command -v "$base") \
+        || die "$base not found (apt-get install python3 python3-venv, or set QUICOFF_PYTHON)"
+    if [ -e "$venv" ]; then
+        # only ever remove what is recognisably a (broken) virtual environment
+        [ -f "$venv/pyvenv.cfg" ] \
+            || die "$venv exists and is not a virtual environment: move it away, or set QUICOFF_VENV"
+        rm -rf "$venv" || die "removing the broken virtual environment $venv"
+    fi
+    step "python3 -m venv $venv (from $base_path, $("$base_path" --version 2>&1))"
+    "$base_path" -m venv "$venv" \
+        || die "$base_path -m venv $venv (Debian: apt-get install python3-venv)"
+    venv_ok || die "$venv has no working pip (Debian: apt-get install python3-venv, then run this again)"
 fi
 
-PY=${PYTHON:-python3}
-step "pip install -e . (builds the C library into the quicoff Python package)"
-$PY -m pip install -q --disable-pip-version-check -e "$here[test]" \
-    || die "pip install -e $here[test] (see the compiler output above)"
-$PY -c "import quicoff, quicoff.ref" || die "the quicoff package does not import"
-echo "dependencies ok"
+# ---- 3. quicoff into the venv (editable: python/ is used in place)
+# The cffi module compiles src/*.c, so a change there (or to the package
+# metadata, the Python version or intel-ipsec-mb being present) needs a
+# reinstall; anything else is picked up by the editable install as it is.
+stamp_file=$venv/.quicoff-install-stamp
+stamp=$( { "$venv/bin/python" -c 'import sys; print(sys.version)'
+           echo "$here"
+           [ -e /usr/include/intel-ipsec-mb.h ] && echo "intel-ipsec-mb"
+           cd "$here" && cat setup.py pyproject.toml python/quicoff/_ffi_build.py \
+               src/*.c src/*.h include/quicoff/*.h; } 2>/dev/null | sha256sum | cut -d' ' -f1)
+import_check() {
+    "$venv/bin/python" - "$here" <<'EOF'
+import os, sys
+import quicoff, quicoff.ref, quicoff._quicoff  # noqa: F401  (the compiled module)
+import pytest, aioquic, scapy  # noqa: F401  (the test extras)
+want = os.path.join(sys.argv[1], "python", "quicoff")
+got = os.path.dirname(os.path.realpath(quicoff.__file__))
+if got != os.path.realpath(want):
+    sys.exit("quicoff is imported from %s, not from this checkout (%s)" % (got, want))
+EOF
+}
+if [ "$(cat "$stamp_file" 2>/dev/null)" = "$stamp" ] && [ -x "$venv/bin/quicoff" ] \
+        && import_check 2>/dev/null; then
+    echo "quicoff is installed in $venv (up to date)"
+else
+    rm -f "$stamp_file"
+    step "pip install -e .[test] into $venv (compiles the C library into the quicoff package)"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "$here[test]" \
+        || die "pip install -e $here[test] into $venv (see the pip and compiler output above)"
+    import_check || die "quicoff does not import from $venv/bin/python (see above)"
+    [ -x "$venv/bin/quicoff" ] || die "the quicoff command was not installed in $venv/bin"
+    echo "$stamp" >"$stamp_file"
+fi
+
+# ---- 4. optional: cargo for the rustls peer of `quicoff bench`
+# (bench/peers/rustls-quic: its Cargo.lock is version 4, which needs cargo >=
+# 1.78, i.e. rustup's; Debian 12's cargo is 1.65). rustup puts cargo in
+# ~/.cargo/bin, which non-login shells often do not have on PATH.
+[ -n "${HOME:-}" ] && [ -d "$HOME/.cargo/bin" ] && PATH="$HOME/.cargo/bin:$PATH"
+cargo_min=1.78
+cargo_ver=""
+command -v cargo >/dev/null && cargo_ver=$(cargo --version 2>/dev/null | awk '{print $2}')
+if [ -n "$cargo_ver" ] && printf '%s\n%s\n' "$cargo_min" "${cargo_ver%%-*}" | sort -V -C; then
+    echo "rustls peer of quicoff bench: cargo $cargo_ver (quicoff bench builds it on first use)"
+else
+    printf '\nskipped: rustls peer of quicoff bench needs cargo >= %s (%s); install Rust with rustup to measure it. Everything else works without it.\n' \
+        "$cargo_min" "$([ -n "$cargo_ver" ] && echo "found cargo $cargo_ver" || echo "no cargo found")"
+fi
+
+echo
+echo "dependencies ok; the virtual environment is $venv (. $venv/bin/activate for the quicoff command)"
