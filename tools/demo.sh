@@ -20,6 +20,8 @@ die() { printf '\nFAILED: %s\n' "$*" >&2; exit 1; }
 [ "$(id -u)" -eq 0 ] || die "the demo makes network namespaces: run it as root"
 
 bash tools/install_deps.sh || die "installing dependencies"
+# `quicoff` below is the venv's (.venv/bin, made by install_deps.sh)
+. tools/venv.sh || die "the virtual environment (tools/venv.sh)"
 printf '\n== building libquicoff and quicoff-dpdk (meson, ninja)\n'
 { meson setup build >/dev/null 2>&1 || meson setup --reconfigure build >/dev/null; } || die "meson setup"
 ninja -C build >/dev/null || die "ninja -C build"

@@ -3,12 +3,12 @@
 # Runs every test of quicoff: C unit tests, Python tests (reference model,
 # bindings, differential, real aioquic traffic, the namespace testbed), the
 # quicoff-dpdk application on veth pairs, the sanitizer builds
-# (ASan+UBSan, TSan) and a bounded libFuzzer run. Fails loudly: every stage
+# (ASan+UBSan, TSan) and a bounded libFuzzer run. Python runs in the
+# virtual environment tools/install_deps.sh makes (.venv). Fails loudly: every stage
 # that fails is named at the end and the exit status is non-zero.
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
 cd "$here"
-PY=${PYTHON:-python3}
 FUZZ_SECONDS=${QUICOFF_FUZZ_SECONDS:-120}
 FUZZ_WIRE_SECONDS=${QUICOFF_FUZZ_WIRE_SECONDS:-30}
 
@@ -28,6 +28,8 @@ run() {
 }
 
 bash tools/install_deps.sh || { echo "FAILED: installing dependencies"; exit 1; }
+# from here on python3, pip, pytest and quicoff are the venv's ($PY is its python)
+. tools/venv.sh || { echo "FAILED: the virtual environment (tools/venv.sh)"; exit 1; }
 
 run "C build"            bash -c 'meson setup build --reconfigure >/dev/null 2>&1 || meson setup build; ninja -C build'
 run "C tests"            meson test -C build --print-errorlogs
