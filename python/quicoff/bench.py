@@ -435,8 +435,9 @@ def run(args) -> int:
         def job():
             exe = builder.exe.get(exe_key)
             if exe is None:
-                return bp.placeholder(path, "", [suite], sizes, cfg.connections, [1], "failed",
-                                      builder.missing.get(exe_key, "not built"))
+                return bp.placeholder(path, "", [suite], sizes, cfg.connections, [1],
+                                      "unavailable" if exe_key in builder.unavailable
+                                      else "failed", builder.missing.get(exe_key, "not built"))
             backend = getattr(builder, "rustls_backend", None) if path == "rustls-quic" else None
             return bp.run_peer(path, exe, suite, cfg, backend)
         return job
@@ -495,7 +496,10 @@ def run(args) -> int:
         if label.startswith("build: meson"):
             for k, why in builder.missing.items():
                 prog.message("quicoff bench: cannot build %s: %s" % (k, why))
-        if label.startswith("build: cargo") and "rustls-quic" in builder.missing:
+        if label.startswith("build: cargo") and "rustls-quic" in builder.unavailable:
+            # optional: a note here and under the table ("Not measured"); the run can pass
+            prog.message("quicoff bench: " + builder.unavailable["rustls-quic"])
+        elif label.startswith("build: cargo") and "rustls-quic" in builder.missing:
             prog.message("quicoff bench: cannot build rustls-quic: %s"
                          % builder.missing["rustls-quic"])
     if "dpdk" in builder.missing and any(wanted("dpdk-" + d.replace("crypto_", ""))

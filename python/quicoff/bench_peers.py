@@ -19,7 +19,7 @@ import subprocess
 import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Dict, Iterable, List, Optional, Sequence
+from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
 SUITES = ("aes-128-gcm", "aes-256-gcm", "aes-128-ccm", "chacha20-poly1305")
 OPS = ("protect", "unprotect")
@@ -46,6 +46,37 @@ APT_HINT = {
     "dpdk": "dpdk-dev (ships dpdk-test-crypto-perf) librte-crypto-ipsec-mb23 "
             "librte-crypto-openssl23",
 }
+
+
+#: bench/peers/rustls-quic's Cargo.lock is version 4, which needs cargo >= 1.78
+#: (rustup's). Debian 12's cargo is 1.65, so on a stock machine the rustls peer
+#: is skipped with a note (status "unavailable"), never a failure.
+CARGO_MIN = (1, 78)
+
+
+def usable_cargo() -> Tuple[Optional[str], str]:
+    """(the cargo that can build the rustls peer, "") or (None, why not)."""
+    home_cargo = Path.home() / ".cargo" / "bin" / "cargo"  # rustup's, often not on PATH
+    cargo = shutil.which("cargo") or (str(home_cargo) if home_cargo.is_file() else None)
+    if not cargo:
+        return None, "no cargo found"
+    try:
+        out = subprocess.run([cargo, "--version"], stdout=subprocess.PIPE,
+                             stderr=subprocess.DEVNULL, text=True, timeout=60).stdout
+    except (OSError, subprocess.SubprocessError) as e:
+        return None, "%s --version failed: %s" % (cargo, e)
+    m = re.match(r"cargo (\d+)\.(\d+)", out)
+    if not m:
+        return None, "%s --version said %r" % (cargo, out.strip())
+    if (int(m.group(1)), int(m.group(2))) < CARGO_MIN:
+        return None, "found cargo %s.%s at %s" % (m.group(1), m.group(2), cargo)
+    return cargo, ""
+
+
+def rustls_skip_note(why: str) -> str:
+    """The visible note for a skipped rustls peer (tools/install_deps.sh says the same)."""
+    return ("skipped: rustls peer of quicoff bench needs cargo >= %d.%d (%s); install Rust "
+            "with rustup to measure it" % (CARGO_MIN[0], CARGO_MIN[1], why))
 
 
 def source_root() -> Optional[Path]:
@@ -173,6 +204,9 @@ class Builder:
     def __init__(self, cfg: Config):
         self.cfg = cfg
         self.missing: Dict[str, str] = {}  # path -> reason
+        # optional paths this machine cannot have (a subset of missing): their
+        # records say "unavailable", not "failed" (e.g. rustls-quic without cargo)
+        self.unavailable: Dict[str, str] = {}
         self.exe: Dict[str, Path] = {}
         self._reconfigured = False
 
@@ -252,12 +286,9 @@ class Builder:
     def cargo(self) -> None:
         cfg = self.cfg
         manifest = cfg.root / "bench" / "peers" / "rustls-quic" / "Cargo.toml"
-        cargo = shutil.which("cargo") or (
-            str(Path.home() / ".cargo" / "bin" / "cargo")
-            if (Path.home() / ".cargo" / "bin" / "cargo").is_file() else None)
+        cargo, why = usable_cargo()
         if not cargo:
-            self.missing["rustls-quic"] = ("cargo not found (install Rust, e.g. rustup; the "
-                                           "rustls peer is bench/peers/rustls-quic)")
+            self.missing["rustls-quic"] = self.unavailable["rustls-quic"] = rustls_skip_note(why)
             return
         target = Path(os.environ.get("QUICOFF_CARGO_TARGET_DIR")
                       or Path(os.environ.get("XDG_CACHE_HOME", Path.home() / ".cache"))
