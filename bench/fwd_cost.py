@@ -23,7 +23,7 @@ io makes one per RX burst, and on af_packet a sendto() is most of a small
 burst's cost. Compare pass with protect for the crypto's cost; testpmd is
 there as the reference the issue names.
 
-Run as root: python3 bench/fwd_cost.py [--rounds 3] [--frames 100000] [--json F]
+Run as root: .venv/bin/python bench/fwd_cost.py [--rounds 3] [--frames 100000] [--json F]
 """
 import argparse
 import json
