@@ -137,6 +137,7 @@ struct quicoff_conn_config {
     size_t secret_len;
     bool has_next_keys;
     struct quicoff_packet_keys next_keys;
+    bool grease_quic_bit;
     ...;
 };
 
