@@ -200,7 +200,8 @@ struct quicoff_conn_config {
     quicoff_nonce_layout_t nonce_layout;
     quicoff_fail_action_t fail_action;
     /** RX: largest packet number received so far (for PN decoding);
-     *  UINT64_MAX = none yet. TX: ignored. */
+     *  UINT64_MAX = none yet. TX: ignored. Anything else above 2^62 - 1 (the
+     *  largest QUIC packet number) is INVALID_ARGUMENT, in either direction. */
     uint64_t largest_pn;
     /** Packets (TX protected) or authentication failures (RX) after which
      *  QUICOFF_USAGE_LIMIT_REACHED is returned; 0 = 3/4 of the RFC 9001 limit. */
@@ -238,7 +239,7 @@ enum quicoff_update_what {
     /** Forget the keys of generation current-1 (zeroed); late packets of the
      *  old phase then get KEY_PHASE_UNAVAILABLE. */
     QUICOFF_UPDATE_DROP_OLD = 1u << 2,
-    QUICOFF_UPDATE_LARGEST_PN = 1u << 3, /**< PN reset */
+    QUICOFF_UPDATE_LARGEST_PN = 1u << 3, /**< PN reset (0..2^62-1 or UINT64_MAX = none) */
     QUICOFF_UPDATE_FAIL_ACTION = 1u << 4,
     QUICOFF_UPDATE_THRESHOLD = 1u << 5,
 };
@@ -544,7 +545,10 @@ quicoff_status_t quicoff_table_set_key_hooks(struct quicoff_table *t,
 
 /** Bytes needed to encode pn when the peer has acknowledged largest_acked (UINT64_MAX = none). */
 unsigned quicoff_pn_encode_len(uint64_t pn, uint64_t largest_acked);
-/** Full packet number from a truncated one. largest_pn UINT64_MAX = none received. */
+/** Full packet number from a truncated one. largest_pn UINT64_MAX = none received.
+ *  pn_nbits must be 8, 16, 24 or 32 (the 1..4 bytes a header carries), truncated
+ *  must fit in it and largest_pn be at most 2^62 - 1 (or UINT64_MAX); otherwise
+ *  the answer is UINT64_MAX, which is never a packet number. */
 uint64_t quicoff_pn_decode(uint64_t largest_pn, uint64_t truncated, unsigned pn_nbits);
 
 #ifdef __cplusplus
