@@ -65,8 +65,11 @@
 #include <immintrin.h>
 #include <intel-ipsec-mb.h>
 #include <pthread.h>
+#include <stdatomic.h>
 #include <stdint.h>
+#include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* AES-NI + SSSE3/SSE4.1 code is compiled for those extensions only here;
  * available() makes sure the CPU has them before any of it runs. */
@@ -395,11 +398,16 @@ QO_AESNI static inline void aes128_block2(const __m128i *rk, __m128i *a, __m128i
 
 /* Creates this thread's job manager now, off the data path (the bursts'
  * jobs; without one they run every packet on the AES-NI code). */
+static void ccm_choose(void);
+static pthread_once_t ccm_once = PTHREAD_ONCE_INIT; /* ccm_choose: the burst crossover */
+
 static int ccm_setup(void *ctx, const uint8_t *key)
 {
     if (aes_setup(ctx, key, 16) != 0)
         return -1;
     (void)thread_mgr();
+    /* the burst crossover, once per process, here on the control path */
+    pthread_once(&ccm_once, ccm_choose);
     return 0;
 }
 
@@ -608,17 +616,26 @@ QO_AESNI static int ccm_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], con
  * burst's jobs submitted to the thread's manager before one flush, so its
  * multi-buffer CBC-MAC runs several packets in its lanes (a job alone costs
  * a submit + flush, see the header).  Per op the AES-NI code above instead
- * when the AAD is over the job API's 46 bytes, the payload is below
- * CCM_JOB_MIN_LEN or above CCM_JOB_MAX_LEN, fewer than CCM_JOB_MIN_JOBS ops
- * of the window qualify, or the thread has no manager.  Those run while the
- * submitted jobs wait for their lanes to fill.
+ * when the AAD is over the job API's 46 bytes, the payload is above
+ * CCM_JOB_MAX_LEN or below the crossover, or the thread has no manager.
+ * Those run while the submitted jobs wait for their lanes to fill.
  *
- * Why those limits (AVX-512, ipsec-mb 1.3, jobs of one length, ns/packet):
- * a flush runs the CBC-MAC lanes for the longest job whatever the number of
- * jobs in them, so a few jobs cost about as much as many: 1400 B: 1 job
- * ~1970, 2 ~985, 4 ~630, 32 ~290 (AES-NI: ~980); 512 B: 4 ~610, 8 ~490,
- * 32 ~300 (AES-NI ~360); 256 B: 32 ~260 (AES-NI ~175); 640 B: 4 ~420,
- * 8 ~370 (AES-NI ~480).
+ * The crossover depends on how many packets share the flush and on the CPU.
+ * A flush costs about the same however few jobs are in it, so the fewer the
+ * jobs the longer a packet must be for them to win (ns/packet, seal, jobs
+ * of one length; AMD EPYC with AVX-512, ipsec-mb 1.3):
+ *
+ *   payload   4 jobs   8 jobs  16 jobs | AES-NI
+ *     224      258      208      150   |  158
+ *     384      293      233      190   |  270
+ *     512      323      248      207   |  360
+ *
+ * and on an Intel Xeon (AVX-512) 512 B: 4 ~610, 8 ~490, 32 ~300 against
+ * AES-NI ~360, 1400 B: 32 ~290 against ~980.  So there is one crossover per
+ * tier of eligible packets in the window (4+, 8+, 16+, 32+: ccm_tier_len),
+ * chosen per CPU once per process (ccm_choose, below); a window takes the
+ * largest tier t that has at least t packets at or above its length, and
+ * fewer than 4 such packets all run on AES-NI.
  *
  * The manager is drained before returning (as cp_job leaves it), so jobs
  * come back only from this call; user_data maps each to its op.  A job the
@@ -628,18 +645,41 @@ QO_AESNI static int ccm_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], con
  * keystream over the data again (ccm_ctr), as ccm_open does.
  */
 #define CCM_JOB_MAX_AAD 46 /* 3 blocks of AAD, less the 2-byte length field */
+/* The fallback crossover (every tier) when timing is unusable: what one
+ * Intel CPU gave for windows of 4 or more. */
 #ifndef QO_CCM_JOB_MIN_LEN
 #define QO_CCM_JOB_MIN_LEN 640
 #endif
-#define CCM_JOB_MIN_LEN ((size_t)QO_CCM_JOB_MIN_LEN)
-#define CCM_JOB_MIN_JOBS 4 /* fewer eligible ops in a window: all on AES-NI */
 #define CCM_JOB_MAX_LEN ((size_t)16383)
+#define CCM_JOB_NEVER (CCM_JOB_MAX_LEN + 1)
 #define CCM_BURST_WINDOW 64 /* ops per submit/flush round (computed tags on the stack) */
+#define CCM_TIERS 4         /* windows with 4 << t (4, 8, 16, 32) or more eligible packets */
 
-static inline int ccm_use_job(const qo_aead_op_t *op)
+/* Per tier, the payload length from which a packet goes to the job API.
+ * Read once per burst (relaxed: any values give the same bytes, only the
+ * speed differs); written by ccm_choose and quicoff_ccm_set_job_min_len. */
+static _Atomic size_t ccm_tier_len[CCM_TIERS] = {QO_CCM_JOB_MIN_LEN, QO_CCM_JOB_MIN_LEN,
+                                                 QO_CCM_JOB_MIN_LEN, QO_CCM_JOB_MIN_LEN};
+
+static inline int ccm_job_ok(const qo_aead_op_t *op)
 {
-    return op->aad_len <= CCM_JOB_MAX_AAD && op->len >= CCM_JOB_MIN_LEN &&
-           op->len <= CCM_JOB_MAX_LEN;
+    return op->aad_len <= CCM_JOB_MAX_AAD && op->len <= CCM_JOB_MAX_LEN;
+}
+
+/* The crossover for this window: the largest tier t with at least 4 << t
+ * packets at or above its length; CCM_JOB_NEVER when no tier has enough. */
+static size_t ccm_window_min_len(const qo_aead_op_t *w, unsigned wn,
+                                 const size_t tier_len[CCM_TIERS])
+{
+    unsigned count[CCM_TIERS] = {0};
+    for (unsigned i = 0; i < wn; i++)
+        if (ccm_job_ok(&w[i]))
+            for (unsigned t = 0; t < CCM_TIERS; t++)
+                count[t] += w[i].len >= tier_len[t];
+    for (unsigned t = CCM_TIERS; t-- > 0;)
+        if (count[t] >= 4u << t)
+            return tier_len[t];
+    return CCM_JOB_NEVER;
 }
 
 QO_AESNI static void ccm_job_done(const qo_aead_op_t *ops, int result[], IMB_JOB *j, int seal,
@@ -662,32 +702,33 @@ QO_AESNI static void ccm_job_done(const qo_aead_op_t *ops, int result[], IMB_JOB
     result[i] = -1;
 }
 
-QO_AESNI static void ccm_burst(const qo_aead_op_t *ops, unsigned n, int result[], int seal)
+/* m: the thread's job manager (NULL: everything on AES-NI); tier_len: the
+ * crossovers (the calibration passes all 0 or all "never" to time each path
+ * alone). */
+QO_AESNI static void ccm_burst_on(IMB_MGR *m, const size_t tier_len[CCM_TIERS],
+                                  const qo_aead_op_t *ops, unsigned n, int result[], int seal)
 {
-    IMB_MGR *m = thread_mgr();
     uint8_t computed[CCM_BURST_WINDOW][QUICOFF_TAG_LEN];
 
     for (unsigned base = 0; base < n; base += CCM_BURST_WINDOW) {
         const qo_aead_op_t *w = ops + base;
         int *r = result + base;
         unsigned wn = n - base < CCM_BURST_WINDOW ? n - base : CCM_BURST_WINDOW, jobs = 0;
+        size_t min_len = m != NULL ? ccm_window_min_len(w, wn, tier_len) : CCM_JOB_NEVER;
         IMB_JOB *j;
-
-        if (m != NULL)
-            for (unsigned i = 0; i < wn; i++)
-                jobs += ccm_use_job(&w[i]);
 
         for (unsigned i = 0; i < wn; i++) {
             const qo_aead_op_t *op = &w[i];
             const struct aes_ctx *c = op->ctx;
 
-            if (jobs < CCM_JOB_MIN_JOBS || !ccm_use_job(op)) {
+            if (op->len < min_len || !ccm_job_ok(op)) {
                 r[i] = seal ? ccm_seal(op->ctx, op->nonce, op->aad, op->aad_len, op->data,
                                        op->len, op->tag)
                             : ccm_open(op->ctx, op->nonce, op->aad, op->aad_len, op->data,
                                        op->len, op->tag, NULL);
                 continue;
             }
+            jobs++;
             j = IMB_GET_NEXT_JOB(m);
             j->cipher_mode = IMB_CIPHER_CCM;
             j->hash_alg = IMB_AUTH_AES_CCM;
@@ -712,10 +753,18 @@ QO_AESNI static void ccm_burst(const qo_aead_op_t *ops, unsigned n, int result[]
             for (j = IMB_SUBMIT_JOB(m); j != NULL; j = IMB_GET_COMPLETED_JOB(m))
                 ccm_job_done(w, r, j, seal, computed);
         }
-        if (jobs >= CCM_JOB_MIN_JOBS)
+        if (jobs > 0)
             while ((j = IMB_FLUSH_JOB(m)) != NULL)
                 ccm_job_done(w, r, j, seal, computed);
     }
+}
+
+static void ccm_burst(const qo_aead_op_t *ops, unsigned n, int result[], int seal)
+{
+    size_t tier_len[CCM_TIERS];
+    for (unsigned t = 0; t < CCM_TIERS; t++)
+        tier_len[t] = atomic_load_explicit(&ccm_tier_len[t], memory_order_relaxed);
+    ccm_burst_on(thread_mgr(), tier_len, ops, n, result, seal);
 }
 
 static void ccm_seal_burst(const qo_aead_op_t *ops, unsigned n, int result[])
@@ -726,6 +775,209 @@ static void ccm_seal_burst(const qo_aead_op_t *ops, unsigned n, int result[])
 static void ccm_open_burst(const qo_aead_op_t *ops, unsigned n, int result[])
 {
     ccm_burst(ops, n, result, 0);
+}
+
+/*
+ * The crossovers, chosen once per process when the first AES-128-CCM key is
+ * set up (ccm_setup: a control call), or by quicoff_ccm_job_min_len():
+ *  1. QUICOFF_CCM_JOB_MIN_LEN from the environment, a decimal byte count
+ *     for every tier (above CCM_JOB_MAX_LEN: never); anything else in it is
+ *     ignored;
+ *  2. else a calibration: each size of ccm_cal_sizes sealed and opened on
+ *     AES-NI alone, and as bursts of 4, 8, 16 and 32 jobs (each tier repeated
+ *     to 32 packets, so every timing covers the same work), interleaved,
+ *     best of CCM_CAL_REPS (the minimum: an interruption only ever adds
+ *     time). A tier's crossover is where its jobs win from there up to the
+ *     largest size tried, placed between the two sizes around it by linear
+ *     interpolation (both costs are close to linear in the length), rounded
+ *     up to an AES block; a tier never has a smaller crossover than the next
+ *     larger one. 2-5 ms; stopped after CCM_CAL_BUDGET_NS once two rounds
+ *     are done (a loaded machine);
+ *  3. else (no clock, no job manager, a failed op, times that do not grow
+ *     with the length): QO_CCM_JOB_MIN_LEN, the same on every run.
+ */
+#define CCM_CAL_N 32
+#define CCM_CAL_REPS 3
+#define CCM_CAL_BUDGET_NS UINT64_C(20000000)
+#define CCM_CAL_MAX_LEN 1400
+static const size_t ccm_cal_sizes[] = {64, 128, 192, 256, 384, 512, 768, 1024, 1400};
+#define CCM_CAL_NSIZES (sizeof(ccm_cal_sizes) / sizeof(ccm_cal_sizes[0]))
+
+static const char *_Atomic ccm_job_min_len_how = "default";
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    if (clock_gettime(CLOCK_MONOTONIC, &ts) != 0)
+        return 0;
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+/* ns to seal and open CCM_CAL_N packets of len bytes, in bursts of n with
+ * every tier at min_len; 0 if the clock or an op failed. */
+static uint64_t ccm_cal_time(IMB_MGR *m, size_t min_len, qo_aead_op_t *ops, unsigned n,
+                             size_t len)
+{
+    const size_t tl[CCM_TIERS] = {min_len, min_len, min_len, min_len};
+    int res[2][CCM_CAL_N];
+    for (unsigned i = 0; i < CCM_CAL_N; i++)
+        ops[i].len = len;
+    uint64_t t0 = mono_ns();
+    for (unsigned b = 0; b < CCM_CAL_N; b += n)
+        ccm_burst_on(m, tl, ops + b, n, res[0] + b, 1);
+    for (unsigned b = 0; b < CCM_CAL_N; b += n) /* opens what it sealed: tags verify */
+        ccm_burst_on(m, tl, ops + b, n, res[1] + b, 0);
+    uint64_t t1 = mono_ns();
+    for (unsigned i = 0; i < CCM_CAL_N; i++)
+        if (res[0][i] != 0 || res[1][i] != 0)
+            return 0;
+    return t0 != 0 && t1 > t0 ? t1 - t0 : 0;
+}
+
+/* One tier's crossover from the timings (same work on both sides). */
+static size_t ccm_cal_decide(const uint64_t aesni[], const uint64_t job[])
+{
+    /* k: the first size from which the job API wins at every larger size */
+    size_t k = CCM_CAL_NSIZES;
+    while (k > 0 && job[k - 1] < aesni[k - 1])
+        k--;
+    if (k == CCM_CAL_NSIZES)
+        return CCM_JOB_NEVER; /* never wins here */
+    if (k == 0)
+        return ccm_cal_sizes[0];
+    double lo = (double)ccm_cal_sizes[k - 1], hi = (double)ccm_cal_sizes[k];
+    double d_lo = (double)job[k - 1] - (double)aesni[k - 1]; /* >= 0: AES-NI wins */
+    double d_hi = (double)aesni[k] - (double)job[k];         /* > 0: jobs win */
+    size_t x = (size_t)(lo + (hi - lo) * d_lo / (d_lo + d_hi));
+    x = (x + 15) & ~(size_t)15;
+    if (x <= ccm_cal_sizes[k - 1])
+        x = ccm_cal_sizes[k - 1] + 1;
+    return x > ccm_cal_sizes[k] ? ccm_cal_sizes[k] : x;
+}
+
+/* Fills out[] and returns 1, or 0 when timing is unusable. */
+QO_AESNI static int ccm_calibrate(size_t out[CCM_TIERS])
+{
+    static const uint8_t key[16] = {0x51, 0x55, 0x49, 0x43, 0x6f, 0x66, 0x66}; /* not a secret */
+    static const uint8_t aad[13] = {0x40, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 1}; /* a short header */
+    struct aes_ctx ctx;
+    IMB_MGR *m = thread_mgr();
+    uint8_t *buf;
+    qo_aead_op_t ops[CCM_CAL_N];
+    uint64_t aesni[CCM_CAL_NSIZES] = {0}, job[CCM_TIERS][CCM_CAL_NSIZES] = {{0}};
+    int ok = 0;
+
+    if (m == NULL || aes_setup(&ctx, key, 16) != 0)
+        return 0;
+    buf = calloc(CCM_CAL_N, CCM_CAL_MAX_LEN + QUICOFF_TAG_LEN);
+    if (buf == NULL) {
+        aes_dispose(&ctx);
+        return 0;
+    }
+    for (unsigned i = 0; i < CCM_CAL_N; i++) {
+        uint8_t *d = buf + (size_t)i * (CCM_CAL_MAX_LEN + QUICOFF_TAG_LEN);
+        ops[i] = (qo_aead_op_t){.ctx = &ctx, .aad = aad, .aad_len = sizeof(aad), .data = d,
+                                .tag = d + CCM_CAL_MAX_LEN};
+        ops[i].nonce[11] = (uint8_t)i;
+    }
+    uint64_t start = mono_ns();
+    /* the first round warms caches, the job manager and the clock up: not kept */
+    for (int rep = -1; rep < CCM_CAL_REPS; rep++) {
+        for (size_t i = 0; i < CCM_CAL_NSIZES; i++) {
+            uint64_t a = ccm_cal_time(m, CCM_JOB_NEVER, ops, CCM_CAL_N, ccm_cal_sizes[i]);
+            if (a == 0)
+                goto out;
+            if (rep >= 0 && (aesni[i] == 0 || a < aesni[i]))
+                aesni[i] = a;
+            for (unsigned t = 0; t < CCM_TIERS; t++) {
+                uint64_t j = ccm_cal_time(m, 0, ops, 4u << t, ccm_cal_sizes[i]);
+                if (j == 0)
+                    goto out;
+                if (rep >= 0 && (job[t][i] == 0 || j < job[t][i]))
+                    job[t][i] = j;
+            }
+        }
+        if (rep >= 1 && mono_ns() - start > CCM_CAL_BUDGET_NS)
+            break;
+    }
+    /* a clock that does not see more work take longer is not measuring it */
+    if (aesni[CCM_CAL_NSIZES - 1] <= aesni[0])
+        goto out;
+    for (unsigned t = CCM_TIERS; t-- > 0;) {
+        out[t] = ccm_cal_decide(aesni, job[t]);
+        if (t + 1 < CCM_TIERS && out[t] < out[t + 1])
+            out[t] = out[t + 1];
+    }
+    ok = 1;
+out:
+    aes_dispose(&ctx);
+    free(buf);
+    return ok;
+}
+
+/* QUICOFF_CCM_JOB_MIN_LEN: digits only, no sign, no overflow; 0 if not. */
+static int ccm_env(size_t *out)
+{
+    const char *e = getenv("QUICOFF_CCM_JOB_MIN_LEN");
+    size_t v = 0;
+    if (e == NULL || *e == '\0')
+        return 0;
+    for (; *e; e++) {
+        if (*e < '0' || *e > '9')
+            return 0;
+        v = v > CCM_JOB_MAX_LEN ? CCM_JOB_NEVER : v * 10 + (size_t)(*e - '0');
+    }
+    *out = v > CCM_JOB_MAX_LEN ? CCM_JOB_NEVER : v;
+    return 1;
+}
+
+static void ccm_choose(void)
+{
+    size_t v[CCM_TIERS];
+    const char *how = "environment";
+    if (ccm_env(&v[0])) {
+        for (unsigned t = 1; t < CCM_TIERS; t++)
+            v[t] = v[0];
+    } else if (ccm_calibrate(v)) {
+        how = "calibrated";
+    } else {
+        for (unsigned t = 0; t < CCM_TIERS; t++)
+            v[t] = QO_CCM_JOB_MIN_LEN;
+        how = "default";
+    }
+    for (unsigned t = 0; t < CCM_TIERS; t++)
+        atomic_store_explicit(&ccm_tier_len[t], v[t], memory_order_relaxed);
+    atomic_store_explicit(&ccm_job_min_len_how, how, memory_order_release);
+}
+
+size_t quicoff_ccm_job_min_len(unsigned jobs, const char **how)
+{
+    if (!ipsecmb_available()) {
+        if (how)
+            *how = "unavailable";
+        return 0;
+    }
+    pthread_once(&ccm_once, ccm_choose);
+    if (how)
+        *how = atomic_load_explicit(&ccm_job_min_len_how, memory_order_acquire);
+    unsigned t = CCM_TIERS;
+    while (t > 0 && jobs < 4u << (t - 1))
+        t--;
+    return t == 0 ? CCM_JOB_NEVER
+                  : atomic_load_explicit(&ccm_tier_len[t - 1], memory_order_relaxed);
+}
+
+quicoff_status_t quicoff_ccm_set_job_min_len(size_t len)
+{
+    if (!ipsecmb_available())
+        return QUICOFF_BACKEND_UNAVAILABLE;
+    pthread_once(&ccm_once, ccm_choose); /* a later first key must not override it */
+    if (len > CCM_JOB_MAX_LEN)
+        len = CCM_JOB_NEVER;
+    for (unsigned t = 0; t < CCM_TIERS; t++)
+        atomic_store_explicit(&ccm_tier_len[t], len, memory_order_relaxed);
+    atomic_store_explicit(&ccm_job_min_len_how, "set", memory_order_release);
+    return QUICOFF_OK;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -975,6 +1227,18 @@ const qo_backend_t qo_backend_ipsecmb_vaes = {
 };
 
 #else
-/* Without libIPSec_MB this file compiles to nothing (ISO C wants a declaration). */
-typedef int qo_backend_ipsecmb_absent;
+/* Without libIPSec_MB: no crossover to choose. */
+size_t quicoff_ccm_job_min_len(unsigned jobs, const char **how)
+{
+    (void)jobs;
+    if (how)
+        *how = "unavailable";
+    return 0;
+}
+
+quicoff_status_t quicoff_ccm_set_job_min_len(size_t len)
+{
+    (void)len;
+    return QUICOFF_BACKEND_UNAVAILABLE;
+}
 #endif /* QUICOFF_HAVE_IPSECMB */

@@ -541,6 +541,30 @@ quicoff_status_t quicoff_table_set_key_hooks(struct quicoff_table *t,
                                              const struct quicoff_key_hooks *hooks);
 
 /* ------------------------------------------------------------------------ */
+/* AES-128-CCM burst crossover ("ipsec-mb" backend)                          */
+
+/** The payload length from which the "ipsec-mb" backend's AES-128-CCM bursts
+ *  hand a packet (AAD <= 46 bytes) to intel-ipsec-mb's multi-buffer job API
+ *  when `jobs` packets of the burst (window of 64) would go there; shorter
+ *  packets run on the per-packet AES-NI code. A flush costs about the same
+ *  however few jobs it holds, so the crossover falls as jobs rises (tiers 4+,
+ *  8+, 16+, 32+; under 4 jobs: 16384, never), and where it lies depends on
+ *  the CPU. It is chosen once per process, when the first AES-128-CCM key is
+ *  set up on the backend (or by this call, if none was yet):
+ *  QUICOFF_CCM_JOB_MIN_LEN from the environment (decimal bytes, every tier;
+ *  over 16383 = never) if it is set to a number, else by timing both paths at
+ *  several sizes and burst sizes (2-5 ms), else (timing unusable) 640.
+ *  *how (may be NULL): "environment", "calibrated", "default", "set" (by
+ *  quicoff_ccm_set_job_min_len), or "unavailable" (returns 0: no ipsec-mb
+ *  backend in the build or on the CPU). Both paths give the same bytes; only
+ *  the speed differs. */
+size_t quicoff_ccm_job_min_len(unsigned jobs, const char **how);
+/** Sets every tier's crossover to len for the whole process, at any time (a
+ *  burst under way finishes on the values it read; over 16383 = never).
+ *  QUICOFF_BACKEND_UNAVAILABLE without the ipsec-mb backend. */
+quicoff_status_t quicoff_ccm_set_job_min_len(size_t len);
+
+/* ------------------------------------------------------------------------ */
 /* Packet numbers (RFC 9000 §17.1, A.2, A.3)                                 */
 
 /** Bytes needed to encode pn when the peer has acknowledged largest_acked (UINT64_MAX = none). */
