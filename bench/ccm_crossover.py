@@ -16,7 +16,8 @@ protection with room to spare.
 
   bench/ccm_crossover.py [--build-dir build] [--cpu N] [--rounds 7]
                          [--sizes 64,128,256,512,1024,1400]
-                         [--variants 640,calibrated] [--burst 32] [--json FILE]
+                         [--variants 640,calibrated] [--exe LABEL=PATH]
+                         [--burst 32] [--json FILE]
 """
 import argparse
 import json
@@ -30,7 +31,7 @@ import tempfile
 def run_quicoff(exe, cpu, sizes, variant, burst, repeats, min_ms):
     env = dict(os.environ)
     env.pop("QUICOFF_CCM_JOB_MIN_LEN", None)
-    if variant != "calibrated":
+    if variant.isdigit():
         env["QUICOFF_CCM_JOB_MIN_LEN"] = variant
     with tempfile.TemporaryDirectory() as td:
         out = os.path.join(td, "q.json")
@@ -72,6 +73,9 @@ def main():
     ap.add_argument("--sizes", default="64,128,256,512,1024,1400")
     ap.add_argument("--variants", default="640,calibrated",
                     help="QUICOFF_CCM_JOB_MIN_LEN values, or 'calibrated' (none set)")
+    ap.add_argument("--exe", action="append", default=[], metavar="LABEL=PATH",
+                    help="one more variant: another quicoff-bench (e.g. a build of the code "
+                         "before a change), run without QUICOFF_CCM_JOB_MIN_LEN")
     ap.add_argument("--burst", type=int, default=32)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--min-ms", type=float, default=20)
@@ -81,11 +85,16 @@ def main():
     bare = os.path.join(a.build_dir, "bench", "peers", "ipsecmb_bare")
     sizes = a.sizes.split(",")
     variants = a.variants.split(",")
+    exes = {v: qb for v in variants}
+    for e in a.exe:
+        label, path = e.split("=", 1)
+        variants.append(label)
+        exes[label] = path
     samples = {}  # (variant, size, op) -> [ns per round]
     crossovers = {}
     for rnd in range(a.rounds):
         for v in variants:
-            got, x = run_quicoff(qb, a.cpu, sizes, v, a.burst, a.repeats, a.min_ms)
+            got, x = run_quicoff(exes[v], a.cpu, sizes, v, a.burst, a.repeats, a.min_ms)
             crossovers.setdefault(v, set()).add(x)
             for (size, op), ns in got.items():
                 samples.setdefault((v, size, op), []).append(ns)
