@@ -639,7 +639,7 @@ QO_AESNI static int ccm_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], con
  * (ccm_choose, below); a window takes the largest tier t that has at least
  * t packets at or above its length; the others (and every packet of a
  * window that fills no tier) go to ccm_lanes, or ccm_seal/ccm_open when
- * their AAD is over 62 bytes or they are alone.
+ * they are under 96 bytes, their AAD is over 62 bytes or they are alone.
  *
  * The manager is drained before returning (as cp_job leaves it), so jobs
  * come back only from this call; user_data maps each to its op.  A job the
@@ -727,6 +727,10 @@ QO_AESNI static void ccm_job_done(const qo_aead_op_t *ops, int result[], IMB_JOB
  */
 #define CCM_LANES 4
 #define CCM_LANE_MAX_AAD 62 /* prefix: B0 + at most 4 blocks of length field || AAD */
+/* Shorter payloads have chains of a few blocks: the lanes' bookkeeping then
+ * costs more than the overlap saves (in the engine, bursts of 32, AMD EPYC:
+ * 64 B +35%, 80-96 B even, 128 B -15%, 256 B -40% against ccm_seal). */
+#define CCM_LANE_MIN_LEN 96
 
 struct ccm_lane {
     __m128i mac, ks, ctr0_rev;
@@ -737,7 +741,8 @@ struct ccm_lane {
 
 static inline int ccm_lane_ok(const qo_aead_op_t *op)
 {
-    return op->aad_len <= CCM_LANE_MAX_AAD && op->len < CCM_MAX_LEN;
+    return op->aad_len <= CCM_LANE_MAX_AAD && op->len >= CCM_LANE_MIN_LEN &&
+           op->len < CCM_MAX_LEN;
 }
 
 /* B0 and the encoded AAD blocks (aad_len <= CCM_LANE_MAX_AAD). */

@@ -80,7 +80,7 @@ static size_t pick_len(void)
         long l = len_center + (long)(rnd() % 35) - 17;
         return l < 0 ? 0 : l > MAX_LEN ? MAX_LEN : (size_t)l;
     }
-    static const size_t edge[] = {0, 1, 15, 16, 17, 63, 64, 127, 128, 191, 192, 255, 256, 257,
+    static const size_t edge[] = {0, 1, 15, 16, 17, 63, 64, 95, 96, 97, 127, 128, 191, 192, 255, 256, 257,
                                   511, 512, 1023, 1024, 1400, 1499, 1500};
     return rnd() % 2 ? edge[rnd() % (sizeof(edge) / sizeof(edge[0]))]
                      : (size_t)(rnd() % (MAX_LEN + 1));
