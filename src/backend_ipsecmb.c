@@ -76,6 +76,8 @@
 /* AES-NI + SSSE3/SSE4.1 code is compiled for those extensions only here;
  * available() makes sure the CPU has them before any of it runs. */
 #define QO_AESNI __attribute__((target("aes,sse4.1")))
+/* Two AES blocks per instruction (ymm); only where the CPU has them (gvaes). */
+#define QO_VAES __attribute__((target("aes,sse4.1,avx2,vaes")))
 
 /* ------------------------------------------------------------------------ */
 /* Library state                                                             */
@@ -83,6 +85,7 @@
 static IMB_MGR *gmgr;         /* direct API + key expansion, read-only once set */
 static IMB_ARCH garch;
 static int gready;
+static int gvaes; /* AVX2 + VAES: ccm_lanes_bulk_vaes (see ccm_lanes) */
 static pthread_once_t gonce = PTHREAD_ONCE_INIT;
 static pthread_key_t tls_key; /* destructor frees a thread's job manager */
 
@@ -134,6 +137,7 @@ static void global_init(void)
         return;
     }
     gmgr = m;
+    gvaes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("vaes");
     gready = 1;
 }
 
@@ -725,7 +729,7 @@ QO_AESNI static void ccm_job_done(const qo_aead_op_t *ops, int result[], IMB_JOB
  * the tag in constant time and, on a mismatch, XORs the keystream over the
  * data again (ccm_ctr), exactly as ccm_open does.
  */
-#define CCM_LANES 4
+#define CCM_LANES 8
 #define CCM_LANE_MAX_AAD 62 /* prefix: B0 + at most 4 blocks of length field || AAD */
 /* Shorter payloads have chains of a few blocks: the lanes' bookkeeping then
  * costs more than the overlap saves (in the engine, bursts of 32, AMD EPYC:
@@ -792,33 +796,61 @@ QO_AESNI static inline void aes128_lanes(const __m128i *const rk[CCM_LANES],
 }
 
 /*
- * The bulk of the work: every lane in the middle of its payload, k steps in
- * a row of full blocks that are not the last one. The same per-lane step as
- * ccm_lanes' general case, without its decisions.
+ * The bulk of the work: every busy lane in the middle of its payload, k
+ * steps in a row of full blocks that are not the last one. The same
+ * per-lane step as ccm_lanes' general case, without its decisions; an idle
+ * lane (op NULL) reads and writes a junk block on the stack and keeps no
+ * state. d[l]/stride[l]/ctr[l]: ccm_bulk_setup.
  */
+struct ccm_bulk {
+    uint8_t *d[CCM_LANES];
+    size_t stride[CCM_LANES];
+    __m128i ctr[CCM_LANES]; /* byte-reversed counter of the keystream block this step computes */
+    uint8_t junk[16];
+};
+
+QO_AESNI static void ccm_bulk_setup(struct ccm_bulk *b, const struct ccm_lane lane[CCM_LANES])
+{
+    memset(b->junk, 0, sizeof(b->junk));
+    for (unsigned l = 0; l < CCM_LANES; l++) {
+        const struct ccm_lane *ln = &lane[l];
+        if (ln->op == NULL) {
+            b->d[l] = b->junk;
+            b->stride[l] = 0;
+            b->ctr[l] = _mm_setzero_si128();
+            continue;
+        }
+        b->d[l] = ln->op->data + (size_t)(ln->s - ln->p) * 16;
+        b->stride[l] = 16;
+        /* the keystream this step computes: block s - p + 1, i.e. A_(s - p + 2) */
+        b->ctr[l] = _mm_add_epi32(ln->ctr0_rev, _mm_cvtsi32_si128((int)(ln->s + 2 - ln->p)));
+    }
+}
+
+QO_AESNI static void ccm_bulk_done(struct ccm_lane lane[CCM_LANES], unsigned k)
+{
+    for (unsigned l = 0; l < CCM_LANES; l++)
+        if (lane[l].op != NULL)
+            lane[l].s += k;
+}
+
 QO_AESNI static void ccm_lanes_bulk(struct ccm_lane lane[CCM_LANES],
                                     const __m128i *const rk[CCM_LANES], unsigned k, int seal)
 {
     const __m128i one = _mm_set_epi32(0, 0, 0, 1);
-    __m128i ctr[CCM_LANES];
-    uint8_t *d[CCM_LANES];
+    struct ccm_bulk bk;
 
-    for (unsigned l = 0; l < CCM_LANES; l++) {
-        struct ccm_lane *ln = &lane[l];
-        d[l] = ln->op->data + (size_t)(ln->s - ln->p) * 16;
-        /* the keystream this step computes: block s - p + 1, i.e. A_(s - p + 2) */
-        ctr[l] = _mm_add_epi32(ln->ctr0_rev, _mm_cvtsi32_si128((int)(ln->s + 2 - ln->p)));
-    }
+    ccm_bulk_setup(&bk, lane);
     for (unsigned step = 0; step < k; step++) {
         __m128i b[2 * CCM_LANES];
         for (unsigned l = 0; l < CCM_LANES; l++) {
-            __m128i blk = _mm_loadu_si128((const __m128i *)d[l]);
+            __m128i blk = _mm_loadu_si128((const __m128i *)bk.d[l]);
             __m128i out = _mm_xor_si128(blk, lane[l].ks);
-            _mm_storeu_si128((__m128i *)d[l], out);
-            d[l] += 16;
+            _mm_storeu_si128((__m128i *)bk.d[l], out);
+            bk.d[l] += bk.stride[l];
             b[l] = _mm_xor_si128(lane[l].mac, seal ? blk : out);
-            b[CCM_LANES + l] = bswap128(ctr[l]);
-            ctr[l] = _mm_add_epi32(ctr[l], one);
+            b[CCM_LANES + l] = bswap128(bk.ctr[l]);
+            bk.ctr[l] = _mm_add_epi32(bk.ctr[l], one);
         }
         aes128_lanes(rk, b);
         for (unsigned l = 0; l < CCM_LANES; l++) {
@@ -826,8 +858,73 @@ QO_AESNI static void ccm_lanes_bulk(struct ccm_lane lane[CCM_LANES],
             lane[l].ks = b[CCM_LANES + l];
         }
     }
-    for (unsigned l = 0; l < CCM_LANES; l++)
-        lane[l].s += k;
+    ccm_bulk_done(lane, k);
+}
+
+/*
+ * The same with VAES on ymm registers: lanes 2i and 2i + 1 share a register,
+ * so a step is 4 MAC + 4 keystream instructions per round for 8 lanes (half
+ * the instructions, and 8 independent chains to fill the AES units).
+ */
+QO_VAES static void ccm_lanes_bulk_vaes(struct ccm_lane lane[CCM_LANES],
+                                        const __m128i *const rk[CCM_LANES], unsigned k, int seal)
+{
+    enum { PAIRS = CCM_LANES / 2 };
+    const __m256i one = _mm256_set_epi32(0, 0, 0, 1, 0, 0, 0, 1);
+    const __m256i rev = _mm256_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0,
+                                        1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    __m256i rkp[PAIRS][11], mac[PAIRS], ks[PAIRS], ctr[PAIRS];
+    struct ccm_bulk bk;
+
+    ccm_bulk_setup(&bk, lane);
+    for (unsigned q = 0; q < PAIRS; q++) {
+        for (int r = 0; r < 11; r++)
+            rkp[q][r] = _mm256_set_m128i(rk[2 * q + 1][r], rk[2 * q][r]);
+        mac[q] = _mm256_set_m128i(lane[2 * q + 1].mac, lane[2 * q].mac);
+        ks[q] = _mm256_set_m128i(lane[2 * q + 1].ks, lane[2 * q].ks);
+        ctr[q] = _mm256_set_m128i(bk.ctr[2 * q + 1], bk.ctr[2 * q]);
+    }
+    for (unsigned step = 0; step < k; step++) {
+        __m256i m[PAIRS], c[PAIRS];
+        for (unsigned q = 0; q < PAIRS; q++) {
+            uint8_t *lo = bk.d[2 * q], *hi = bk.d[2 * q + 1];
+            __m256i blk = _mm256_loadu2_m128i((const __m128i *)hi, (const __m128i *)lo);
+            __m256i out = _mm256_xor_si256(blk, ks[q]);
+            _mm256_storeu2_m128i((__m128i *)hi, (__m128i *)lo, out);
+            bk.d[2 * q] += bk.stride[2 * q];
+            bk.d[2 * q + 1] += bk.stride[2 * q + 1];
+            m[q] = _mm256_xor_si256(_mm256_xor_si256(mac[q], seal ? blk : out), rkp[q][0]);
+            c[q] = _mm256_xor_si256(_mm256_shuffle_epi8(ctr[q], rev), rkp[q][0]);
+            ctr[q] = _mm256_add_epi32(ctr[q], one);
+        }
+        for (int r = 1; r < 10; r++)
+            for (unsigned q = 0; q < PAIRS; q++) {
+                m[q] = _mm256_aesenc_epi128(m[q], rkp[q][r]);
+                c[q] = _mm256_aesenc_epi128(c[q], rkp[q][r]);
+            }
+        for (unsigned q = 0; q < PAIRS; q++) {
+            mac[q] = _mm256_aesenclast_epi128(m[q], rkp[q][10]);
+            ks[q] = _mm256_aesenclast_epi128(c[q], rkp[q][10]);
+        }
+    }
+    for (unsigned q = 0; q < PAIRS; q++) {
+        lane[2 * q].mac = _mm256_castsi256_si128(mac[q]);
+        lane[2 * q + 1].mac = _mm256_extracti128_si256(mac[q], 1);
+        lane[2 * q].ks = _mm256_castsi256_si128(ks[q]);
+        lane[2 * q + 1].ks = _mm256_extracti128_si256(ks[q], 1);
+    }
+    _mm256_zeroupper(); /* back to SSE code: no AVX-SSE transition penalty */
+    ccm_bulk_done(lane, k);
+}
+
+/* Tests turn the VAES bulk off to cover the AES-NI one on a VAES CPU
+ * (tests/c/test_ccm_burst.c declares it); returns whether it was in use. */
+int qo_ipsecmb_ccm_vaes(int on);
+static _Atomic int ccm_use_vaes = 1;
+
+int qo_ipsecmb_ccm_vaes(int on)
+{
+    return atomic_exchange(&ccm_use_vaes, on) && gvaes;
 }
 
 /* ops w[idx[0..cnt)] (all ccm_lane_ok, cnt >= 1), results in r[idx[i]].
@@ -856,19 +953,24 @@ QO_AESNI static void ccm_lanes(const qo_aead_op_t *w, const uint8_t idx[], unsig
         __m128i b[2 * CCM_LANES]; /* b[l]: MAC block of lane l; b[CCM_LANES + l]: keystream */
         const __m128i *rk[CCM_LANES];
 
-        if (active == CCM_LANES) {
-            /* k: steps every lane can take on full, not-last payload blocks */
-            unsigned k = UINT32_MAX;
-            for (unsigned l = 0; l < CCM_LANES; l++) {
-                const struct ccm_lane *ln = &lane[l];
-                unsigned run = ln->s >= ln->p && ln->s + 1 < ln->T ? ln->T - 1 - ln->s : 0;
-                k = run < k ? run : k;
-                rk[l] = ((const struct aes_ctx *)ln->op->ctx)->rk;
-            }
-            if (k >= 2) {
-                ccm_lanes_bulk(lane, rk, k, seal);
+        /* k: steps every busy lane can take on full, not-last payload blocks */
+        unsigned k = UINT32_MAX;
+        for (unsigned l = 0; l < CCM_LANES; l++) {
+            const struct ccm_lane *ln = &lane[l];
+            if (ln->op == NULL) {
+                rk[l] = rk_idle;
                 continue;
             }
+            unsigned run = ln->s >= ln->p && ln->s + 1 < ln->T ? ln->T - 1 - ln->s : 0;
+            k = run < k ? run : k;
+            rk[l] = ((const struct aes_ctx *)ln->op->ctx)->rk;
+        }
+        if (k >= 2) {
+            if (gvaes && ccm_use_vaes)
+                ccm_lanes_bulk_vaes(lane, rk, k, seal);
+            else
+                ccm_lanes_bulk(lane, rk, k, seal);
+            continue;
         }
 
         for (unsigned l = 0; l < CCM_LANES; l++) {
@@ -1502,5 +1604,11 @@ quicoff_status_t quicoff_ccm_set_job_min_len(size_t len)
 {
     (void)len;
     return QUICOFF_BACKEND_UNAVAILABLE;
+}
+
+int qo_ipsecmb_ccm_vaes(int on)
+{
+    (void)on;
+    return 0;
 }
 #endif /* QUICOFF_HAVE_IPSECMB */

@@ -311,6 +311,27 @@ static int around(const struct keys *k, long center, int count)
     return good;
 }
 
+/* The lanes' VAES bulk loop is taken on CPUs with VAES; this runs the
+ * AES-NI one on them too (the backend's test hook). */
+int qo_ipsecmb_ccm_vaes(int on);
+
+static void test_bursts_no_vaes(void)
+{
+    uint8_t key[NKEYS][16];
+    struct keys k;
+    int had = qo_ipsecmb_ccm_vaes(0);
+
+    printf("# VAES bulk %s before, off now\n", had ? "in use" : "not in use");
+    rng_state = 0x510e527fade682d1u;
+    fill(&key[0][0], sizeof(key));
+    keys_new(&k, key);
+    ok(run_bursts(&k, 300), "300 bursts of 1..100 without VAES == openssl");
+    for (long c = 80; c <= 1500; c += 355)
+        ok(around(&k, c, 36), "36 bursts around %ld B without VAES == openssl", c);
+    keys_free(&k);
+    qo_ipsecmb_ccm_vaes(1);
+}
+
 static void test_crossover(void)
 {
     static const size_t settings[] = {0, 1, 15, 16, 17, 64, 100, 128, 224, 256, 300, 512, 640,
@@ -374,6 +395,7 @@ int main(void)
     }
     subtest("ccm bursts", test_bursts);
     subtest("ccm bursts on other threads", test_threads);
+    subtest("ccm bursts without VAES", test_bursts_no_vaes);
     /* last: it changes the process-wide crossover */
     subtest("ccm crossover", test_crossover);
     return done_testing();
