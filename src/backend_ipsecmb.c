@@ -30,10 +30,11 @@
  *    field), which a long header with 20-byte CIDs already exceeds.  Here the
  *    CTR block of each step is computed alongside the CBC-MAC block, so the
  *    cost is the MAC chain: one AES per 16 bytes of B0, AAD and payload.
- *    seal_burst/open_burst run 4 packets at a time in lockstep on AES-NI
- *    (ccm_lanes: 4 MAC chains + 4 keystream blocks in flight, ~2.5x the
- *    per-packet code at 512 B), and hand the packets from a crossover length
- *    up to the job API, all submitted before one flush.  The crossover
+ *    seal_burst/open_burst run 8 packets at a time in lockstep (ccm_lanes:
+ *    8 MAC chains + 8 keystream blocks per step, two lanes per VAES
+ *    instruction where the CPU has VAES; ~3.7x the per-packet code at 512 B),
+ *    and hand the packets from a crossover length up to the job API, all
+ *    submitted before one flush.  The crossover
  *    depends on the CPU and on how many packets share the flush, so it is
  *    chosen per process (calibrated, or QUICOFF_CCM_JOB_MIN_LEN; see
  *    ccm_choose and quicoff_ccm_job_min_len()).
@@ -631,12 +632,14 @@ QO_AESNI static int ccm_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], con
  * jobs the longer a packet must be for them to win (ns/packet, seal_burst,
  * packets of one length; AMD EPYC with AVX-512, ipsec-mb 1.3):
  *
- *   payload   4 jobs   32 jobs | ccm_lanes  per packet (ccm_seal)
- *      256      260      131   |     86         180
- *      512      321      156   |    141         360
- *     1024      448      216   |    251         ~730
- *     1400      576      251   |    334         ~980
+ *   payload   4 jobs   32 jobs | ccm_lanes (VAES)  per packet (ccm_seal)
+ *      256      260      131   |       68                180
+ *      512      321      156   |       97                360
+ *     1024      448      216   |      156               ~730
+ *     1400      576      251   |      202               ~980
  *
+ * (ccm_lanes on AES-NI xmm only: 86, 141, 251, 334), so on this CPU the
+ * calibration never picks the jobs; on one without VAES it may.
  * and on an Intel Xeon (AVX-512) 512 B: 4 jobs ~610, 8 ~490, 32 ~300, 1400
  * B: 32 ~290.  So there is one crossover per tier of eligible packets in the
  * window (4+, 8+, 16+, 32+: ccm_tier_len), chosen per CPU once per process
@@ -716,8 +719,10 @@ QO_AESNI static void ccm_job_done(const qo_aead_op_t *ops, int result[], IMB_JOB
  * beside each MAC block and still leaves most of the AES units idle). Here
  * CCM_LANES packets advance in lockstep, one block each per step, so every
  * step has CCM_LANES MAC blocks and CCM_LANES keystream blocks in flight:
- * about 4x the throughput of ccm_seal/ccm_open for the same bytes, for any
- * number of packets (no flush, unlike the job API), with the same results.
+ * 2.5x (AES-NI) to 3.7x (VAES bulk loop) the throughput of ccm_seal/ccm_open
+ * at 512 B, for any number of packets (no flush, unlike the job API; idle
+ * lanes cost their share, so 4 packets take what 8 would), with the same
+ * results.
  *
  * A lane's schedule (its packet: p MAC-only blocks B0 || encoded AAD, then nb
  * payload blocks, T = p + nb): at step s < p the MAC takes prefix[s]; at
