@@ -545,11 +545,11 @@ quicoff_status_t quicoff_table_set_key_hooks(struct quicoff_table *t,
 
 /** The payload length from which the "ipsec-mb" backend's AES-128-CCM bursts
  *  hand a packet (AAD <= 46 bytes) to intel-ipsec-mb's multi-buffer job API
- *  when `jobs` packets of the burst (window of 64) would go there; shorter
- *  packets run on the per-packet AES-NI code. A flush costs about the same
- *  however few jobs it holds, so the crossover falls as jobs rises (tiers 4+,
- *  8+, 16+, 32+; under 4 jobs: 16384, never), and where it lies depends on
- *  the CPU. It is chosen once per process, when the first AES-128-CCM key is
+ *  when `jobs` packets of the burst (window of 64) would go there; the others
+ *  run on the backend's own code (AES-NI, VAES where the CPU has it, 8 packets
+ *  in lockstep). A flush costs about the same however few jobs it holds, so
+ *  the crossover falls as jobs rises (tiers 4+, 8+, 16+, 32+; under 4 jobs:
+ *  16384, never), and where it lies depends on the CPU. It is chosen once per process, when the first AES-128-CCM key is
  *  set up on the backend (or by this call, if none was yet):
  *  QUICOFF_CCM_JOB_MIN_LEN from the environment (decimal bytes, every tier;
  *  over 16383 = never) if it is set to a number, else by timing both paths at
