@@ -1346,6 +1346,22 @@ static int run_scenario(quicoff_suite_t suite, const struct size_cfg *sz, unsign
             kinds[idx[K_EVP_OPEN] = nk++] = K_EVP_OPEN;
     }
     const char *be = quicoff_table_backend(s.t);
+    /* AES-128-CCM on ipsec-mb: where bursts switch to the job API is chosen
+     * per CPU (calibrated when the first key was set up): shown with the rows */
+    char ccm_extra[160] = "";
+    if (suite == QUICOFF_AES_128_CCM && strcmp(be, "ipsec-mb") == 0) {
+        const char *how = "?";
+        size_t x = quicoff_ccm_job_min_len(s.burst, &how);
+        printf("  (ipsec-mb AES-128-CCM: the job API from %zu B of payload in bursts of %u; "
+               "4+/8+/16+/32+ jobs: %zu/%zu/%zu/%zu B; %s)\n",
+               x, s.burst, quicoff_ccm_job_min_len(4, NULL), quicoff_ccm_job_min_len(8, NULL),
+               quicoff_ccm_job_min_len(16, NULL), quicoff_ccm_job_min_len(32, NULL), how);
+        snprintf(ccm_extra, sizeof(ccm_extra),
+                 ", \"ccm_job_min_len\": %zu, \"ccm_job_min_len_how\": \"%s\", "
+                 "\"ccm_job_min_len_tiers\": [%zu, %zu, %zu, %zu]",
+                 x, how, quicoff_ccm_job_min_len(4, NULL), quicoff_ccm_job_min_len(8, NULL),
+                 quicoff_ccm_job_min_len(16, NULL), quicoff_ccm_job_min_len(32, NULL));
+    }
     for (unsigned ti = 0; ti < o->nthreads; ti++) {
         const unsigned T = o->threads[ti];
         struct lane *lanes[MAX_THREADS];
@@ -1372,7 +1388,7 @@ static int run_scenario(quicoff_suite_t suite, const struct size_cfg *sz, unsign
             double vs = (T > 1 && base && !v->failed && mpps1[kv] > 0) ? v->mpps / mpps1[kv]
                                                                        : 0;
             print_row(&s, name, e, v, es, vs);
-            json_record(&s, o, "quicoff", be, name, e, sz->payload, ratio, es, NULL);
+            json_record(&s, o, "quicoff", be, name, e, sz->payload, ratio, es, ccm_extra);
             *failures += e->failed;
             if (base) {
                 json_record(&s, o, "openssl-evp", "openssl", name, v, sz->payload,

@@ -539,6 +539,15 @@ static bool version_ok(uint32_t v)
     return v == 0 || v == QUICOFF_VERSION_1 || v == QUICOFF_VERSION_2;
 }
 
+/* A largest PN is a QUIC packet number (at most 2^62 - 1, RFC 9000 §12.3) or
+ * UINT64_MAX for none. Past that, PN decoding has no window that holds any
+ * packet, so the entry would fail every packet it gets (and count each toward
+ * the integrity limit); the wire path refuses the same values. */
+static bool largest_pn_ok(uint64_t pn)
+{
+    return pn <= (UINT64_C(1) << 62) - 1 || pn == UINT64_MAX;
+}
+
 static struct qo_conn *conn_of(struct quicoff_table *t, quicoff_conn_t h, struct qo_keyset **ks)
 {
     uint32_t slot = (uint32_t)h;
@@ -616,6 +625,7 @@ quicoff_status_t quicoff_conn_add(struct quicoff_table *t, const struct quicoff_
         (unsigned)cfg->level >= QUICOFF_LEVEL_COUNT || cfg->dcid_len > QUICOFF_MAX_CID_LEN ||
         (unsigned)cfg->direction > QUICOFF_DIR_RX || (unsigned)cfg->nonce_layout > 2 ||
         (unsigned)cfg->fail_action > 1 || !version_ok(cfg->version) ||
+        !largest_pn_ok(cfg->largest_pn) ||
         (cfg->secret && (cfg->secret_len != quicoff_suite_secret_len(cfg->suite))) ||
         (cfg->level != QUICOFF_LEVEL_ONE_RTT && cfg->key_generation != 0) ||
         (cfg->dcid_len == 0 && cfg->direction == QUICOFF_DIR_RX && cfg->local_addr.family != 0 &&
@@ -693,7 +703,8 @@ quicoff_status_t quicoff_conn_update(struct quicoff_table *t, quicoff_conn_t h,
         ((u->what & QUICOFF_UPDATE_KEYS) &&
          ((!one_rtt && u->key_generation != 0) ||
           (u->secret && u->secret_len != quicoff_suite_secret_len(old->suite)))) ||
-        ((u->what & QUICOFF_UPDATE_FAIL_ACTION) && (unsigned)u->fail_action > 1)) {
+        ((u->what & QUICOFF_UPDATE_FAIL_ACTION) && (unsigned)u->fail_action > 1) ||
+        ((u->what & QUICOFF_UPDATE_LARGEST_PN) && !largest_pn_ok(u->largest_pn))) {
         st = QUICOFF_INVALID_ARGUMENT;
         goto unlock;
     }

@@ -200,7 +200,8 @@ struct quicoff_conn_config {
     quicoff_nonce_layout_t nonce_layout;
     quicoff_fail_action_t fail_action;
     /** RX: largest packet number received so far (for PN decoding);
-     *  UINT64_MAX = none yet. TX: ignored. */
+     *  UINT64_MAX = none yet. TX: ignored. Anything else above 2^62 - 1 (the
+     *  largest QUIC packet number) is INVALID_ARGUMENT, in either direction. */
     uint64_t largest_pn;
     /** Packets (TX protected) or authentication failures (RX) after which
      *  QUICOFF_USAGE_LIMIT_REACHED is returned; 0 = 3/4 of the RFC 9001 limit. */
@@ -246,7 +247,7 @@ enum quicoff_update_what {
     /** Forget the keys of generation current-1 (zeroed); late packets of the
      *  old phase then get KEY_PHASE_UNAVAILABLE. */
     QUICOFF_UPDATE_DROP_OLD = 1u << 2,
-    QUICOFF_UPDATE_LARGEST_PN = 1u << 3, /**< PN reset */
+    QUICOFF_UPDATE_LARGEST_PN = 1u << 3, /**< PN reset (0..2^62-1 or UINT64_MAX = none) */
     QUICOFF_UPDATE_FAIL_ACTION = 1u << 4,
     QUICOFF_UPDATE_THRESHOLD = 1u << 5,
 };
@@ -548,11 +549,38 @@ quicoff_status_t quicoff_table_set_key_hooks(struct quicoff_table *t,
                                              const struct quicoff_key_hooks *hooks);
 
 /* ------------------------------------------------------------------------ */
+/* AES-128-CCM burst crossover ("ipsec-mb" backend)                          */
+
+/** The payload length from which the "ipsec-mb" backend's AES-128-CCM bursts
+ *  hand a packet (AAD <= 46 bytes) to intel-ipsec-mb's multi-buffer job API
+ *  when `jobs` packets of the burst (window of 64) would go there; the others
+ *  run on the backend's own code (AES-NI, VAES where the CPU has it, 8 packets
+ *  in lockstep). A flush costs about the same however few jobs it holds, so
+ *  the crossover falls as jobs rises (tiers 4+, 8+, 16+, 32+; under 4 jobs:
+ *  16384, never), and where it lies depends on the CPU. It is chosen once per process, when the first AES-128-CCM key is
+ *  set up on the backend (or by this call, if none was yet):
+ *  QUICOFF_CCM_JOB_MIN_LEN from the environment (decimal bytes, every tier;
+ *  over 16383 = never) if it is set to a number, else by timing both paths at
+ *  several sizes and burst sizes (2-5 ms), else (timing unusable) 640.
+ *  *how (may be NULL): "environment", "calibrated", "default", "set" (by
+ *  quicoff_ccm_set_job_min_len), or "unavailable" (returns 0: no ipsec-mb
+ *  backend in the build or on the CPU). Both paths give the same bytes; only
+ *  the speed differs. */
+size_t quicoff_ccm_job_min_len(unsigned jobs, const char **how);
+/** Sets every tier's crossover to len for the whole process, at any time (a
+ *  burst under way finishes on the values it read; over 16383 = never).
+ *  QUICOFF_BACKEND_UNAVAILABLE without the ipsec-mb backend. */
+quicoff_status_t quicoff_ccm_set_job_min_len(size_t len);
+
+/* ------------------------------------------------------------------------ */
 /* Packet numbers (RFC 9000 §17.1, A.2, A.3)                                 */
 
 /** Bytes needed to encode pn when the peer has acknowledged largest_acked (UINT64_MAX = none). */
 unsigned quicoff_pn_encode_len(uint64_t pn, uint64_t largest_acked);
-/** Full packet number from a truncated one. largest_pn UINT64_MAX = none received. */
+/** Full packet number from a truncated one. largest_pn UINT64_MAX = none received.
+ *  pn_nbits must be 8, 16, 24 or 32 (the 1..4 bytes a header carries), truncated
+ *  must fit in it and largest_pn be at most 2^62 - 1 (or UINT64_MAX); otherwise
+ *  the answer is UINT64_MAX, which is never a packet number. */
 uint64_t quicoff_pn_decode(uint64_t largest_pn, uint64_t truncated, unsigned pn_nbits);
 
 #ifdef __cplusplus

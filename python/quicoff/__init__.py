@@ -13,7 +13,7 @@ SUITES = ("aes-128-gcm", "aes-256-gcm", "aes-128-ccm", "chacha20-poly1305")
 
 _ENGINE_NAMES = (
     "LEVELS", "DIRECTIONS", "NONCE_LAYOUTS", "FAIL_ACTIONS", "PN_NONE", "STATUS_NAMES",
-    "QuicoffError", "PacketKeys", "Result", "Engine", "status_name",
+    "QuicoffError", "EngineClosedError", "PacketKeys", "Result", "Engine", "status_name",
     "suite_key_len", "suite_secret_len", "derive_packet_keys", "derive_next_secret",
     "initial_secrets", "initial_keys", "pn_decode", "pn_encode_len",
 )
@@ -21,7 +21,7 @@ _ENGINE_NAMES = (
 try:
     from ._engine import (  # noqa: F401
         DIRECTIONS, FAIL_ACTIONS, LEVELS, NONCE_LAYOUTS, PN_NONE, STATUS_NAMES, Engine,
-        PacketKeys, QuicoffError, Result, derive_next_secret, derive_packet_keys,
+        EngineClosedError, PacketKeys, QuicoffError, Result, derive_next_secret, derive_packet_keys,
         initial_keys, initial_secrets, pn_decode, pn_encode_len, status_name,
         suite_key_len, suite_secret_len,
     )

@@ -5,6 +5,7 @@ Everything here is a thin layer over include/quicoff/quicoff.h: names and
 status strings are the C library's own (quicoff_status_name), counters keep
 the C struct field names.
 """
+import functools
 import ipaddress
 import threading
 from typing import NamedTuple
@@ -13,7 +14,7 @@ from ._quicoff import ffi, lib
 
 __all__ = [
     "SUITES", "LEVELS", "DIRECTIONS", "NONCE_LAYOUTS", "FAIL_ACTIONS", "PN_NONE",
-    "QuicoffError", "PacketKeys", "Result", "Engine", "status_name",
+    "QuicoffError", "EngineClosedError", "PacketKeys", "Result", "Engine", "status_name",
     "suite_key_len", "suite_secret_len", "derive_packet_keys", "derive_next_secret",
     "initial_secrets", "initial_keys", "pn_decode", "pn_encode_len",
 ]
@@ -21,6 +22,9 @@ __all__ = [
 UINT64_MAX = (1 << 64) - 1
 #: "no packet number yet" (largest_pn) as the C library spells it: UINT64_MAX.
 PN_NONE = UINT64_MAX
+#: the largest QUIC packet number (RFC 9000 §12.3); largest_pn above it (other
+#: than PN_NONE) is refused with invalid_argument.
+PN_MAX = (1 << 62) - 1
 CONN_INVALID = int(lib.QUICOFF_CONN_INVALID)
 TAG_LEN = lib.QUICOFF_TAG_LEN
 IV_LEN = lib.QUICOFF_IV_LEN
@@ -102,6 +106,15 @@ class QuicoffError(Exception):
             self.code = _STATUS_IDS.get(self.status)
         self.result = result
         super().__init__(message or self.status)
+
+
+class EngineClosedError(ValueError):
+    """A call on an Engine after close() ("Engine is closed").
+
+    A ValueError, as it always was (and as I/O on a closed file is)."""
+
+    def __init__(self, message="Engine is closed"):
+        super().__init__(message)
 
 
 class PacketKeys(NamedTuple):
@@ -278,12 +291,20 @@ def initial_keys(dcid, version=1):
 
 
 def pn_decode(largest, truncated, nbits):
-    """Full packet number from a truncated one (RFC 9000 A.3); largest None = none yet."""
+    """Full packet number from a truncated one (RFC 9000 A.3); largest None = none yet.
+
+    ValueError unless nbits is 8, 16, 24 or 32, truncated fits in nbits and
+    largest is a packet number (at most 2^62 - 1) or None / PN_NONE."""
     nbits = int(nbits)
-    if not 0 < nbits <= 32:
+    if nbits not in (8, 16, 24, 32):
         raise ValueError("nbits must be 8, 16, 24 or 32 (got %d)" % nbits)
-    return int(lib.quicoff_pn_decode(_u64(largest, "largest"), _u64(truncated, "truncated"),
-                                     nbits))
+    truncated = _u64(truncated, "truncated")
+    if truncated >> nbits:
+        raise ValueError("truncated %#x does not fit in %d bits" % (truncated, nbits))
+    largest = _u64(largest, "largest")
+    if largest > PN_MAX and largest != PN_NONE:
+        raise ValueError("largest %#x is past the largest packet number 2^62 - 1" % largest)
+    return int(lib.quicoff_pn_decode(largest, truncated, nbits))
 
 
 def pn_encode_len(pn, largest_acked=None):
@@ -381,17 +402,36 @@ def _stats_dict(cdata, ctype):
 _BURST = 64
 
 
+def _control(method):
+    """Runs a control-path method under the engine's control lock.
+
+    cffi releases the GIL during a C call, so without it close() could destroy
+    the table while another thread is inside quicoff_conn_add (a segfault).
+    close() takes this lock too; the check here makes every call after close()
+    raise EngineClosedError. The data path has its own lock (the worker's)."""
+    @functools.wraps(method)
+    def locked(self, *args, **kwargs):
+        with self._ctl_lock:
+            if self._table is None:
+                raise EngineClosedError()
+            return method(self, *args, **kwargs)
+    return locked
+
+
 class Engine:
     """A connection table plus one worker: protect/unprotect from Python.
 
-    Control calls (add/update/remove/find/stats) go straight to the table,
-    which serialises them itself; data-path calls hold a lock, since the one
-    worker belongs to one thread at a time (cffi releases the GIL)."""
+    Control calls (add/update/remove/find/stats) hold the control lock, so
+    close() cannot free the table under them; data-path calls hold the data
+    lock, since the one worker belongs to one thread at a time (cffi releases
+    the GIL). The two run concurrently, as the C library allows; close()
+    takes both. Any call after close() raises EngineClosedError."""
 
     def __init__(self, local_cid_len=8, backend="auto", capacity=65536, max_workers=0):
         self._table = None
         self._worker = None
-        self._lock = threading.Lock()
+        self._lock = threading.Lock()  # data path: the worker
+        self._ctl_lock = threading.Lock()  # control path: the table (taken before _lock)
         self._conns = {}  # handle -> suite id (for key lengths on update)
         if not 0 <= int(local_cid_len) <= MAX_CID_LEN:
             raise ValueError("local_cid_len must be 0..%d" % MAX_CID_LEN)
@@ -427,11 +467,13 @@ class Engine:
     # -- lifetime ---------------------------------------------------------
 
     def close(self):
-        """Destroys worker and table (zeroing every key). Idempotent."""
-        lock = getattr(self, "_lock", None)
-        if lock is None:
+        """Destroys worker and table (zeroing every key). Idempotent.
+
+        Waits for the control and data calls under way in other threads."""
+        ctl, lock = getattr(self, "_ctl_lock", None), getattr(self, "_lock", None)
+        if ctl is None or lock is None:
             return
-        with lock:
+        with ctl, lock:
             w, t = self._worker, self._table
             self._worker = self._table = None
             if w is not None:
@@ -460,7 +502,7 @@ class Engine:
     def _t(self):
         t = self._table
         if t is None:
-            raise ValueError("Engine is closed")
+            raise EngineClosedError()
         return t
 
     def __repr__(self):
@@ -471,6 +513,7 @@ class Engine:
 
     # -- control path -----------------------------------------------------
 
+    @_control
     def add_connection(self, direction, suite, dcid, secret=None, keys=None, path_id=None, *,
                        level="1rtt", version=1, local_addr=None, nonce_layout=None,
                        fail_action="drop", largest_pn=None, usage_threshold=0,
@@ -545,6 +588,7 @@ class Engine:
         self._conns[handle] = sid
         return handle
 
+    @_control
     def update_connection(self, handle, *, keys=None, secret=None, key_generation=None,
                           roll=False, drop_old=False, largest_pn=None, fail_action=None,
                           usage_threshold=None):
@@ -593,10 +637,12 @@ class Engine:
         _check(lib.quicoff_conn_update(t, _u64(handle, "handle"), u), "update_connection")
         del keep
 
+    @_control
     def remove_connection(self, handle):
         _check(lib.quicoff_conn_remove(self._t(), _u64(handle, "handle")), "remove_connection")
         self._conns.pop(int(handle), None)
 
+    @_control
     def find_connection(self, level, dcid, local_addr=None):
         """The RX entry the data plane would pick, or None."""
         lvl = _choice(level, _LEVEL_IDS, "level", _LEVEL_ALIASES)
@@ -605,16 +651,19 @@ class Engine:
                                       len(dcid), _new_addr(local_addr)))
         return None if h == CONN_INVALID else h
 
+    @_control
     def reclaim(self):
         """Frees retired entries; returns how many are still waiting."""
         return int(lib.quicoff_table_reclaim(self._t()))
 
+    @_control
     def stats(self):
         """quicoff_table_stats as a dict (C field names)."""
         out = ffi.new("struct quicoff_table_stats *")
         lib.quicoff_table_stats(self._t(), out)
         return _stats_dict(out, "struct quicoff_table_stats")
 
+    @_control
     def connection_stats(self, handle):
         """quicoff_conn_stats as a dict (C field names; largest_pn PN_NONE = none)."""
         out = ffi.new("struct quicoff_conn_stats *")
@@ -625,7 +674,8 @@ class Engine:
     @property
     def connections(self):
         """Handles added through this Engine and not removed."""
-        return list(self._conns)
+        with self._ctl_lock:
+            return list(self._conns)
 
     # -- data path --------------------------------------------------------
 
@@ -665,7 +715,7 @@ class Engine:
         with self._lock:
             w = self._worker
             if w is None:
-                raise ValueError("Engine is closed")
+                raise EngineClosedError()
             pkts, res = self._arrays(n)
             for i, (b, ln, h, pn) in enumerate(bufs):
                 p = pkts[i]
@@ -693,7 +743,7 @@ class Engine:
         with self._lock:
             w = self._worker
             if w is None:
-                raise ValueError("Engine is closed")
+                raise EngineClosedError()
             if n > self._rxcap:
                 self._rxcap = max(n, 2 * self._rxcap)
                 self._rxbuf = ffi.new("uint8_t[]", self._rxcap)
@@ -727,7 +777,7 @@ class Engine:
         with self._lock:
             w = self._worker
             if w is None:
-                raise ValueError("Engine is closed")
+                raise EngineClosedError()
             pkts, res = self._arrays(n)
             for i in range(n):
                 p = pkts[i]

@@ -312,6 +312,9 @@ quicoff_status_t quicoff_table_set_key_hooks(struct quicoff_table *t,
 unsigned quicoff_pn_encode_len(uint64_t pn, uint64_t largest_acked);
 uint64_t quicoff_pn_decode(uint64_t largest_pn, uint64_t truncated, unsigned pn_nbits);
 
+size_t quicoff_ccm_job_min_len(unsigned jobs, const char **how);
+quicoff_status_t quicoff_ccm_set_job_min_len(size_t len);
+
 /* ---- include/quicoff/wire.h: the host <-> offload protocol (docs/protocol.md) ---- */
 #define QUICOFF_WIRE_ETHERTYPE_SIGNAL ...
 #define QUICOFF_WIRE_ETHERTYPE_DATA ...

@@ -547,7 +547,9 @@ def run(args) -> int:
                 "connections": list(cfg.connections), "threads": list(cfg.threads),
                 "quicoff_backends": state.get("backends"), "missing": builder.missing,
                 "started": time.strftime("%Y-%m-%dT%H:%M:%S", time.localtime(t_start)),
-                "duration_s": round(time.time() - t_start, 1), "notes": cfg.notes}
+                "duration_s": round(time.time() - t_start, 1), "notes": cfg.notes,
+                "ccm_job_min_len": next(({k: r[k] for k in r if k.startswith("ccm_job_min_len")}
+                                         for r in records if "ccm_job_min_len" in r), None)}
         d = os.path.dirname(args.json)
         if d:
             os.makedirs(d, exist_ok=True)

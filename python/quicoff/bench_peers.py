@@ -386,6 +386,14 @@ def run_quicoff(exe: Path, backend: str, suite: str, baseline: bool, cfg: Config
             rec["reason"] = "quicoff-bench: packets did not round-trip (see its output)"
         rec["source"] = "quicoff-bench"
         res.append(finish(rec))
+    ccm = next((x for x in res if x.get("ccm_job_min_len") is not None), None)
+    if ccm is not None:
+        # the ipsec-mb backend's AES-128-CCM crossover, chosen per CPU (docs/design.md)
+        cfg.notes.append("ipsec-mb aes-128-ccm: bursts use the job API from %s B of payload "
+                         "(bursts of %s; tiers 4+/8+/16+/32+ jobs: %s B; %s)" % (
+                             ccm["ccm_job_min_len"], ccm.get("burst"),
+                             "/".join(map(str, ccm.get("ccm_job_min_len_tiers") or [])),
+                             ccm.get("ccm_job_min_len_how")))
     if r.returncode != 0:
         cfg.notes.append("quicoff-bench --backend %s --suite %s exited %d: %s"
                          % (backend, suite, r.returncode, tail(r.stderr)))

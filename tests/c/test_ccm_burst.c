@@ -13,7 +13,12 @@
  *    ciphertext, AAD or nonce changed): -1 for exactly those, their data and
  *    tag as received byte for byte; the others 0 with the plaintext;
  *  - bursts on threads other than the one that set the keys up (each thread
- *    its own job manager).
+ *    its own job manager);
+ *  - the crossover (quicoff_ccm_job_min_len: calibrated per CPU, from the
+ *    environment, or set): bursts of 1..64 with payloads clustered around
+ *    each tier's crossover as calibrated, then around each of a range of
+ *    settings from 0 to "never", so that both paths and the switch between
+ *    them are compared with OpenSSL whatever the crossover is.
  *
  * Skipped (reported, not failed) without ipsec-mb in the build or on the CPU.
  */
@@ -29,6 +34,8 @@
 #define NKEYS 3
 
 static _Thread_local uint64_t rng_state;
+/* >= 0: half the payload lengths land within 17 bytes of it (a crossover) */
+static _Thread_local long len_center = -1;
 
 static uint64_t rnd(void)
 {
@@ -69,7 +76,11 @@ struct pkt {
 
 static size_t pick_len(void)
 {
-    static const size_t edge[] = {0, 1, 15, 16, 17, 63, 64, 127, 128, 191, 192, 255, 256, 257,
+    if (len_center >= 0 && rnd() % 2) {
+        long l = len_center + (long)(rnd() % 35) - 17;
+        return l < 0 ? 0 : l > MAX_LEN ? MAX_LEN : (size_t)l;
+    }
+    static const size_t edge[] = {0, 1, 15, 16, 17, 63, 64, 95, 96, 97, 127, 128, 191, 192, 255, 256, 257,
                                   511, 512, 1023, 1024, 1400, 1499, 1500};
     return rnd() % 2 ? edge[rnd() % (sizeof(edge) / sizeof(edge[0]))]
                      : (size_t)(rnd() % (MAX_LEN + 1));
@@ -93,7 +104,7 @@ static size_t pick_aad(void)
 static int burst_case(void *const ctx_ref[NKEYS], void *const ctx_dut[NKEYS], struct pkt *p,
                       unsigned n, int mix)
 {
-    qo_aead_op_t ops[MAX_OPS];
+    qo_aead_op_t ops[MAX_OPS] = {{0}};
     int result[MAX_OPS];
     uint8_t forged[MAX_OPS];
     int good = 1;
@@ -285,6 +296,92 @@ static void test_threads(void)
     }
 }
 
+/* Bursts whose payloads straddle `center`, of sizes that reach every tier. */
+static int around(const struct keys *k, long center, int count)
+{
+    static const unsigned sizes[] = {1, 3, 4, 5, 8, 9, 16, 17, 31, 32, 33, 64};
+    static struct pkt p[MAX_OPS];
+    int good = 1;
+
+    len_center = center;
+    for (int r = 0; r < count; r++)
+        good &= burst_case(k->ref, k->dut, p, sizes[r % (sizeof(sizes) / sizeof(sizes[0]))],
+                           r % 3);
+    len_center = -1;
+    return good;
+}
+
+/* The lanes' VAES bulk loop is taken on CPUs with VAES; this runs the
+ * AES-NI one on them too (the backend's test hook). */
+int qo_ipsecmb_ccm_vaes(int on);
+
+static void test_bursts_no_vaes(void)
+{
+    uint8_t key[NKEYS][16];
+    struct keys k;
+    int had = qo_ipsecmb_ccm_vaes(0);
+
+    printf("# VAES bulk %s before, off now\n", had ? "in use" : "not in use");
+    rng_state = 0x510e527fade682d1u;
+    fill(&key[0][0], sizeof(key));
+    keys_new(&k, key);
+    ok(run_bursts(&k, 300), "300 bursts of 1..100 without VAES == openssl");
+    for (long c = 80; c <= 1500; c += 355)
+        ok(around(&k, c, 36), "36 bursts around %ld B without VAES == openssl", c);
+    keys_free(&k);
+    qo_ipsecmb_ccm_vaes(1);
+}
+
+static void test_crossover(void)
+{
+    static const size_t settings[] = {0, 1, 15, 16, 17, 64, 100, 128, 224, 256, 300, 512, 640,
+                                      1024, 1400, 16383, 16384, SIZE_MAX};
+    uint8_t key[NKEYS][16];
+    struct keys k;
+    const char *how = NULL;
+    size_t tier[4];
+
+    rng_state = 0x3c6ef372fe94f82bu;
+    fill(&key[0][0], sizeof(key));
+    keys_new(&k, key); /* the first CCM key: the crossover is chosen now */
+    for (unsigned t = 0; t < 4; t++)
+        tier[t] = quicoff_ccm_job_min_len(4u << t, &how);
+    printf("# crossover (%s): 4+/8+/16+/32+ jobs: %zu/%zu/%zu/%zu B\n", how, tier[0], tier[1],
+           tier[2], tier[3]);
+    const char *want = getenv("QUICOFF_CCM_JOB_MIN_LEN");
+    if (want != NULL && *want != '\0') {
+        /* meson runs this test a second time with the variable set */
+        size_t w = (size_t)strtoull(want, NULL, 10);
+        w = w > 16383 ? 16384 : w; /* over the job API's limit: never */
+        ok(strcmp(how, "environment") == 0, "chosen from the environment: %s", how);
+        for (unsigned t = 0; t < 4; t++)
+            ok(tier[t] == w, "tier %u: %zu == %zu from QUICOFF_CCM_JOB_MIN_LEN", t, tier[t], w);
+    } else {
+        ok(strcmp(how, "calibrated") == 0 || strcmp(how, "default") == 0,
+           "calibrated (or the fallback): %s", how);
+        for (unsigned t = 0; t < 4; t++)
+            ok(tier[t] >= 64 && tier[t] <= 16384 && (t == 0 || tier[t] <= tier[t - 1]),
+               "tier %u: %zu within 64..16384, no larger than the tier below", t, tier[t]);
+    }
+    ok(quicoff_ccm_job_min_len(3, NULL) == 16384 && quicoff_ccm_job_min_len(0, NULL) == 16384,
+       "under 4 jobs: never");
+    for (unsigned t = 0; t < 4; t++)
+        ok(around(&k, (long)tier[t], 60), "60 bursts around tier %u's %zu B == openssl", t,
+           tier[t]);
+
+    for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
+        size_t v = settings[i], want_v = v > 16383 ? 16384 : v;
+        ok(quicoff_ccm_set_job_min_len(v) == QUICOFF_OK, "set %zu", v);
+        ok(quicoff_ccm_job_min_len(4, &how) == want_v && quicoff_ccm_job_min_len(64, NULL) ==
+                                                             want_v &&
+               strcmp(how, "set") == 0,
+           "reads back %zu (%s)", want_v, how);
+        ok(around(&k, v > MAX_LEN ? MAX_LEN : (long)v, 36),
+           "36 bursts around a crossover of %zu == openssl", v);
+    }
+    keys_free(&k);
+}
+
 int main(void)
 {
     const qo_backend_t *o = qo_backend_find("openssl"), *n = qo_backend_find("ipsec-mb");
@@ -298,5 +395,8 @@ int main(void)
     }
     subtest("ccm bursts", test_bursts);
     subtest("ccm bursts on other threads", test_threads);
+    subtest("ccm bursts without VAES", test_bursts_no_vaes);
+    /* last: it changes the process-wide crossover */
+    subtest("ccm crossover", test_crossover);
     return done_testing();
 }

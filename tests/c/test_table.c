@@ -913,6 +913,107 @@ static void test_hash_collisions(void)
     quicoff_table_destroy(t);
 }
 
+/* Issue 8 item 9: quicoff_pn_decode answers UINT64_MAX (never a packet
+ * number) for a width a header cannot carry (64 bits shifted by 64 before:
+ * undefined behaviour, seen by UBSan), a truncated value wider than its width
+ * and a largest PN past 2^62 - 1; valid input at the edges still decodes. */
+static void test_pn_decode_bad_input(void)
+{
+    static const unsigned bad_bits[] = {0, 1, 7, 9, 12, 31, 33, 40, 48, 63, 64, 65, 128};
+    for (size_t i = 0; i < sizeof(bad_bits) / sizeof(bad_bits[0]); i++)
+        check(quicoff_pn_decode(1000, 0x2a, bad_bits[i]) == UINT64_MAX,
+              "%u-bit truncated PN: no packet number", bad_bits[i]);
+    check(quicoff_pn_decode(1000, 0x100, 8) == UINT64_MAX, "0x100 does not fit in 8 bits");
+    check(quicoff_pn_decode(1000, UINT64_C(1) << 32, 32) == UINT64_MAX,
+          "2^32 does not fit in 32 bits");
+    check(quicoff_pn_decode(UINT64_C(1) << 62, 0x2a, 8) == UINT64_MAX, "largest 2^62");
+    check(quicoff_pn_decode(UINT64_MAX - 1, 0x2a, 8) == UINT64_MAX, "largest 2^64 - 2");
+    /* the edges that stay valid */
+    uint64_t max = (UINT64_C(1) << 62) - 1;
+    check(quicoff_pn_decode(max - 1, 0xff, 8) == max, "up to 2^62 - 1");
+    check(quicoff_pn_decode(max, 0xffffffff, 32) == max, "largest 2^62 - 1, all ones");
+    check(quicoff_pn_decode(UINT64_MAX, 0xffffffff, 32) == 0xffffffff, "none yet, 32 bits");
+    check(quicoff_pn_decode(0x12345, 0x45, 8) == 0x12345, "8 bits");
+    check(quicoff_pn_decode(0x123456, 0x3457, 16) == 0x123457, "16 bits");
+    check(quicoff_pn_decode(0x12345678, 0x345679, 24) == 0x12345679, "24 bits");
+}
+
+/* Issue 8 item 9: largest_pn above 2^62 - 1 (other than UINT64_MAX = none) is
+ * refused by add and update with INVALID_ARGUMENT and changes nothing; before,
+ * such an RX entry failed every packet as auth_failed. */
+static void test_largest_pn_range(void)
+{
+    struct quicoff_table *t = table_new(8, 8);
+    struct quicoff_worker *w = quicoff_worker_create(t);
+    uint8_t d[8];
+    tp_cid(13, d, 8);
+    struct quicoff_packet_keys k;
+    tp_keys(13, &k);
+    struct quicoff_conn_config c;
+    quicoff_conn_config_init(&c);
+    c.dcid_len = 8;
+    memcpy(c.dcid, d, 8);
+    c.keys = k;
+    static const uint64_t bad[] = {UINT64_C(1) << 62, (UINT64_C(1) << 62) + 1,
+                                   UINT64_C(1) << 63, UINT64_MAX - 1};
+    quicoff_conn_t tx, rx = QUICOFF_CONN_INVALID;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        for (int dir = QUICOFF_DIR_TX; dir <= QUICOFF_DIR_RX; dir++) {
+            c.direction = (quicoff_direction_t)dir;
+            c.largest_pn = bad[i];
+            quicoff_conn_t h = QUICOFF_CONN_INVALID;
+            check(quicoff_conn_add(t, &c, &h) == QUICOFF_INVALID_ARGUMENT,
+                  "%s add with largest_pn %#llx refused", dir ? "RX" : "TX",
+                  (unsigned long long)bad[i]);
+        }
+    }
+    struct quicoff_table_stats ts;
+    quicoff_table_stats(t, &ts);
+    check(ts.connections == 0, "nothing installed: %llu", (unsigned long long)ts.connections);
+    check(quicoff_conn_find(t, QUICOFF_LEVEL_ONE_RTT, d, 8, NULL) == QUICOFF_CONN_INVALID,
+          "no RX entry to find");
+
+    c.direction = QUICOFF_DIR_TX;
+    c.largest_pn = UINT64_MAX;
+    check(quicoff_conn_add(t, &c, &tx) == QUICOFF_OK, "TX");
+    c.direction = QUICOFF_DIR_RX;
+    c.largest_pn = (UINT64_C(1) << 62) - 1;
+    check(quicoff_conn_add(t, &c, &rx) == QUICOFF_OK, "RX with largest_pn 2^62 - 1 accepted");
+    quicoff_conn_remove(t, rx);
+    c.largest_pn = 7;
+    check(quicoff_conn_add(t, &c, &rx) == QUICOFF_OK, "RX with largest_pn 7");
+
+    struct quicoff_conn_update u;
+    for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+        memset(&u, 0, sizeof(u));
+        /* with other changes in the same request: none of them may happen */
+        u.what = QUICOFF_UPDATE_LARGEST_PN | QUICOFF_UPDATE_ROLL | QUICOFF_UPDATE_THRESHOLD;
+        u.largest_pn = bad[i];
+        u.usage_threshold = 3;
+        check(quicoff_conn_update(t, rx, &u) == QUICOFF_INVALID_ARGUMENT,
+              "update to largest_pn %#llx refused", (unsigned long long)bad[i]);
+        struct quicoff_conn_stats cs = cstats(t, rx);
+        check(cs.largest_pn == 7 && cs.key_generation == 0 && cs.key_updates == 0,
+              "entry unchanged: largest_pn %llu, generation %llu",
+              (unsigned long long)cs.largest_pn, (unsigned long long)cs.key_generation);
+    }
+    /* the entry still works, from the PN it had */
+    struct pk p;
+    struct quicoff_result r;
+    check(mk_short(w, tx, d, 8, 8, 0, 1, &p, &r) == QUICOFF_OK, "protect pn 8");
+    check(deliver(w, &p, NULL, &r) == QUICOFF_OK && r.pn == 8, "pn 8 after largest 7: %s",
+          S(r.status));
+    memset(&u, 0, sizeof(u));
+    u.what = QUICOFF_UPDATE_LARGEST_PN;
+    u.largest_pn = (UINT64_C(1) << 62) - 1;
+    check(quicoff_conn_update(t, rx, &u) == QUICOFF_OK, "update to 2^62 - 1 accepted");
+    u.largest_pn = UINT64_MAX;
+    check(quicoff_conn_update(t, rx, &u) == QUICOFF_OK && cstats(t, rx).largest_pn == UINT64_MAX,
+          "update to none accepted");
+    quicoff_worker_destroy(w);
+    quicoff_table_destroy(t);
+}
+
 static void test_pn_reset(void)
 {
     struct quicoff_table *t = table_new(8, 8);
@@ -1431,6 +1532,8 @@ int main(int argc, char **argv)
     subtest("raw next keys", test_next_keys_raw);
     subtest("PN decoding", test_pn_decoding);
     subtest("PN reset", test_pn_reset);
+    subtest("PN decoding: bad input", test_pn_decode_bad_input);
+    subtest("largest_pn range", test_largest_pn_range);
     subtest("hash collisions", test_hash_collisions);
     subtest("TX usage threshold", test_tx_threshold);
     subtest("RX integrity threshold", test_rx_integrity);

@@ -107,3 +107,37 @@ def test_bad_usage_exit_2():
     r = subprocess.run([sys.executable, "-m", "quicoff", "bench", "--paths", "nope"],
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     assert r.returncode == 2 and "unknown path" in r.stderr
+
+
+@pytest.mark.parametrize("env_len", [None, "208"])
+def test_ccm_crossover_is_shown(tmp_path, env_len):
+    """The ipsec-mb backend's AES-128-CCM crossover (chosen per CPU, or from
+    QUICOFF_CCM_JOB_MIN_LEN) is printed and recorded by `quicoff bench`."""
+    import os
+    import quicoff
+    with quicoff.Engine(backend="auto") as e:
+        if e.backend != "ipsec-mb":
+            pytest.skip("no ipsec-mb backend here")
+    env = dict(os.environ)
+    env.pop("QUICOFF_CCM_JOB_MIN_LEN", None)
+    if env_len:
+        env["QUICOFF_CCM_JOB_MIN_LEN"] = env_len
+    js = tmp_path / "ccm.json"
+    r = subprocess.run([sys.executable, "-m", "quicoff", "bench", "--quick", "--suite",
+                        "aes-128-ccm", "--size", "256", "--paths", "quicoff", "--backends",
+                        "ipsec-mb", "--no-plot", "--json", str(js)],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600,
+                       env=env)
+    assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
+    meta = json.loads(js.read_text())["meta"]["ccm_job_min_len"]
+    assert meta is not None, r.stdout[-3000:]
+    tiers = meta["ccm_job_min_len_tiers"]
+    if env_len:
+        assert meta["ccm_job_min_len_how"] == "environment"
+        assert tiers == [208] * 4 and meta["ccm_job_min_len"] == 208
+    else:
+        assert meta["ccm_job_min_len_how"] in ("calibrated", "default")
+        assert all(16 <= x <= 16384 for x in tiers) and tiers == sorted(tiers, reverse=True)
+        assert meta["ccm_job_min_len"] == tiers[3]  # bursts of 32
+    assert ("note: ipsec-mb aes-128-ccm: bursts use the job API from %d B of payload"
+            % meta["ccm_job_min_len"]) in r.stdout
