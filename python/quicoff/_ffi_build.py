@@ -163,6 +163,8 @@ struct quicoff_conn_update {
 
 quicoff_status_t quicoff_conn_update(struct quicoff_table *t, quicoff_conn_t conn,
                                      const struct quicoff_conn_update *u);
+quicoff_status_t quicoff_conn_replace(struct quicoff_table *t, quicoff_conn_t conn,
+                                      const struct quicoff_conn_config *cfg);
 quicoff_status_t quicoff_conn_remove(struct quicoff_table *t, quicoff_conn_t conn);
 quicoff_conn_t quicoff_conn_find(struct quicoff_table *t, quicoff_level_t level,
                                  const uint8_t *dcid, size_t dcid_len,
