@@ -181,6 +181,11 @@ static quicoff_status_t do_add(struct quicoff_wire_msg *msg)
                                                              cfg->dcid_len, &cfg->local_addr));
         if (old && !old->compat)
             old = NULL; /* a v1 host's entry: the add answers exists */
+        struct qd_conn *here = qd_conn_by_index(qda.conns, dir, index);
+        if (here && !here->compat) {
+            rte_free(c); /* the index of a v1 host's entry: not ours to share or take */
+            return QUICOFF_EXISTS;
+        }
     } else {
         old = qd_conn_by_index(qda.conns, dir, index);
         if (old && msg->version && !(msg->flags & QUICOFF_WIRE_ADD_REPLACE)) {

@@ -298,6 +298,23 @@ def test_compat_second_path_keeps_both_dcids(host):
     assert conns["rx"].count(52) == 2, conns
 
 
+def test_compat_frames_do_not_take_a_v1_hosts_entries(host):
+    """A compat signaling_peer naming the index or the DCID of an entry a v1 ADD
+    installed is refused: the v1 entry keeps working, as v1."""
+    k, kc = keys(540), keys(541)
+    dv, dc = b"\x55" * 8, b"\x56" * 8
+    assert host.add_rx(55, k, dv) == "ok"
+    before = host.app.stats()["sig_failed"]
+    host.send(thesis_peer(55, kc, dc))     # its index
+    host.send(thesis_peer(57, kc, dv))     # its DCID
+    assert host.app.wait_stat("sig_failed", before + 2) == before + 2
+    assert host.rx_ok(k, dv, 1, 55), "the v1 entry was taken over"
+    assert host.conn_stats(55)["packets"] == 1
+    unknown = host.app.stats()["rx_unknown_connection"]
+    host.app.np.send(net_frame(peer_packet(kc, dc, 1, b"c" * 30, compat=True)))
+    assert host.app.wait_stat("rx_unknown_connection", unknown + 1) == unknown + 1
+
+
 def test_compat_pn_decoding_follows_rfc9000_not_listing_4_4(host):
     """Listing 4.4 as printed computes expected_pn - pn_hwin in uint64_t: for
     the first packets it wraps and the listing adds pn_win. quicoff follows
