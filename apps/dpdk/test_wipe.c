@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Frames that may carry keys are zeroed before they are freed
- * (docs/dpdk.md, "Keys"): classify.c's drop paths for signaling frames -
+ * Frames that may carry keys are zeroed before they are freed (wipe.h;
+ * docs/dpdk.md, "Tests"): classify.c's drop paths for signaling frames -
  * the control ring full, 0x88B5/0x88B6 from the network port, multi-segment
  * and unparsable host frames, seed 000 frames without --compat - run on real
  * mbufs of a real mempool (EAL without hugepages or devices), and the freed
