@@ -494,7 +494,8 @@ class Engine:
     def add_connection(self, direction, suite, dcid, secret=None, keys=None, path_id=None, *,
                        level="1rtt", version=1, local_addr=None, nonce_layout=None,
                        fail_action="drop", largest_pn=None, usage_threshold=0,
-                       key_generation=0, next_keys=None, next_secret=None, derive_next=True):
+                       key_generation=0, next_keys=None, next_secret=None, derive_next=True,
+                       _replace=None):
         """Installs a connection entry; returns its handle (int).
 
         Give either ``secret`` (a TLS traffic secret: keys derived by the C
@@ -556,13 +557,26 @@ class Engine:
                 _fill_keys(cfg.next_keys, next_keys, key_len)
                 cfg.has_next_keys = True
 
-            out = ffi.new("quicoff_conn_t *", CONN_INVALID)
-            _check(lib.quicoff_conn_add(t, cfg, out), "add_connection")
+            if _replace is None:
+                out = ffi.new("quicoff_conn_t *", CONN_INVALID)
+                _check(lib.quicoff_conn_add(t, cfg, out), "add_connection")
+                handle = int(out[0])
+            else:
+                _check(lib.quicoff_conn_replace(t, _replace, cfg), "replace_connection")
+                handle = _replace
         finally:
             _wipe(cfg, keep)  # keys and secret: the C library has its own copy
-        handle = int(out[0])
         self._conns[handle] = sid
         return handle
+
+    def replace_connection(self, handle, direction, suite, dcid, secret=None, keys=None,
+                           path_id=None, **kw):
+        """Replaces the entry ``handle`` by one built from the arguments of
+        add_connection (quicoff_conn_replace): atomically for the data plane,
+        the handle stays valid and names the new entry (counters and PN state
+        restart). On any error the old entry is left exactly as it was."""
+        return self.add_connection(direction, suite, dcid, secret, keys, path_id,
+                                   _replace=_u64(handle, "handle"), **kw)
 
     def update_connection(self, handle, *, keys=None, secret=None, key_generation=None,
                           roll=False, drop_old=False, largest_pn=None, fail_action=None,
