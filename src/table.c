@@ -618,10 +618,11 @@ static quicoff_status_t build_keyset(struct quicoff_table *t, const struct quico
     return QUICOFF_OK;
 }
 
-quicoff_status_t quicoff_conn_add(struct quicoff_table *t, const struct quicoff_conn_config *cfg,
-                                  quicoff_conn_t *out)
+/* What quicoff_conn_add and quicoff_conn_replace refuse before building anything. */
+static quicoff_status_t config_check(const struct quicoff_table *t,
+                                     const struct quicoff_conn_config *cfg)
 {
-    if (!t || !cfg || !out || (unsigned)cfg->suite >= QUICOFF_SUITE_COUNT ||
+    if (!t || !cfg || (unsigned)cfg->suite >= QUICOFF_SUITE_COUNT ||
         (unsigned)cfg->level >= QUICOFF_LEVEL_COUNT || cfg->dcid_len > QUICOFF_MAX_CID_LEN ||
         (unsigned)cfg->direction > QUICOFF_DIR_RX || (unsigned)cfg->nonce_layout > 2 ||
         (unsigned)cfg->fail_action > 1 || !version_ok(cfg->version) ||
@@ -635,9 +636,38 @@ quicoff_status_t quicoff_conn_add(struct quicoff_table *t, const struct quicoff_
     if (cfg->direction == QUICOFF_DIR_RX && cfg->level == QUICOFF_LEVEL_ONE_RTT &&
         cfg->dcid_len != t->local_cid_len)
         return QUICOFF_INVALID_ARGUMENT;
+    return QUICOFF_OK;
+}
+
+/* A slot's data-plane state as a new entry starts it (add, replace). */
+static void conn_state_init(struct qo_conn *c, const struct quicoff_conn_config *cfg)
+{
+    uint64_t largest = cfg->largest_pn;
+    atomic_store_explicit(&c->largest_pn, largest, memory_order_relaxed);
+    atomic_store_explicit(&c->gen_first_pn, largest == UINT64_MAX ? 0 : largest + 1,
+                          memory_order_relaxed);
+    atomic_store_explicit(&c->cur_gen, cfg->key_generation, memory_order_relaxed);
+    atomic_store_explicit(&c->packets, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->bytes, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->auth_failures, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->malformed, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->key_phase_unavailable, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->key_updates, 0, memory_order_relaxed);
+    atomic_store_explicit(&c->key_packets[0], 0, memory_order_relaxed);
+    atomic_store_explicit(&c->key_packets[1], 0, memory_order_relaxed);
+}
+
+quicoff_status_t quicoff_conn_add(struct quicoff_table *t, const struct quicoff_conn_config *cfg,
+                                  quicoff_conn_t *out)
+{
+    if (!out)
+        return QUICOFF_INVALID_ARGUMENT;
+    quicoff_status_t st = config_check(t, cfg);
+    if (st != QUICOFF_OK)
+        return st;
 
     struct qo_keyset *ks;
-    quicoff_status_t st = build_keyset(t, cfg, &ks);
+    st = build_keyset(t, cfg, &ks);
     if (st != QUICOFF_OK)
         return st;
 
@@ -655,19 +685,7 @@ quicoff_status_t quicoff_conn_add(struct quicoff_table *t, const struct quicoff_
     }
     uint32_t slot = t->free_slots[--t->free_count];
     struct qo_conn *c = &t->conns[slot];
-    uint64_t largest = cfg->largest_pn;
-    atomic_store_explicit(&c->largest_pn, largest, memory_order_relaxed);
-    atomic_store_explicit(&c->gen_first_pn, largest == UINT64_MAX ? 0 : largest + 1,
-                          memory_order_relaxed);
-    atomic_store_explicit(&c->cur_gen, cfg->key_generation, memory_order_relaxed);
-    atomic_store_explicit(&c->packets, 0, memory_order_relaxed);
-    atomic_store_explicit(&c->bytes, 0, memory_order_relaxed);
-    atomic_store_explicit(&c->auth_failures, 0, memory_order_relaxed);
-    atomic_store_explicit(&c->malformed, 0, memory_order_relaxed);
-    atomic_store_explicit(&c->key_phase_unavailable, 0, memory_order_relaxed);
-    atomic_store_explicit(&c->key_updates, 0, memory_order_relaxed);
-    atomic_store_explicit(&c->key_packets[0], 0, memory_order_relaxed);
-    atomic_store_explicit(&c->key_packets[1], 0, memory_order_relaxed);
+    conn_state_init(c, cfg);
     c->retire.release = release_slot;
     /* publish: entry first, then the index cell that leads to it */
     atomic_store_explicit(&c->ks, ks, memory_order_seq_cst);
@@ -677,6 +695,64 @@ quicoff_status_t quicoff_conn_add(struct quicoff_table *t, const struct quicoff_
     }
     t->live++;
     *out = qo_handle(c);
+    ks = NULL;
+unlock:
+    pthread_mutex_unlock(&t->lock);
+    keyset_free(t, ks);
+    return st;
+}
+
+quicoff_status_t quicoff_conn_replace(struct quicoff_table *t, quicoff_conn_t h,
+                                      const struct quicoff_conn_config *cfg)
+{
+    quicoff_status_t st = config_check(t, cfg);
+    if (st != QUICOFF_OK)
+        return st;
+    /* Everything that can fail is done before the entry is touched: on any
+     * error the old entry stays exactly as it was. */
+    struct qo_keyset *ks;
+    st = build_keyset(t, cfg, &ks);
+    if (st != QUICOFF_OK)
+        return st;
+
+    pthread_mutex_lock(&t->lock);
+    qo_epoch_reclaim(&t->epoch, t);
+    struct qo_keyset *old;
+    struct qo_conn *c = conn_of(t, h, &old);
+    if (!c) {
+        st = QUICOFF_UNKNOWN_CONNECTION;
+        goto unlock;
+    }
+    if (old->direction != ks->direction) {
+        st = QUICOFF_INVALID_ARGUMENT; /* TX and RX entries differ in more than keys */
+        goto unlock;
+    }
+    struct qo_keyset *dup;
+    if (ks->direction == QUICOFF_DIR_RX &&
+        qo_table_lookup(t, ks->level, ks->dcid, ks->dcid_len, &ks->addr, &dup) != NULL &&
+        dup != old) {
+        st = QUICOFF_EXISTS; /* another entry has the new lookup key */
+        goto unlock;
+    }
+    /* Same slot, same handle: readers find the old keyset or the new one,
+     * never neither. A new lookup key gets its index cell before the swap
+     * (until then the cell leads to the old keyset, which does not match it:
+     * "not there yet"); the old key's cell goes after it. Equal fingerprints
+     * share one cell, which leads to the slot either way. */
+    struct qo_index *ix = atomic_load_explicit(&t->index, memory_order_relaxed);
+    bool rx = ks->direction == QUICOFF_DIR_RX, move = rx && ks->hash != old->hash;
+    if (move)
+        index_put(ix, ks->hash, c->index);
+    /* The new entry's state starts as an add's. A worker still inside a
+     * burst with the old keyset may count one more packet into it, as with
+     * a PN reset by quicoff_conn_update. */
+    conn_state_init(c, cfg);
+    atomic_store_explicit(&c->ks, ks, memory_order_seq_cst);
+    if (move) {
+        index_del(ix, old->hash, c->index);
+        index_maybe_rebuild(t);
+    }
+    qo_epoch_retire(&t->epoch, &old->retire);
     ks = NULL;
 unlock:
     pthread_mutex_unlock(&t->lock);

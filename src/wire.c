@@ -280,7 +280,9 @@ void quicoff_wire_ack_for(const struct quicoff_wire_msg *req, quicoff_status_t s
         return;
     ack->request_id = req->request_id;
     ack->index = req->index;
-    ack->direction = req->direction;
+    /* a direction that is neither TX nor RX cannot be echoed: "none" */
+    ack->direction = req->direction <= QUICOFF_DIR_RX ? req->direction
+                                                     : QUICOFF_WIRE_DIRECTION_NONE;
     ack->acked_kind = req->kind <= 0xFF ? (uint8_t)req->kind : 0;
     ack->status = (uint8_t)st;
     if (req->has_eth) {
@@ -934,7 +936,8 @@ static quicoff_status_t decode_v1(const uint8_t *p, size_t len, struct quicoff_w
         m->flags = 0;
         break;
     }
-    if (m->direction > QUICOFF_DIR_RX)
+    if (m->direction > QUICOFF_DIR_RX &&
+        !(type == QUICOFF_WIRE_ACK && m->direction == QUICOFF_WIRE_DIRECTION_NONE))
         return fail(m, QUICOFF_INVALID_ARGUMENT);
     uint16_t tlv_len = rd16(p + 14);
     if (tlv_len > len - QUICOFF_WIRE_SIGNAL_HDR_LEN)
@@ -1257,7 +1260,8 @@ static quicoff_status_t put_event_tlvs(struct wbuf *w, const struct quicoff_wire
 
 static quicoff_status_t encode_v1_signal(const struct quicoff_wire_msg *m, struct wbuf *w)
 {
-    if (m->direction > QUICOFF_DIR_RX)
+    if (m->direction > QUICOFF_DIR_RX &&
+        !(m->kind == QUICOFF_WIRE_ACK && m->direction == QUICOFF_WIRE_DIRECTION_NONE))
         return QUICOFF_INVALID_ARGUMENT;
     if (m->detail_len > QUICOFF_WIRE_DETAIL_MAX || (m->detail_len && !m->detail))
         return QUICOFF_INVALID_ARGUMENT;

@@ -10,6 +10,7 @@
 #include "encap.h"
 #include "options.h"
 #include "steering.h"
+#include "wipe.h"
 #include "quicoff/wire.h"
 
 static void learn_host_mac(const uint8_t *frame)
@@ -40,26 +41,26 @@ void qd_classify_host(struct qd_sort *s, struct rte_mbuf *m)
     uint16_t l2 = qd_eth_parse(p, len, &et);
     if (!l2) {
         QD_INC(st, host_bad_frame);
-        rte_pktmbuf_free(m);
+        qd_mbuf_free_wiped(m); /* unparsed: it may be signaling behind tags */
         return;
     }
     if (m->nb_segs > 1) {
         if (et != QUICOFF_WIRE_ETHERTYPE_SIGNAL && et != QUICOFF_WIRE_ETHERTYPE_DATA)
             goto pass; /* a jumbo frame of the host's own: not ours to look at */
         QD_INC(st, multiseg_dropped);
-        rte_pktmbuf_free(m);
+        qd_mbuf_free_wiped(m);
         return;
     }
     if (et == QUICOFF_WIRE_ETHERTYPE_DATA) {
         learn_host_mac(p);
         if (!qda.opt->compat) {
             QD_INC(st, compat_rejected);
-            rte_pktmbuf_free(m);
+            qd_mbuf_free_wiped(m);
             return;
         }
         if (len < (uint32_t)l2 + QUICOFF_WIRE_COMPAT_DATA_HDR_LEN + 1) {
             QD_INC(st, host_bad_frame);
-            rte_pktmbuf_free(m);
+            qd_mbuf_free_wiped(m);
             return;
         }
         m->l2_len = l2;
@@ -75,7 +76,7 @@ void qd_classify_host(struct qd_sort *s, struct rte_mbuf *m)
              * the worker decodes and checks the rest */
             if (len < (uint32_t)l2 + QUICOFF_WIRE_DATA_HDR_LEN) {
                 QD_INC(st, host_bad_frame);
-                rte_pktmbuf_free(m);
+                qd_mbuf_free_wiped(m);
                 return;
             }
             const uint8_t *x = p + l2 + 4;
@@ -89,7 +90,7 @@ void qd_classify_host(struct qd_sort *s, struct rte_mbuf *m)
          * multi-producer in run-to-completion mode: any worker may see it) */
         if (rte_ring_enqueue(qda.ctrl_ring, m) != 0) {
             QD_INC(st, ctrl_ring_full);
-            rte_pktmbuf_free(m);
+            qd_mbuf_free_wiped(m); /* it may carry keys */
         }
         return;
     }
@@ -112,7 +113,7 @@ void qd_classify_net(struct qd_sort *s, struct rte_mbuf *m)
     /* Host<->offload frames are accepted on the host port only. */
     if (l2 && (et == QUICOFF_WIRE_ETHERTYPE_SIGNAL || et == QUICOFF_WIRE_ETHERTYPE_DATA)) {
         QD_INC(st, signal_from_network);
-        rte_pktmbuf_free(m);
+        qd_mbuf_free_wiped(m); /* an ADD sent the wrong way still carries keys */
         return;
     }
     if (m->nb_segs > 1 || qd_udp_parse(p, len, &u) != 0 ||

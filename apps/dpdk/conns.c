@@ -55,6 +55,23 @@ void qd_conns_replace(struct qd_conns *c, struct qd_conn *old, struct qd_conn *e
     atomic_store_explicit(&c->by_index[e->direction][e->index], e, memory_order_release);
 }
 
+void qd_conns_swap(struct qd_conns *c, struct qd_conn *old, struct qd_conn *e,
+                   uint32_t key_generation)
+{
+    /* The slot's event state restarts with the entry, as the library's
+     * counters do (EVENT COUNT values follow them). */
+    struct qd_slot_state *s = &c->slot[(uint32_t)e->handle];
+    memset(s, 0, sizeof(*s));
+    s->key_generation = key_generation;
+    atomic_store_explicit(&c->by_slot[(uint32_t)e->handle], e, memory_order_release);
+    atomic_store_explicit(&c->by_index[e->direction][e->index], e, memory_order_release);
+    if (old->index != e->index) {
+        /* seed 000: a DCID re-sent under another index moves there */
+        struct qd_conn *exp = old;
+        atomic_compare_exchange_strong(&c->by_index[old->direction][old->index], &exp, NULL);
+    }
+}
+
 void qd_conns_unpublish(struct qd_conns *c, struct qd_conn *old)
 {
     struct qd_conn *exp = old;

@@ -81,6 +81,10 @@ static inline struct qd_slot_state *qd_slot_of(struct qd_conns *c, const struct 
  * after qd_conns_sync(). */
 void qd_conns_publish(struct qd_conns *c, struct qd_conn *e, uint32_t key_generation);
 void qd_conns_replace(struct qd_conns *c, struct qd_conn *old, struct qd_conn *e);
+/* old's library entry was replaced in place (quicoff_conn_replace: same
+ * handle) by e, which may carry another index: publish e instead of old. */
+void qd_conns_swap(struct qd_conns *c, struct qd_conn *old, struct qd_conn *e,
+                   uint32_t key_generation);
 void qd_conns_unpublish(struct qd_conns *c, struct qd_conn *old);
 /* Waits until no worker can still hold an unpublished entry. */
 void qd_conns_sync(void);

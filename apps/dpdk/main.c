@@ -28,6 +28,7 @@
 #include "ports.h"
 #include "signaling.h"
 #include "stats.h"
+#include "wipe.h"
 #include "worker.h"
 
 struct qd_app qda;
@@ -53,7 +54,7 @@ static void free_ring(struct rte_ring *r)
     if (!r)
         return;
     while (rte_ring_dequeue(r, &m) == 0)
-        rte_pktmbuf_free(m);
+        qd_mbuf_free_wiped(m); /* signaling (keys), host data (plaintext) */
     rte_ring_free(r);
 }
 

@@ -92,6 +92,10 @@ struct qd_app {
     /* Written by the I/O lcore (learned from the host port), read by workers:
      * the destination MAC of frames to the host, 6 bytes in a u64. */
     _Atomic uint64_t host_mac;
+    /* Set by the control thread on the host's first v1 signaling frame: with
+     * --compat, connection-less EVENTs (unknown_connection) wait for it, so a
+     * seed 000 host gets compat frames only (docs/dpdk.md "Compat mode"). */
+    _Atomic bool host_speaks_v1;
     volatile bool quit;                /* set by the signal handler */
     volatile bool workers_quit;        /* set by main once the I/O lcore is done */
 };

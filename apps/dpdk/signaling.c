@@ -14,6 +14,7 @@
 #include "conns.h"
 #include "options.h"
 #include "stats.h"
+#include "wipe.h"
 #include "quicoff/wire.h"
 
 static struct qd_counters *cst; /* the control thread's counters */
@@ -49,6 +50,8 @@ static void ack(const struct quicoff_wire_msg *req, quicoff_status_t st)
         QD_INC(cst, sig_failed);
     if (req->version == 0)
         return; /* seed 000's signaling has no acknowledgement */
+    if (req->direction > QUICOFF_DIR_RX)
+        QD_INC(cst, sig_bad_direction); /* the ACK says direction 0xFF ("none") */
     struct quicoff_wire_msg a;
     quicoff_wire_ack_for(req, st, &a);
     send_msg(&a);
@@ -164,27 +167,60 @@ static quicoff_status_t do_add(struct quicoff_wire_msg *msg)
         }
     }
 
-    /* An entry of this index already there: seed 000 overwrote it; v1
-     * replaces it only when asked to (ADD_REPLACE). */
-    struct qd_conn *old = qd_conn_by_index(qda.conns, dir, index);
-    if (old) {
-        if (msg->version && !(msg->flags & QUICOFF_WIRE_ADD_REPLACE)) {
+    /* What the new entry takes the place of, if anything:
+     *  - v1, and seed 000's TX table (signaling_host): the entry of this
+     *    (direction, index); v1 replaces it only when asked (ADD_REPLACE);
+     *  - seed 000's RX table (signaling_peer) is keyed by DCID, as the thesis
+     *    keeps it: a DCID already installed (by compat signaling, under any
+     *    index) gets the new keys and index; a new DCID is a new entry even
+     *    when its index has one (a second path of the connection: both DCIDs
+     *    stay). docs/protocol.md §3.7. */
+    struct qd_conn *old;
+    if (c->compat && dir == QUICOFF_DIR_RX) {
+        old = qd_conn_by_handle(qda.conns, quicoff_conn_find(qda.table, cfg->level, cfg->dcid,
+                                                             cfg->dcid_len, &cfg->local_addr));
+        if (old && !old->compat)
+            old = NULL; /* a v1 host's entry: the add answers exists */
+        struct qd_conn *here = qd_conn_by_index(qda.conns, dir, index);
+        if (here && !here->compat) {
+            rte_free(c); /* the index of a v1 host's entry: not ours to share or take */
+            return QUICOFF_EXISTS;
+        }
+    } else {
+        old = qd_conn_by_index(qda.conns, dir, index);
+        if (old && msg->version && !(msg->flags & QUICOFF_WIRE_ADD_REPLACE)) {
             rte_free(c);
             return QUICOFF_EXISTS;
         }
-        conn_remove(old);
     }
 
+    quicoff_status_t st;
     pthread_mutex_lock(&qda.conns->lock);
-    /* lookaside: the library's install hook makes the key's sessions; a
-     * suite the cryptodev lacks is unsupported, a full session pool no_memory */
-    quicoff_status_t st = quicoff_conn_add(qda.table, cfg, &c->handle);
-    if (st == QUICOFF_OK)
-        qd_conns_publish(qda.conns, c, cfg->key_generation);
+    if (old) {
+        /* In place (same handle): the data path sees the old entry or the
+         * new one, never neither, and on any failure (invalid_argument,
+         * exists, no_memory, ...) the old one stays exactly as it was. */
+        c->handle = old->handle;
+        st = quicoff_conn_replace(qda.table, old->handle, cfg);
+        if (st == QUICOFF_OK)
+            qd_conns_swap(qda.conns, old, c, cfg->key_generation);
+    } else {
+        /* lookaside: the library's install hook makes the key's sessions; a
+         * suite the cryptodev lacks is unsupported, a full session pool no_memory */
+        st = quicoff_conn_add(qda.table, cfg, &c->handle);
+        if (st == QUICOFF_OK)
+            qd_conns_publish(qda.conns, c, cfg->key_generation);
+    }
     pthread_mutex_unlock(&qda.conns->lock);
-    if (st != QUICOFF_OK)
+    if (st != QUICOFF_OK) {
         rte_free(c);
-    return st;
+        return st;
+    }
+    if (old) {
+        reclaim_after_sync(); /* the old keys (and lookaside sessions) go now */
+        rte_free(old);
+    }
+    return QUICOFF_OK;
 }
 
 /* Current key generation of an entry (the data plane's, in both modes). */
@@ -286,6 +322,9 @@ static void handle(struct rte_mbuf *m)
     const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
     quicoff_status_t st = quicoff_wire_decode(p, rte_pktmbuf_data_len(m), &msg);
     QD_INC(cst, sig_rx);
+    if (msg.hdr_valid && msg.version != 0 &&
+        !atomic_load_explicit(&qda.host_speaks_v1, memory_order_relaxed))
+        atomic_store_explicit(&qda.host_speaks_v1, true, memory_order_relaxed);
     if (st != QUICOFF_OK) {
         QD_INC(cst, sig_bad);
         if (msg.hdr_valid && msg.version != 0)
@@ -351,9 +390,7 @@ static void *control_main(void *arg)
         uint64_t now = rte_rdtsc();
         for (unsigned i = 0; i < n; i++) {
             handle(m[i]);
-            /* the frame held keys */
-            memset(rte_pktmbuf_mtod(m[i], void *), 0, rte_pktmbuf_data_len(m[i]));
-            rte_pktmbuf_free(m[i]);
+            qd_mbuf_free_wiped(m[i]); /* the frame held keys */
         }
         if (now >= next_reclaim) {
             quicoff_table_reclaim(qda.table);
@@ -385,10 +422,11 @@ void qd_signaling_stop(pthread_t tid)
 
 void qd_signaling_clear_all(void)
 {
-    for (unsigned dir = 0; dir < 2; dir++)
-        for (uint32_t i = 0; i < qda.conns->capacity; i++) {
-            struct qd_conn *c = qd_conn_by_index(qda.conns, dir, i);
-            if (c)
-                conn_remove(c);
-        }
+    /* by slot, not by index: a compat RX index may hold several entries
+     * (one per path's DCID), and only the last is in by_index */
+    for (uint32_t i = 0; i < qda.conns->capacity; i++) {
+        struct qd_conn *c = atomic_load_explicit(&qda.conns->by_slot[i], memory_order_acquire);
+        if (c)
+            conn_remove(c);
+    }
 }

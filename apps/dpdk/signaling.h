@@ -3,7 +3,8 @@
  * Signaling: the control thread. Frames on 0x88B5 that the I/O lcore took
  * from the host port (never the network port) are decoded (quicoff/wire.h)
  * and applied to the connection table: ADD / compat signaling ->
- * quicoff_conn_add, UPDATE -> quicoff_conn_update, REMOVE ->
+ * quicoff_conn_add (or, in place of an existing entry, quicoff_conn_replace),
+ * UPDATE -> quicoff_conn_update, REMOVE ->
  * quicoff_conn_remove, QUERY -> counters; every v1 request is answered with
  * an ACK (or STATS) carrying its request ID and status. The data path keeps
  * running meanwhile: the table is lock-free for its readers.

@@ -59,6 +59,7 @@
     X(key_updates, "key phase changes seen by the data plane")                               \
     X(events_sent, "EVENT frames sent to the host")                                          \
     X(events_suppressed, "EVENT frames not sent (rate limit)")                               \
+    X(events_not_v1, "connection-less EVENTs not sent: --compat and no v1 frame from the host yet") \
     X(mbuf_alloc_failed, "mbuf allocations that failed")                                     \
     X(cdev_enqueue_failed, "lookaside: operations the cryptodev did not take")              \
     X(cdev_op_failed, "lookaside: operations the cryptodev failed (other than auth)")        \
@@ -72,6 +73,7 @@
     X(sig_failed, "requests answered with an error status")                                  \
     X(sig_bad, "undecodable signaling frames")                                               \
     X(sig_retried, "requests seen before: the remembered ACK sent again")                   \
+    X(sig_bad_direction, "requests with a direction > 1: answered invalid_argument, direction 0xFF") \
     X(acks_sent, "ACK / STATS frames sent to the host")
 
 struct qd_counters {

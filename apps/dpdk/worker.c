@@ -189,6 +189,12 @@ void qd_worker_event(struct qd_worker *w, const struct qd_conn *c, const struct 
 {
     if (!qda.opt->events || (c && c->compat) || e->code >= QUICOFF_WIRE_EV_COUNT)
         return;
+    if (!c && qda.opt->compat &&
+        !atomic_load_explicit(&qda.host_speaks_v1, memory_order_relaxed)) {
+        /* a compat host cannot parse v1 frames: none until the host speaks v1 */
+        QD_INC(w->st, events_not_v1);
+        return;
+    }
     if (e->code != QUICOFF_WIRE_EV_KEY_UPDATE) {
         uint64_t *next = c ? &qd_slot_of(qda.conns, c)->ev_next[e->code] : &w->ev_next[e->code];
         uint64_t now = rte_rdtsc();

@@ -265,6 +265,15 @@ struct quicoff_conn_update {
 
 quicoff_status_t quicoff_conn_update(struct quicoff_table *t, quicoff_conn_t conn,
                                      const struct quicoff_conn_update *u);
+/** Replaces the entry `conn` by one built from cfg (same direction), atomically
+ *  for the data plane: the handle stays valid and names the new entry, and a
+ *  packet finds either the old entry or the new one, never neither. The new
+ *  entry starts as an added one (counters, PN state, key generation); the old
+ *  keys are zeroed and freed once no worker can hold them. RX: EXISTS when
+ *  another entry has cfg's lookup key (the entry's own key may be kept or
+ *  changed). On any error nothing changes. */
+quicoff_status_t quicoff_conn_replace(struct quicoff_table *t, quicoff_conn_t conn,
+                                      const struct quicoff_conn_config *cfg);
 /** Unlinks the entry at once; its keys are zeroed and freed once no worker can hold them. */
 quicoff_status_t quicoff_conn_remove(struct quicoff_table *t, quicoff_conn_t conn);
 /** RX lookup as the data plane does it (for tools and tests). */

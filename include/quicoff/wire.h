@@ -66,6 +66,9 @@ extern "C" {
 #define QUICOFF_WIRE_DETAIL_MAX 255       /**< DETAIL TLV text, bytes */
 
 #define QUICOFF_WIRE_INDEX_NONE 0xFFFFFFFFu /**< "no entry" (events, table-only queries) */
+/** ACK direction of a request whose own direction byte is neither TX nor RX
+ *  (answered invalid_argument; docs/protocol.md §4.8). Only ACKs carry it. */
+#define QUICOFF_WIRE_DIRECTION_NONE 0xFFu
 #define QUICOFF_WIRE_PN_MAX ((UINT64_C(1) << 62) - 1) /**< largest QUIC packet number */
 
 /** What a frame is.  For v1 the numeric value is the on-wire Type byte;

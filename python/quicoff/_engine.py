@@ -235,6 +235,17 @@ def _check(status, what=None):
         raise QuicoffError(status, "%s: %s" % (what, name) if what else name)
 
 
+def _wipe(*cdatas):
+    """Zeroes cffi buffers that held keys or secrets, once the C library has
+    copied them (it keeps its own, and zeroes those on remove): so no copy
+    outlives the call in memory this module allocated. (The caller's own
+    Python bytes objects are immutable and out of reach.)"""
+    for c in cdatas:
+        if c is not None:
+            buf = ffi.buffer(c)
+            buf[:] = bytes(len(buf))
+
+
 # ---------------------------------------------------------------------------
 # key schedule and packet numbers
 
@@ -253,12 +264,15 @@ def derive_packet_keys(suite, secret, version=1):
     sid = _suite_id(suite)
     secret = _bytes(secret, "secret")
     out = ffi.new("struct quicoff_packet_keys *")
-    _check(lib.quicoff_derive_packet_keys(sid, ffi.from_buffer("uint8_t[]", secret),
-                                          len(secret), _version(version), out),
-           "derive_packet_keys")
-    n = int(lib.quicoff_suite_key_len(sid))
-    return PacketKeys(bytes(ffi.buffer(out.key, n)), bytes(ffi.buffer(out.iv, IV_LEN)),
-                      bytes(ffi.buffer(out.hp, n)))
+    try:
+        _check(lib.quicoff_derive_packet_keys(sid, ffi.from_buffer("uint8_t[]", secret),
+                                              len(secret), _version(version), out),
+               "derive_packet_keys")
+        n = int(lib.quicoff_suite_key_len(sid))
+        return PacketKeys(bytes(ffi.buffer(out.key, n)), bytes(ffi.buffer(out.iv, IV_LEN)),
+                          bytes(ffi.buffer(out.hp, n)))
+    finally:
+        _wipe(out)
 
 
 def derive_next_secret(suite, secret, version=1):
@@ -266,10 +280,13 @@ def derive_next_secret(suite, secret, version=1):
     sid = _suite_id(suite)
     secret = _bytes(secret, "secret")
     out = ffi.new("uint8_t[]", lib.QUICOFF_MAX_SECRET_LEN)
-    _check(lib.quicoff_derive_next_secret(sid, ffi.from_buffer("uint8_t[]", secret),
-                                          len(secret), _version(version), out),
-           "derive_next_secret")
-    return bytes(ffi.buffer(out, len(secret)))
+    try:
+        _check(lib.quicoff_derive_next_secret(sid, ffi.from_buffer("uint8_t[]", secret),
+                                              len(secret), _version(version), out),
+               "derive_next_secret")
+        return bytes(ffi.buffer(out, len(secret)))
+    finally:
+        _wipe(out)
 
 
 def initial_secrets(dcid, version=1):
@@ -277,10 +294,13 @@ def initial_secrets(dcid, version=1):
     dcid = _bytes(dcid, "dcid")
     c = ffi.new("uint8_t[32]")
     s = ffi.new("uint8_t[32]")
-    _check(lib.quicoff_derive_initial_secrets(ffi.from_buffer("uint8_t[]", dcid), len(dcid),
-                                              _version(version), c, s),
-           "initial_secrets")
-    return bytes(ffi.buffer(c)), bytes(ffi.buffer(s))
+    try:
+        _check(lib.quicoff_derive_initial_secrets(ffi.from_buffer("uint8_t[]", dcid), len(dcid),
+                                                  _version(version), c, s),
+               "initial_secrets")
+        return bytes(ffi.buffer(c)), bytes(ffi.buffer(s))
+    finally:
+        _wipe(c, s)
 
 
 def initial_keys(dcid, version=1):
@@ -518,7 +538,7 @@ class Engine:
                        level="1rtt", version=1, local_addr=None, nonce_layout=None,
                        fail_action="drop", largest_pn=None, usage_threshold=0,
                        key_generation=0, next_keys=None, next_secret=None, derive_next=True,
-                       grease_quic_bit=True):
+                       grease_quic_bit=True, _replace=None):
         """Installs a connection entry; returns its handle (int).
 
         Give either ``secret`` (a TLS traffic secret: keys derived by the C
@@ -546,47 +566,63 @@ class Engine:
 
         cfg = ffi.new("struct quicoff_conn_config *")
         lib.quicoff_conn_config_init(cfg)
-        cfg.direction = _choice(direction, _DIR_IDS, "direction")
-        cfg.level = lvl
-        cfg.suite = sid
-        cfg.version = ver
-        ffi.memmove(cfg.dcid, dcid, len(dcid))
-        cfg.dcid_len = len(dcid)
-        _fill_addr(cfg.local_addr, local_addr)
-        cfg.path_id = int(path_id or 0)
-        cfg.nonce_layout = _choice(nonce_layout, _NONCE_IDS, "nonce_layout")
-        cfg.fail_action = _choice(fail_action, _FAIL_IDS, "fail_action")
-        cfg.largest_pn = _u64(largest_pn, "largest_pn")
-        cfg.usage_threshold = _u64(usage_threshold or 0, "usage_threshold")
-        cfg.key_generation = int(key_generation)
-        cfg.grease_quic_bit = bool(grease_quic_bit)
-
         keep = None
-        if keys is not None:
-            _fill_keys(cfg.keys, keys, key_len)
-        elif derive_next or lvl != lib.QUICOFF_LEVEL_ONE_RTT or next_keys is not None \
-                or next_secret is not None:
-            secret = _bytes(secret, "secret")
-            keep = ffi.from_buffer("uint8_t[]", secret)
-            cfg.secret = keep
-            cfg.secret_len = len(secret)
-        else:
-            # 1-RTT secret without next keys: the C library would derive them
-            # from the secret, so hand it the current keys only.
-            _fill_keys(cfg.keys, derive_packet_keys(sid, secret, ver), key_len)
+        try:
+            cfg.direction = _choice(direction, _DIR_IDS, "direction")
+            cfg.level = lvl
+            cfg.suite = sid
+            cfg.version = ver
+            ffi.memmove(cfg.dcid, dcid, len(dcid))
+            cfg.dcid_len = len(dcid)
+            _fill_addr(cfg.local_addr, local_addr)
+            cfg.path_id = int(path_id or 0)
+            cfg.nonce_layout = _choice(nonce_layout, _NONCE_IDS, "nonce_layout")
+            cfg.fail_action = _choice(fail_action, _FAIL_IDS, "fail_action")
+            cfg.largest_pn = _u64(largest_pn, "largest_pn")
+            cfg.usage_threshold = _u64(usage_threshold or 0, "usage_threshold")
+            cfg.key_generation = int(key_generation)
+            cfg.grease_quic_bit = bool(grease_quic_bit)
 
-        if next_secret is not None:
-            next_keys = derive_packet_keys(sid, next_secret, ver)
-        if next_keys is not None:
-            _fill_keys(cfg.next_keys, next_keys, key_len)
-            cfg.has_next_keys = True
+            if keys is not None:
+                _fill_keys(cfg.keys, keys, key_len)
+            elif derive_next or lvl != lib.QUICOFF_LEVEL_ONE_RTT or next_keys is not None \
+                    or next_secret is not None:
+                secret = _bytes(secret, "secret")
+                keep = ffi.new("uint8_t[]", len(secret))  # a copy of ours, wiped below
+                ffi.memmove(keep, secret, len(secret))
+                cfg.secret = keep
+                cfg.secret_len = len(secret)
+            else:
+                # 1-RTT secret without next keys: the C library would derive them
+                # from the secret, so hand it the current keys only.
+                _fill_keys(cfg.keys, derive_packet_keys(sid, secret, ver), key_len)
 
-        out = ffi.new("quicoff_conn_t *", CONN_INVALID)
-        _check(lib.quicoff_conn_add(t, cfg, out), "add_connection")
-        del keep
-        handle = int(out[0])
+            if next_secret is not None:
+                next_keys = derive_packet_keys(sid, next_secret, ver)
+            if next_keys is not None:
+                _fill_keys(cfg.next_keys, next_keys, key_len)
+                cfg.has_next_keys = True
+
+            if _replace is None:
+                out = ffi.new("quicoff_conn_t *", CONN_INVALID)
+                _check(lib.quicoff_conn_add(t, cfg, out), "add_connection")
+                handle = int(out[0])
+            else:
+                _check(lib.quicoff_conn_replace(t, _replace, cfg), "replace_connection")
+                handle = _replace
+        finally:
+            _wipe(cfg, keep)  # keys and secret: the C library has its own copy
         self._conns[handle] = sid
         return handle
+
+    def replace_connection(self, handle, direction, suite, dcid, secret=None, keys=None,
+                           path_id=None, **kw):
+        """Replaces the entry ``handle`` by one built from the arguments of
+        add_connection (quicoff_conn_replace): atomically for the data plane,
+        the handle stays valid and names the new entry (counters and PN state
+        restart). On any error the old entry is left exactly as it was."""
+        return self.add_connection(direction, suite, dcid, secret, keys, path_id,
+                                   _replace=_u64(handle, "handle"), **kw)
 
     @_control
     def update_connection(self, handle, *, keys=None, secret=None, key_generation=None,
@@ -602,40 +638,43 @@ class Engine:
         u = ffi.new("struct quicoff_conn_update *")
         what = 0
         keep = None
-        if keys is not None or secret is not None:
-            if keys is not None and secret is not None:
-                raise ValueError("give keys or secret, not both")
-            if key_generation is None:
-                raise ValueError("key_generation is required with keys or secret")
-            what |= lib.QUICOFF_UPDATE_KEYS
-            u.key_generation = int(key_generation)
-            if keys is not None:
-                sid = self._conns.get(int(handle))
-                _fill_keys(u.keys, keys,
-                           int(lib.quicoff_suite_key_len(sid)) if sid is not None else 0)
-            else:
-                secret = _bytes(secret, "secret")
-                keep = ffi.from_buffer("uint8_t[]", secret)
-                u.secret = keep
-                u.secret_len = len(secret)
-        elif key_generation is not None:
-            raise ValueError("key_generation only goes with keys or secret")
-        if roll:
-            what |= lib.QUICOFF_UPDATE_ROLL
-        if drop_old:
-            what |= lib.QUICOFF_UPDATE_DROP_OLD
-        if largest_pn is not None:
-            what |= lib.QUICOFF_UPDATE_LARGEST_PN
-            u.largest_pn = _u64(largest_pn, "largest_pn")
-        if fail_action is not None:
-            what |= lib.QUICOFF_UPDATE_FAIL_ACTION
-            u.fail_action = _choice(fail_action, _FAIL_IDS, "fail_action")
-        if usage_threshold is not None:
-            what |= lib.QUICOFF_UPDATE_THRESHOLD
-            u.usage_threshold = _u64(usage_threshold, "usage_threshold")
-        u.what = what
-        _check(lib.quicoff_conn_update(t, _u64(handle, "handle"), u), "update_connection")
-        del keep
+        try:
+            if keys is not None or secret is not None:
+                if keys is not None and secret is not None:
+                    raise ValueError("give keys or secret, not both")
+                if key_generation is None:
+                    raise ValueError("key_generation is required with keys or secret")
+                what |= lib.QUICOFF_UPDATE_KEYS
+                u.key_generation = int(key_generation)
+                if keys is not None:
+                    sid = self._conns.get(int(handle))
+                    _fill_keys(u.keys, keys,
+                               int(lib.quicoff_suite_key_len(sid)) if sid is not None else 0)
+                else:
+                    secret = _bytes(secret, "secret")
+                    keep = ffi.new("uint8_t[]", len(secret))  # a copy of ours, wiped below
+                    ffi.memmove(keep, secret, len(secret))
+                    u.secret = keep
+                    u.secret_len = len(secret)
+            elif key_generation is not None:
+                raise ValueError("key_generation only goes with keys or secret")
+            if roll:
+                what |= lib.QUICOFF_UPDATE_ROLL
+            if drop_old:
+                what |= lib.QUICOFF_UPDATE_DROP_OLD
+            if largest_pn is not None:
+                what |= lib.QUICOFF_UPDATE_LARGEST_PN
+                u.largest_pn = _u64(largest_pn, "largest_pn")
+            if fail_action is not None:
+                what |= lib.QUICOFF_UPDATE_FAIL_ACTION
+                u.fail_action = _choice(fail_action, _FAIL_IDS, "fail_action")
+            if usage_threshold is not None:
+                what |= lib.QUICOFF_UPDATE_THRESHOLD
+                u.usage_threshold = _u64(usage_threshold, "usage_threshold")
+            u.what = what
+            _check(lib.quicoff_conn_update(t, _u64(handle, "handle"), u), "update_connection")
+        finally:
+            _wipe(u, keep)  # keys and secret: the C library has its own copy
 
     @_control
     def remove_connection(self, handle):

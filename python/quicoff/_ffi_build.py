@@ -164,6 +164,8 @@ struct quicoff_conn_update {
 
 quicoff_status_t quicoff_conn_update(struct quicoff_table *t, quicoff_conn_t conn,
                                      const struct quicoff_conn_update *u);
+quicoff_status_t quicoff_conn_replace(struct quicoff_table *t, quicoff_conn_t conn,
+                                      const struct quicoff_conn_config *cfg);
 quicoff_status_t quicoff_conn_remove(struct quicoff_table *t, quicoff_conn_t conn);
 quicoff_conn_t quicoff_conn_find(struct quicoff_table *t, quicoff_level_t level,
                                  const uint8_t *dcid, size_t dcid_len,
@@ -334,6 +336,7 @@ quicoff_status_t quicoff_ccm_set_job_min_len(size_t len);
 #define QUICOFF_WIRE_SIGNAL_MAX ...
 #define QUICOFF_WIRE_DETAIL_MAX ...
 #define QUICOFF_WIRE_INDEX_NONE ...
+#define QUICOFF_WIRE_DIRECTION_NONE ...
 #define QUICOFF_WIRE_PN_MAX ...
 
 typedef enum quicoff_wire_kind {

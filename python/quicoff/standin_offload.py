@@ -125,23 +125,26 @@ class StandIn:
         layout = "seed000" if m.path_id else "rfc9001"
         eng = self.engine
         try:
+            # An entry already there is replaced in place (atomically; a
+            # refused frame leaves it as it was), as quicoff-dpdk does.
             if m.kind == "compat_host":
-                old = self.tx.pop(m.index, None)
-                if old:
-                    eng.remove_connection(old[0])
-                h = eng.add_connection("tx", m.suite, b"\0" * m.dcid_len, keys=keys,
-                                       path_id=m.path_id or None, nonce_layout=layout)
+                old = self.tx.get(m.index)
+                args = ("tx", m.suite, b"\0" * m.dcid_len)
+                kw = dict(keys=keys, path_id=m.path_id or None, nonce_layout=layout)
+                h = eng.replace_connection(old[0], *args, **kw) if old else \
+                    eng.add_connection(*args, **kw)
                 self.tx[m.index] = (h, m.dcid_len, None, "compat")
-            else:                   # compat_peer
+            else:                   # compat_peer: keyed by DCID (a second path's is kept)
                 dcid = m.dcid[:self.a.local_cid_len]
-                old = self.rx_by_dcid.pop(dcid, None)
-                if old is not None:
-                    eng.remove_connection(old)
-                    self.rx.pop(old, None)
-                h = eng.add_connection("rx", m.suite, dcid, keys=keys,
-                                       path_id=m.path_id or None, nonce_layout=layout,
-                                       largest_pn=None if m.full_pn == wire.PN_NONE
-                                       else m.full_pn)
+                old = self.rx_by_dcid.get(dcid)
+                if (old is not None and self.rx.get(old, (0, ""))[1] != "compat") or \
+                        m.index in self.rx_by_index:
+                    raise ValueError("a v1 entry's DCID or index")
+                args = ("rx", m.suite, dcid)
+                kw = dict(keys=keys, path_id=m.path_id or None, nonce_layout=layout,
+                          largest_pn=None if m.full_pn == wire.PN_NONE else m.full_pn)
+                h = eng.replace_connection(old, *args, **kw) if old is not None else \
+                    eng.add_connection(*args, **kw)
                 self.rx[h] = (m.index, "compat")
                 self.rx_by_dcid[dcid] = h
         except Exception:
@@ -272,18 +275,15 @@ class StandIn:
             kw["next_keys"] = (m.next_key, m.next_iv, m.hp)
         d, idx = m.direction, m.index
         old = self._v1_handle(d, idx)
-        if old is not None:
-            if not m.replace:
-                return "exists"
-            eng.remove_connection(old)
-            if d == "rx":
-                self.rx.pop(old, None)
-                self.rx_by_dcid = {k: v for k, v in self.rx_by_dcid.items() if v != old}
+        if old is not None and not m.replace:
+            return "exists"
+        # REPLACE: in place, atomically; a failure (raised) leaves the old entry
+        h = eng.replace_connection(old, d, m.suite, m.dcid, **kw) if old is not None else \
+            eng.add_connection(d, m.suite, m.dcid, **kw)
         if d == "tx":
-            h = eng.add_connection("tx", m.suite, m.dcid, **kw)
             self.tx[idx] = (h, len(m.dcid), self._encap(m.encap) if m.encap else None, "v1")
         else:
-            h = eng.add_connection("rx", m.suite, m.dcid, **kw)
+            self.rx_by_dcid = {k: v for k, v in self.rx_by_dcid.items() if v != h}
             self.rx[h] = (idx, "v1")
             self.rx_by_index[idx] = h
             self.rx_by_dcid[m.dcid] = h

@@ -40,6 +40,7 @@ from typing import Optional, Union
 
 __all__ = [
     "ETHERTYPE_SIGNAL", "ETHERTYPE_DATA", "MAGIC", "VERSION", "PN_MAX", "PN_NONE", "INDEX_NONE",
+    "DIRECTION_NONE",
     "SUITES", "LEVELS", "DIRECTIONS", "NONCE_LAYOUTS", "FAIL_ACTIONS", "STATUSES", "KINDS",
     "EVENTS", "TLV", "CONN_STATS_FIELDS", "TABLE_STATS_FIELDS", "RESULT_FLAGS",
     "WireError", "Eth", "Encap", "Add", "Update", "Remove", "Query", "Ack", "Stats", "Event",
@@ -67,6 +68,9 @@ DETAIL_MAX = 255
 SUITES = ("aes-128-gcm", "aes-256-gcm", "aes-128-ccm", "chacha20-poly1305")
 LEVELS = ("1rtt", "initial", "0rtt", "handshake")
 DIRECTIONS = ("tx", "rx")
+#: An ACK's direction when the request's was neither tx nor rx (it cannot be
+#: echoed; protocol.md §4.8). Only ACKs carry it; decoded as "none".
+DIRECTION_NONE = 0xFF
 NONCE_LAYOUTS = ("rfc9001", "multipath", "seed000")
 FAIL_ACTIONS = ("drop", "pass")
 STATUSES = ("ok", "unknown_connection", "auth_failed", "malformed", "key_phase_unavailable",
@@ -329,12 +333,18 @@ class Encap:
 # ---------------------------------------------------------------------------
 # v1 signaling
 
+def _direction_byte(kind: str, direction) -> int:
+    if kind == "ack" and direction in ("none", DIRECTION_NONE):
+        return DIRECTION_NONE
+    return _enum(direction, DIRECTIONS, "direction")
+
+
 def _sig_hdr(kind: str, byte3: int, request_id: int, index: int, direction, status,
              tlvs: bytes) -> bytes:
     if len(tlvs) > 0xFFFF:
         raise WireError("invalid_argument", "TLVs too long")
     return (bytes([MAGIC, VERSION, KINDS[kind], byte3 & 0xFF]) + _u32(request_id, "request_id") +
-            _u32(index, "index") + bytes([_enum(direction, DIRECTIONS, "direction"),
+            _u32(index, "index") + bytes([_direction_byte(kind, direction),
                                           _status_code(status)]) +
             struct.pack("!H", len(tlvs)) + tlvs)
 
@@ -786,7 +796,10 @@ def ack_for(req, status="ok", detail=None) -> Union[Ack, Stats]:
     acked = h["kind"]
     if isinstance(acked, str):
         acked = KINDS.get(acked, 0)
-    return Ack(request_id=h["request_id"], index=h["index"], direction=h["direction"],
+    direction = h["direction"]
+    if direction not in DIRECTIONS and direction not in (0, 1):
+        direction = "none"  # a request's bad direction byte cannot be echoed
+    return Ack(request_id=h["request_id"], index=h["index"], direction=direction,
                acked=_KIND_NAMES.get(acked, acked) if acked < 0x100 else 0,
                status=status, detail=detail)
 
@@ -1003,13 +1016,14 @@ def _decode_v1(p: bytes):
     request_id, index = struct.unpack_from("!II", p, 4)
     direction, status = p[12], p[13]
     header = {"kind": kind, "version": version, "request_id": request_id, "index": index,
-              "direction": DIRECTIONS[direction] if direction < 2 else direction}
+              "direction": DIRECTIONS[direction] if direction < 2
+              else "none" if kind == "ack" and direction == DIRECTION_NONE else direction}
     try:
         if version != VERSION:
             raise WireError("unsupported", "version %d" % version)
         if kind not in _ALLOWED:
             raise WireError("unsupported", "type %#x" % typ)
-        if direction > 1:
+        if direction > 1 and not (kind == "ack" and direction == DIRECTION_NONE):
             raise WireError("invalid_argument", "direction %d" % direction)
         tlv_len = struct.unpack_from("!H", p, 14)[0]
         if tlv_len > len(p) - SIGNAL_HDR_LEN:

@@ -746,6 +746,26 @@ static void test_v1_rules(void)
     ok(dec(b, n, &m) == QUICOFF_INVALID_ARGUMENT, "ENCAP IP version 6 in 30 bytes");
     n = v1(b, 0x01, 0, 2, "0001000100 " KEY16 IV12 HP16);
     ok(dec(b, n, &m) == QUICOFF_INVALID_ARGUMENT && m.hdr_valid, "direction 2");
+    {
+        /* ... and it is answered: the ACK cannot echo direction 2, it says
+         * 0xFF ("none"), and that ACK encodes and decodes (protocol.md §4.8) */
+        struct quicoff_wire_msg a, back;
+        uint8_t ab[128];
+        size_t an = 0;
+        quicoff_wire_ack_for(&m, QUICOFF_INVALID_ARGUMENT, &a);
+        ok(a.direction == QUICOFF_WIRE_DIRECTION_NONE && a.request_id == m.request_id,
+           "direction 2: the ACK's direction is 0xFF");
+        ok(quicoff_wire_encode_payload(&a, ab, sizeof(ab), &an, NULL) == QUICOFF_OK &&
+               ab[12] == 0xFF,
+           "direction 2: its ACK encodes");
+        ok(quicoff_wire_decode_payload(QUICOFF_WIRE_ETHERTYPE_SIGNAL, ab, an, &back) ==
+               QUICOFF_OK && back.kind == QUICOFF_WIRE_ACK &&
+               back.direction == QUICOFF_WIRE_DIRECTION_NONE &&
+               back.status == QUICOFF_INVALID_ARGUMENT,
+           "direction 2: its ACK decodes");
+        n = v1(b, 0x01, 0, 0xFF, "0001000100 " KEY16 IV12 HP16);
+        ok(dec(b, n, &m) == QUICOFF_INVALID_ARGUMENT, "direction 0xFF on an ADD: invalid");
+    }
     /* TLV area and lengths */
     n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16);
     b[15] += 1;

@@ -100,7 +100,7 @@ def _detail(m):
 def c_to_py(m):
     """A decoded C message as the equivalent quicoff.wire object."""
     k = wire._KIND_NAMES[m.kind]
-    d = wire.DIRECTIONS[m.direction]
+    d = wire.DIRECTIONS[m.direction] if m.direction < 2 else "none"
     if k == "add":
         c = m.u.add.cfg
         klen = wire.suite_key_len(c.suite)
@@ -226,7 +226,7 @@ def py_to_c(x):
     keep = [m]
     lib.quicoff_wire_msg_init(m, wire.KINDS[x.kind])
     if hasattr(x, "direction") and x.kind not in ("compat_peer", "compat_host"):
-        m.direction = wire._enum(x.direction, wire.DIRECTIONS, "direction")
+        m.direction = wire._direction_byte(x.kind, x.direction)
     for f in ("request_id", "index"):
         if hasattr(x, f):
             setattr(m, f, getattr(x, f))
@@ -421,6 +421,7 @@ def test_constants_match_c():
     assert wire.ETHERTYPE_DATA == lib.QUICOFF_WIRE_ETHERTYPE_DATA == 0x88B6
     assert wire.MAGIC == lib.QUICOFF_WIRE_MAGIC and wire.VERSION == lib.QUICOFF_WIRE_VERSION
     assert wire.PN_MAX == lib.QUICOFF_WIRE_PN_MAX and wire.INDEX_NONE == lib.QUICOFF_WIRE_INDEX_NONE
+    assert wire.DIRECTION_NONE == lib.QUICOFF_WIRE_DIRECTION_NONE
     assert wire.STATUSES == tuple(c_status(i) for i in range(lib.QUICOFF_STATUS_COUNT))
     for name, code in wire.KINDS.items():
         assert ffi.string(lib.quicoff_wire_kind_name(code)).decode() == name
@@ -682,6 +683,38 @@ def test_ack_for_c_and_python():
     assert ei.value.status == "unsupported"
     a = wire.ack_for(ei.value.header, "unsupported")
     assert (a.request_id, a.index, a.acked, a.status) == (77, 3, "remove", "unsupported")
+
+
+def test_bad_direction_is_answered_c_and_python():
+    """A request whose direction byte is neither tx nor rx is answered
+    invalid_argument by an ACK with direction 0xFF ("none"), which both
+    decoders accept (an ACK's direction cannot echo the bad byte)."""
+    for kind, req in (("add", SAMPLES[0]), ("remove", wire.Remove(request_id=5, index=9))):
+        bad = bytearray(req.encode())
+        bad[12] = 2
+        with pytest.raises(wire.WireError) as ei:
+            wire.decode(bytes(bad))
+        assert ei.value.status == "invalid_argument"
+        py = wire.ack_for(ei.value.header, "invalid_argument")
+        assert py.direction == "none" and py.acked == kind
+        raw = py.encode()
+        assert raw[12] == 0xFF
+        back = wire.decode(raw)
+        assert isinstance(back, wire.Ack) and back.direction == "none"
+        assert back.status == "invalid_argument"
+        # C: the same ACK from the same request, byte for byte, and it decodes
+        cm = ffi.new("struct quicoff_wire_msg *")
+        buf = ffi.from_buffer("uint8_t[]", bytes(bad))
+        assert lib.quicoff_wire_decode_payload(wire.ETHERTYPE_SIGNAL, buf, len(bad), cm) == \
+            lib.QUICOFF_INVALID_ARGUMENT
+        ack = ffi.new("struct quicoff_wire_msg *")
+        lib.quicoff_wire_ack_for(cm, lib.QUICOFF_INVALID_ARGUMENT, ack)
+        assert c_encode(ack) == raw
+        assert lib.quicoff_wire_decode_payload(wire.ETHERTYPE_SIGNAL, ffi.from_buffer(raw),
+                                               len(raw), cm) == lib.QUICOFF_OK
+    # "none" is an ACK's only: a request cannot carry it
+    with pytest.raises(wire.WireError):
+        wire.Remove(request_id=1, index=1, direction="none").encode()
 
 
 def test_doc_examples():
