@@ -45,9 +45,12 @@ quicoff_status_t qo_parse_header(const uint8_t *buf, uint32_t len, uint32_t off,
     const uint8_t *p = buf + off, *end = buf + len;
     uint8_t first = p[0];
 
-    if (!(first & 0x80)) { /* short header: 0 1 S R R K P P */
-        if (!(first & 0x40))
-            return QUICOFF_MALFORMED;
+    /* The fixed bit (0x40) is not checked here: a peer that was told
+     * grease_quic_bit (RFC 9287) may clear it, and only the packet's entry
+     * knows whether that was allowed. Callers decide once the packet is
+     * identified (protect.c), from h->fixed_bit_clear. */
+    h->fixed_bit_clear = !(first & 0x40);
+    if (!(first & 0x80)) { /* short header: ? 1 S R R K P P */
         h->is_long = 0;
         h->level = QUICOFF_LEVEL_ONE_RTT;
         h->version = 0;
@@ -67,8 +70,6 @@ quicoff_status_t qo_parse_header(const uint8_t *buf, uint32_t len, uint32_t off,
     h->version = version;
     if (version == 0)
         return QUICOFF_UNSUPPORTED; /* Version Negotiation: not protected */
-    if (!(first & 0x40))
-        return QUICOFF_MALFORMED;
     int level = long_type_level(version, (first >> 4) & 3);
     if (level < 0)
         return QUICOFF_UNSUPPORTED; /* Retry (integrity tag only) or unknown version */

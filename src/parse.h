@@ -9,6 +9,7 @@ struct qo_header {
     uint8_t is_long;
     uint8_t level;     /* quicoff_level_t */
     uint8_t dcid_len;
+    uint8_t fixed_bit_clear; /* 0x40 of the first byte is 0: greased (RFC 9287) or garbage */
     uint32_t version;  /* long headers */
     uint32_t dcid_off;
     uint32_t pn_off;
@@ -16,9 +17,12 @@ struct qo_header {
 };
 
 /* Parses the header starting at off in buf[0..len). short_dcid_len: DCID
- * length of short headers. Returns OK, MALFORMED (bounds, fixed bit, lengths)
- * or UNSUPPORTED (Version Negotiation, Retry, unknown version; h->end is then
- * the buffer end). Sets h->end whenever the packet's extent is known. */
+ * length of short headers. Returns OK, MALFORMED (bounds, lengths) or
+ * UNSUPPORTED (Version Negotiation, Retry, unknown version; h->end is then
+ * the buffer end). Sets h->end whenever the packet's extent is known. A clear
+ * fixed bit is not refused here but reported in h->fixed_bit_clear: whether
+ * it is allowed depends on the connection (RFC 9287), which the caller looks
+ * up first. */
 quicoff_status_t qo_parse_header(const uint8_t *buf, uint32_t len, uint32_t off,
                                  uint8_t short_dcid_len, struct qo_header *h);
 

@@ -356,6 +356,14 @@ QO_STAGE void rx_lookup(const struct quicoff_table *t, struct quicoff_pkt *p,
         return;
     }
     r->conn = qo_handle(s->c);
+    /* Only now is the packet identified, so only now can a clear fixed bit
+     * be judged: allowed when the host advertised grease_quic_bit (RFC 9287
+     * §3) for this connection, else malformed as RFC 9000 §17 has it
+     * (counted on the connection, which it names). */
+    if (s->h.fixed_bit_clear && !s->ks->grease_quic_bit) {
+        s->st = QUICOFF_MALFORMED;
+        return;
+    }
     __builtin_prefetch(s->ks->hp_ctx);
     __builtin_prefetch(&s->c->largest_pn);
 }
@@ -608,6 +616,12 @@ QO_STAGE void tx_prepare(struct quicoff_pkt *p, struct quicoff_result *r, struct
     r->flags = h->is_long ? QUICOFF_FLAG_LONG_HEADER : 0;
     if (s->st != QUICOFF_OK)
         return;
+    /* The host's stack greased the fixed bit (RFC 9287): kept as written
+     * (header protection never touches it) when the entry allows it. */
+    if (h->fixed_bit_clear && !ks->grease_quic_bit) {
+        s->st = QUICOFF_MALFORMED;
+        return;
+    }
     unsigned pn_len = (d[p->offset] & 3) + 1;
     /* A long header's Length must already count PN, payload and tag; the
      * packet must be long enough for the header-protection sample (the host

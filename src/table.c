@@ -529,6 +529,9 @@ void quicoff_conn_config_init(struct quicoff_conn_config *cfg)
     cfg->suite = QUICOFF_AES_128_GCM;
     cfg->version = QUICOFF_VERSION_1;
     cfg->largest_pn = UINT64_MAX;
+    /* On: a stack that advertised grease_quic_bit gets its packets; one that
+     * did not says so (RFC 9287 leaves the choice to the endpoint). */
+    cfg->grease_quic_bit = true;
 }
 
 static bool version_ok(uint32_t v)
@@ -561,6 +564,7 @@ static quicoff_status_t build_keyset(struct quicoff_table *t, const struct quico
     ks->level = (uint8_t)cfg->level;
     ks->nonce_layout = (uint8_t)cfg->nonce_layout;
     ks->fail_action = (uint8_t)cfg->fail_action;
+    ks->grease_quic_bit = cfg->grease_quic_bit;
     ks->version = version;
     ks->path_id = cfg->path_id;
     ks->dcid_len = cfg->dcid_len;

@@ -41,6 +41,7 @@ struct qo_keyset {
     struct qo_retire_node retire; /* first: node <-> keyset */
     /* lookup identity */
     uint8_t direction, level, suite, nonce_layout, fail_action, dcid_len;
+    uint8_t grease_quic_bit; /* a clear fixed bit is accepted (RFC 9287) */
     uint32_t version;
     uint32_t path_id;
     uint32_t hash;

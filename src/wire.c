@@ -446,6 +446,7 @@ enum {
     B_SUITE = 1, B_LEVEL, B_QUIC_VERSION, B_DCID, B_LOCAL_ADDR, B_PATH_ID, B_NONCE_LAYOUT,
     B_FAIL_ACTION, B_LARGEST_PN, B_USAGE_THRESHOLD, B_KEY_GENERATION, B_PACKET_KEY, B_IV,
     B_HP_KEY, B_NEXT_PACKET_KEY, B_NEXT_IV, B_SECRET, B_ENCAP, B_ROLL_GENERATION, /* 19 */
+    B_GREASE_QUIC_BIT, /* 20 = 0x0014 */
     B_CONN_STATS, B_TABLE_STATS, B_COUNT, B_PN, B_REMOTE_ADDR, B_DETAIL,
     B_N
 };
@@ -453,8 +454,8 @@ enum {
 
 static int tlv_slot(uint16_t type)
 {
-    if (type >= QUICOFF_WIRE_T_SUITE && type <= QUICOFF_WIRE_T_ROLL_GENERATION)
-        return type; /* B_SUITE .. B_ROLL_GENERATION are the type values */
+    if (type >= QUICOFF_WIRE_T_SUITE && type <= QUICOFF_WIRE_T_GREASE_QUIC_BIT)
+        return type; /* B_SUITE .. B_GREASE_QUIC_BIT are the type values */
     switch (type) {
     case QUICOFF_WIRE_T_CONN_STATS: return B_CONN_STATS;
     case QUICOFF_WIRE_T_TABLE_STATS: return B_TABLE_STATS;
@@ -470,7 +471,8 @@ static const uint32_t allowed_add =
     BIT(B_SUITE) | BIT(B_LEVEL) | BIT(B_QUIC_VERSION) | BIT(B_DCID) | BIT(B_LOCAL_ADDR) |
     BIT(B_PATH_ID) | BIT(B_NONCE_LAYOUT) | BIT(B_FAIL_ACTION) | BIT(B_LARGEST_PN) |
     BIT(B_USAGE_THRESHOLD) | BIT(B_KEY_GENERATION) | BIT(B_PACKET_KEY) | BIT(B_IV) |
-    BIT(B_HP_KEY) | BIT(B_NEXT_PACKET_KEY) | BIT(B_NEXT_IV) | BIT(B_SECRET) | BIT(B_ENCAP);
+    BIT(B_HP_KEY) | BIT(B_NEXT_PACKET_KEY) | BIT(B_NEXT_IV) | BIT(B_SECRET) | BIT(B_ENCAP) |
+    BIT(B_GREASE_QUIC_BIT);
 static const uint32_t allowed_update =
     BIT(B_FAIL_ACTION) | BIT(B_LARGEST_PN) | BIT(B_USAGE_THRESHOLD) | BIT(B_KEY_GENERATION) |
     BIT(B_PACKET_KEY) | BIT(B_IV) | BIT(B_SECRET) | BIT(B_ENCAP) | BIT(B_ROLL_GENERATION);
@@ -714,6 +716,11 @@ static quicoff_status_t interpret_add(const struct tlvs *t, struct quicoff_wire_
     if (has(t, B_ENCAP)) {
         TRY(get_encap(t, &a->encap));
         a->has_encap = true;
+    }
+    /* absent: greasing accepted (quicoff_conn_config_init's default) */
+    if (has(t, B_GREASE_QUIC_BIT)) {
+        TRY(get_enum(t, B_GREASE_QUIC_BIT, 1, &u8));
+        c->grease_quic_bit = u8 != 0;
     }
     return QUICOFF_OK;
 }
@@ -1154,6 +1161,9 @@ static quicoff_status_t put_add_tlvs(struct wbuf *w, const struct quicoff_wire_m
         tlv_bytes(w, QUICOFF_WIRE_T_SECRET, secret, c->secret_len);
     if (a->has_encap)
         TRY(put_encap_tlv(w, &a->encap));
+    /* sent only when off: absent means on, and ADDs stay as they were */
+    if (!c->grease_quic_bit)
+        tlv_u8(w, QUICOFF_WIRE_T_GREASE_QUIC_BIT, 0);
     return QUICOFF_OK;
 }
 

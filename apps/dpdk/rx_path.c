@@ -94,6 +94,11 @@ static void count_rx_failure(struct qd_worker *w, const struct quicoff_result *r
     struct quicoff_addr local, remote;
     switch (r->status) {
     case QUICOFF_UNKNOWN_CONNECTION: {
+        /* A short header with the fixed bit 0 that no entry claims may not be
+         * QUIC at all (greasing, RFC 9287 §3.1, ends the bit as a demultiplexer):
+         * the host gets it as any other UDP (pass_or_drop counts it), no event. */
+        if (len && !(pkt[0] & 0xc0))
+            return;
         QD_INC(st, rx_unknown_connection);
         uint32_t off;
         uint8_t dl;

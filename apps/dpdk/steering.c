@@ -21,9 +21,11 @@ int qd_quic_dcid(const uint8_t *p, uint32_t len, uint8_t short_cid_len, uint32_t
         *dcid_len = p[5];
         return 0;
     }
-    /* short header: the fixed bit must be set (RFC 9000 §17.3.1), and a
-     * packet needs at least the DCID, 1 PN byte and the 16-byte tag */
-    if (!(p[0] & 0x40) || len < 1u + short_cid_len + 1 + QUICOFF_TAG_LEN)
+    /* short header: a packet needs at least the DCID, 1 PN byte and the
+     * 16-byte tag. The fixed bit is not looked at: a peer may grease it
+     * (RFC 9287), and only the entry the DCID finds says whether that is
+     * allowed (libquicoff decides; unknown DCIDs reach the host as before). */
+    if (len < 1u + short_cid_len + 1 + QUICOFF_TAG_LEN)
         return -1;
     *off = 1;
     *dcid_len = short_cid_len;

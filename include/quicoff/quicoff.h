@@ -58,7 +58,7 @@ typedef enum quicoff_status {
     QUICOFF_OK = 0,
     QUICOFF_UNKNOWN_CONNECTION = 1, /**< no entry for this DCID / address / handle */
     QUICOFF_AUTH_FAILED = 2,        /**< AEAD tag did not verify; bytes left as received */
-    QUICOFF_MALFORMED = 3,          /**< too short, fixed bit clear, bad length, ... */
+    QUICOFF_MALFORMED = 3,          /**< too short, bad length, fixed bit clear (entry without grease_quic_bit), ... */
     QUICOFF_KEY_PHASE_UNAVAILABLE = 4, /**< no keys installed for the packet's key phase */
     /** Processed successfully, but the key (TX: packets protected, confidentiality
      *  limit) or the connection (RX: authentication failures, integrity limit)
@@ -219,9 +219,17 @@ struct quicoff_conn_config {
      *  next_keys.hp is ignored: header protection keys are not updated (RFC 9001 §6). */
     bool has_next_keys;
     struct quicoff_packet_keys next_keys;
+    /** RFC 9287 greasing of the QUIC bit (the fixed bit, 0x40 of the first
+     *  byte). RX: accept packets of this entry with the bit 0 (set it when the
+     *  host advertised the grease_quic_bit transport parameter). TX: protect
+     *  headers the host wrote with the bit 0, leaving it 0. false: such packets
+     *  are MALFORMED (RFC 9000 §17). The bit is judged only once the packet is
+     *  identified: a clear bit with an unknown DCID is UNKNOWN_CONNECTION. */
+    bool grease_quic_bit;
 };
 
-/** Fills cfg with defaults: TX, 1-RTT, AES-128-GCM, v1, no keys, largest_pn none. */
+/** Fills cfg with defaults: TX, 1-RTT, AES-128-GCM, v1, no keys, largest_pn
+ *  none, grease_quic_bit on. */
 void quicoff_conn_config_init(struct quicoff_conn_config *cfg);
 
 quicoff_status_t quicoff_conn_add(struct quicoff_table *t, const struct quicoff_conn_config *cfg,

@@ -132,6 +132,7 @@ enum quicoff_wire_tlv {
     QUICOFF_WIRE_T_SECRET = 0x0011,          /**< 32|48 bytes: TLS traffic secret */
     QUICOFF_WIRE_T_ENCAP = 0x0012,           /**< 30 (IPv4) | 54 (IPv6) bytes */
     QUICOFF_WIRE_T_ROLL_GENERATION = 0x0013, /**< u32: generation that ROLL makes current */
+    QUICOFF_WIRE_T_GREASE_QUIC_BIT = 0x0014, /**< u8: 1 = fixed bit 0 accepted (RFC 9287), 0 = not; absent = 1 */
     QUICOFF_WIRE_T_CONN_STATS = 0x0020,      /**< n x u64, quicoff_conn_stats order */
     QUICOFF_WIRE_T_TABLE_STATS = 0x0021,     /**< n x u64, quicoff_table_stats order */
     QUICOFF_WIRE_T_COUNT = 0x0030,           /**< u64: cumulative count behind an event */

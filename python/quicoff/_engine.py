@@ -474,13 +474,16 @@ class Engine:
     def add_connection(self, direction, suite, dcid, secret=None, keys=None, path_id=None, *,
                        level="1rtt", version=1, local_addr=None, nonce_layout=None,
                        fail_action="drop", largest_pn=None, usage_threshold=0,
-                       key_generation=0, next_keys=None, next_secret=None, derive_next=True):
+                       key_generation=0, next_keys=None, next_secret=None, derive_next=True,
+                       grease_quic_bit=True):
         """Installs a connection entry; returns its handle (int).
 
         Give either ``secret`` (a TLS traffic secret: keys derived by the C
         library, and for 1-RTT with ``derive_next`` the next generation's keys
         too, "quic ku") or ``keys`` (a PacketKeys or (key, iv, hp)).
-        ``next_keys``/``next_secret`` install generation+1 explicitly."""
+        ``next_keys``/``next_secret`` install generation+1 explicitly.
+        ``grease_quic_bit`` (RFC 9287): packets with the fixed bit 0 are
+        accepted (RX) and protected as written (TX); False: "malformed"."""
         t = self._t()
         sid = _suite_id(suite)
         lvl = _choice(level, _LEVEL_IDS, "level", _LEVEL_ALIASES)
@@ -513,6 +516,7 @@ class Engine:
         cfg.largest_pn = _u64(largest_pn, "largest_pn")
         cfg.usage_threshold = _u64(usage_threshold or 0, "usage_threshold")
         cfg.key_generation = int(key_generation)
+        cfg.grease_quic_bit = bool(grease_quic_bit)
 
         keep = None
         if keys is not None:

@@ -262,7 +262,8 @@ class StandIn:
         kw = dict(level=m.level, version=m.quic_version or 1, local_addr=m.local_addr,
                   path_id=m.path_id, nonce_layout=m.nonce_layout, fail_action=m.fail_action,
                   largest_pn=None if m.largest_pn == wire.PN_NONE else m.largest_pn,
-                  usage_threshold=m.usage_threshold, key_generation=m.key_generation)
+                  usage_threshold=m.usage_threshold, key_generation=m.key_generation,
+                  grease_quic_bit=m.grease_quic_bit)
         if m.secret is not None:
             kw["secret"] = m.secret
         else:

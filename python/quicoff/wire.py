@@ -109,6 +109,7 @@ class TLV:
     SECRET = 0x0011
     ENCAP = 0x0012
     ROLL_GENERATION = 0x0013
+    GREASE_QUIC_BIT = 0x0014
     CONN_STATS = 0x0020
     TABLE_STATS = 0x0021
     COUNT = 0x0030
@@ -131,7 +132,7 @@ _ALLOWED = {
     "add": {TLV.SUITE, TLV.LEVEL, TLV.QUIC_VERSION, TLV.DCID, TLV.LOCAL_ADDR, TLV.PATH_ID,
             TLV.NONCE_LAYOUT, TLV.FAIL_ACTION, TLV.LARGEST_PN, TLV.USAGE_THRESHOLD,
             TLV.KEY_GENERATION, TLV.PACKET_KEY, TLV.IV, TLV.HP_KEY, TLV.NEXT_PACKET_KEY,
-            TLV.NEXT_IV, TLV.SECRET, TLV.ENCAP},
+            TLV.NEXT_IV, TLV.SECRET, TLV.ENCAP, TLV.GREASE_QUIC_BIT},
     "update": {TLV.FAIL_ACTION, TLV.LARGEST_PN, TLV.USAGE_THRESHOLD, TLV.KEY_GENERATION,
                TLV.PACKET_KEY, TLV.IV, TLV.SECRET, TLV.ENCAP, TLV.ROLL_GENERATION},
     "remove": set(),
@@ -375,6 +376,9 @@ class Add:
     secret: Optional[bytes] = None
     encap: Optional[Encap] = None
     replace: bool = False
+    #: RFC 9287: packets with the fixed bit 0 accepted / protected as
+    #: written. Sent (as 0) only when False: absent means True.
+    grease_quic_bit: bool = True
     kind = "add"
 
     def encode(self) -> bytes:
@@ -415,6 +419,8 @@ class Add:
             t.append(_tlv(TLV.SECRET, _bytes(self.secret, _SECRET_LEN[s], "secret")))
         if self.encap is not None:
             t.append(_tlv(TLV.ENCAP, self.encap.value()))
+        if not self.grease_quic_bit:
+            t.append(_tlv(TLV.GREASE_QUIC_BIT, b"\x00"))
         return _sig_hdr("add", 1 if self.replace else 0, self.request_id, self.index,
                         self.direction, 0, b"".join(t))
 
@@ -916,6 +922,8 @@ def _decode_add(t, h, flags):
         m.next_iv = _g_iv(t[TLV.NEXT_IV])
     if TLV.ENCAP in t:
         m.encap = Encap.parse(t[TLV.ENCAP])
+    if TLV.GREASE_QUIC_BIT in t:
+        m.grease_quic_bit = _g_enum(t[TLV.GREASE_QUIC_BIT], (False, True), "grease_quic_bit")
     return m
 
 

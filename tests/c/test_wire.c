@@ -1341,6 +1341,32 @@ static void test_table_integration(void)
     quicoff_table_destroy(t);
 }
 
+/* GREASE_QUIC_BIT (0x0014): absent = accepted; sent as 0 when off; the
+ * decoded config carries it into quicoff_conn_add. */
+static void test_grease_tlv(void)
+{
+    uint8_t buf[2048];
+    struct quicoff_wire_msg m, d;
+    for (int off = 0; off <= 1; off++) {
+        sample(0, &m); /* an ADD */
+        ok(m.u.add.cfg.grease_quic_bit, "a fresh ADD config accepts greasing");
+        m.u.add.cfg.grease_quic_bit = !off;
+        size_t n = enc(&m, buf, sizeof(buf));
+        quicoff_wire_msg_clear(&m);
+        static const uint8_t tlv0[5] = {0x00, 0x14, 0x00, 0x01, 0x00};
+        int found = 0;
+        for (size_t i = 0; i + sizeof(tlv0) <= n; i++)
+            found |= memcmp(buf + i, tlv0, sizeof(tlv0)) == 0;
+        ok(found == off, "grease %s: TLV 0x0014 = 0 %s", off ? "off" : "on",
+           off ? "sent" : "not sent");
+        ok(quicoff_wire_decode(buf, n, &d) == QUICOFF_OK &&
+               d.u.add.cfg.grease_quic_bit == !off &&
+               quicoff_wire_conn_config(&d)->grease_quic_bit == !off,
+           "grease %s decodes to %d", off ? "off" : "on", !off);
+        quicoff_wire_msg_clear(&d);
+    }
+}
+
 static void test_clear(void)
 {
     struct quicoff_wire_msg m;
@@ -1366,5 +1392,6 @@ int main(void)
     subtest("fuzz", test_fuzz);
     subtest("table integration", test_table_integration);
     subtest("clear", test_clear);
+    subtest("grease_quic_bit TLV", test_grease_tlv);
     return done_testing();
 }

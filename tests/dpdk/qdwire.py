@@ -33,6 +33,7 @@ T_SUITE, T_LEVEL, T_QUIC_VERSION, T_DCID, T_LOCAL_ADDR = 1, 2, 3, 4, 5
 T_PATH_ID, T_NONCE_LAYOUT, T_FAIL_ACTION, T_LARGEST_PN, T_USAGE_THRESHOLD = 6, 7, 8, 9, 10
 T_KEY_GENERATION, T_PACKET_KEY, T_IV, T_HP_KEY, T_NEXT_PACKET_KEY = 11, 12, 13, 14, 15
 T_NEXT_IV, T_SECRET, T_ENCAP, T_ROLL_GENERATION = 16, 17, 18, 19
+T_GREASE_QUIC_BIT = 0x14
 T_CONN_STATS, T_TABLE_STATS, T_COUNT, T_PN, T_REMOTE_ADDR, T_DETAIL = 0x20, 0x21, 0x30, 0x31, 0x32, 0x33
 
 CONN_STATS = ["packets", "bytes", "auth_failures", "malformed", "key_phase_unavailable",
@@ -71,7 +72,8 @@ def add(request_id: int, index: int, direction: int, suite: str, key: bytes, iv:
         fail_pass: bool = False, threshold: Optional[int] = None,
         key_generation: int = 0, next_key: Optional[bytes] = None,
         next_iv: Optional[bytes] = None, level: int = 0,
-        local_addr: Optional[tuple] = None) -> bytes:
+        local_addr: Optional[tuple] = None,
+        grease_quic_bit: Optional[bool] = None) -> bytes:
     t = tlv(T_SUITE, bytes([SUITES[suite]]))
     if level:
         t += tlv(T_LEVEL, bytes([level]))
@@ -96,6 +98,8 @@ def add(request_id: int, index: int, direction: int, suite: str, key: bytes, iv:
     if next_key is not None:
         t += tlv(T_NEXT_PACKET_KEY, next_key) + tlv(T_NEXT_IV, next_iv)
     t += encap
+    if grease_quic_bit is not None:  # None: absent (= accepted)
+        t += tlv(T_GREASE_QUIC_BIT, bytes([1 if grease_quic_bit else 0]))
     return sig_header(ADD, 1 if replace else 0, request_id, index, direction, t)
 
 

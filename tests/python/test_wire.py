@@ -120,6 +120,7 @@ def c_to_py(m):
             a.next_key, a.next_iv = _b(c.next_keys.key, klen), _b(c.next_keys.iv, 12)
         if m.u.add.has_encap:
             a.encap = _encap(m.u.add.encap)
+        a.grease_quic_bit = bool(c.grease_quic_bit)
         return a
     if k == "update":
         w = m.u.update
@@ -250,6 +251,7 @@ def py_to_c(x):
         c.fail_action = wire._enum(x.fail_action, wire.FAIL_ACTIONS, "f")
         c.largest_pn, c.usage_threshold = x.largest_pn, x.usage_threshold
         c.key_generation = x.key_generation
+        c.grease_quic_bit = x.grease_quic_bit
         if x.secret is not None:
             _fill(m.u.add.secret, x.secret)
             c.secret_len = len(x.secret)
@@ -568,7 +570,8 @@ def test_hypothesis_add_update(data):
         hp=None if use_secret else data.draw(key(klen)),
         secret=data.draw(key(wire.suite_secret_len(suite))) if use_secret else None,
         next_key=data.draw(key(klen)) if nxt else None, next_iv=data.draw(key(12)) if nxt else None,
-        encap=data.draw(encap), replace=data.draw(st.booleans()))
+        encap=data.draw(encap), replace=data.draw(st.booleans()),
+        grease_quic_bit=data.draw(st.booleans()))
     upd_keys = data.draw(st.sampled_from(["none", "raw", "secret"]))
     upd = wire.Update(
         request_id=data.draw(st.integers(0, 2**32 - 1)), index=data.draw(st.integers(0, 2**32 - 1)),
@@ -919,3 +922,48 @@ def test_cdef_covers_wire_header():
             for part in line.split(","):
                 field_ = re.findall(r"\w+", part)[-1]
                 assert field_ in declared, (name, field_)
+
+
+# ---------------------------------------------------------------------------
+# GREASE_QUIC_BIT (0x0014, RFC 9287): 1 byte, absent = 1
+
+GREASE_ADD = dict(request_id=3, index=4, direction="rx", suite="aes-128-gcm",
+                  dcid=H("0102030405060708"), key=bytes(16), iv=bytes(12), hp=bytes(16))
+
+
+def _with_tlv(add_bytes, value):
+    """add_bytes with one more TLV 0x0014 (value as given), lengths patched."""
+    tlv = (0x0014).to_bytes(2, "big") + len(value).to_bytes(2, "big") + value
+    hdr, body = add_bytes[:wire.SIGNAL_HDR_LEN], add_bytes[wire.SIGNAL_HDR_LEN:]
+    hdr = hdr[:-2] + (len(body) + len(tlv)).to_bytes(2, "big")
+    return hdr + body + tlv
+
+
+def test_grease_quic_bit_tlv_c_and_python():
+    on = wire.Add(**GREASE_ADD)
+    off = wire.Add(**GREASE_ADD, grease_quic_bit=False)
+    assert on.grease_quic_bit is True
+    b_on, b_off = on.encode(), off.encode()
+    assert b"\x00\x14\x00\x01\x00" in b_off and b"\x00\x14" not in b_on[wire.SIGNAL_HDR_LEN:]
+    for msg, b in ((on, b_on), (off, b_off)):
+        cm, keep = py_to_c(msg)
+        assert c_encode(cm) == b, "C encodes the flag as Python does"
+        status, dm, _buf = c_decode(b)
+        assert status == "ok" and bool(dm.u.add.cfg.grease_quic_bit) == msg.grease_quic_bit
+        assert c_to_py(dm) == msg and wire.decode(b) == msg
+        lib.quicoff_wire_msg_clear(dm)
+    # explicit 1 = absent; other values and lengths refused, the same way
+    for value, want in ((b"\x01", "ok"), (b"\x00", "ok"), (b"\x02", "invalid_argument"),
+                        (b"", "malformed"), (b"\x01\x00", "malformed")):
+        b = _with_tlv(b_on, value)
+        status, dm, _buf = c_decode(b)
+        assert status == want, (value, status)
+        try:
+            py = wire.decode(b)
+            py_status = "ok"
+        except wire.WireError as exc:
+            py_status = exc.status
+        assert py_status == want, (value, py_status)
+        if want == "ok":
+            assert bool(dm.u.add.cfg.grease_quic_bit) == py.grease_quic_bit == (value == b"\x01")
+        lib.quicoff_wire_msg_clear(dm)

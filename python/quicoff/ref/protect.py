@@ -56,7 +56,7 @@ class Unprotected:
 
 def protect(suite: str, keys: PacketKeys, header: bytes, payload: bytes,
             pn: int, path_id: int | None = None,
-            nonce_layout: str = "rfc9001") -> bytes:
+            nonce_layout: str = "rfc9001", grease_quic_bit: bool = True) -> bytes:
     """Apply packet and header protection; returns the protected packet.
 
     ``header`` is the complete plaintext header ending with the encoded
@@ -67,7 +67,10 @@ def protect(suite: str, keys: PacketKeys, header: bytes, payload: bytes,
     bytes of ``pn``, wrong Length, unprotected packet type) or if
     ``pn_len + len(payload) < 4``: the header-protection sample would run
     past the end of the packet, so the caller must add PADDING frames
-    (RFC 9001 §5.4.2).
+    (RFC 9001 §5.4.2). A header with the fixed bit (0x40) 0 is protected as
+    written (RFC 9287 greasing; header protection never touches the bit)
+    unless ``grease_quic_bit`` is False: then ValueError, as libquicoff's
+    MALFORMED for an entry without the flag.
     """
     get_suite(suite)
     header = bytes(header)
@@ -75,6 +78,8 @@ def protect(suite: str, keys: PacketKeys, header: bytes, payload: bytes,
     if not header:
         raise ValueError("empty header")
     first = header[0]
+    if not first & 0x40 and not grease_quic_bit:
+        raise ValueError("fixed bit 0 and grease_quic_bit not allowed")
     pn_len = (first & 0x03) + 1
     pn_offset = len(header) - pn_len
 
@@ -119,13 +124,18 @@ def protect(suite: str, keys: PacketKeys, header: bytes, payload: bytes,
 def unprotect(suite: str, keys: PacketKeys, packet: bytes,
               dcid_len: int | None = None, largest_pn: int | None = None,
               path_id: int | None = None,
-              nonce_layout: str = "rfc9001") -> Unprotected:
+              nonce_layout: str = "rfc9001",
+              grease_quic_bit: bool = True) -> Unprotected:
     """Remove header and packet protection from the packet at ``packet[0]``.
 
     ``dcid_len`` is used for short headers only. ``largest_pn`` is the
     largest packet number received so far in this space (None: none yet).
     A long-header packet ends where its Length says (``packet_len``);
     trailing bytes are left for the caller (coalesced packets).
+
+    A fixed bit (0x40) of 0 is accepted (RFC 9287 greasing) unless
+    ``grease_quic_bit`` is False: then Malformed (RFC 9000 §17), as
+    libquicoff judges it once the packet's entry is known.
 
     Raises :class:`Malformed` or :class:`AuthFailed`.
     """
@@ -134,6 +144,8 @@ def unprotect(suite: str, keys: PacketKeys, packet: bytes,
     info = _parse(packet, 0, dcid_len, check_end=True)
     if info.pn_offset is None:
         raise Malformed(f"{info.packet_type} packets carry no packet protection")
+    if not packet[0] & 0x40 and not grease_quic_bit:
+        raise Malformed("fixed bit 0 and grease_quic_bit not allowed")
     pn_offset = info.pn_offset
     end = info.packet_end
 
