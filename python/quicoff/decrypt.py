@@ -36,6 +36,9 @@ Output format (pcap in, pcap out; pcapng in, pcapng out)
   the header keeps its size and coalesced packets stay parseable).  Packets
   that did not decrypt (auth failed, no keys, Retry, Version Negotiation) are
   kept byte for byte.  IP and UDP lengths and checksums are recomputed.
+  IPv4 fragments are reassembled (ipfrag.py): the frame that completes a
+  datagram carries all of it, the other fragments are left out; fragments
+  of a datagram that never completes are written as captured.
   Wireshark/tshark see valid UDP; their QUIC dissector, expecting protection,
   will not make sense of the plaintext (read it with ``quicoff.frames``).
 """
@@ -417,6 +420,8 @@ class Decryptor:
         frame = _Frame(item)
         self._queue.append(frame)
         data = item.data
+        if self.fragments.sets:
+            self._release_fragments(self.fragments.expired(item.time))
         frag = parse_ipv4_fragment(data, item.linktype)
         if frag is not None:
             # held back until its datagram is whole; then the frame that
@@ -424,7 +429,7 @@ class Decryptor:
             # left out of the output (their bytes are in it)
             self.report.ip_fragments += 1
             frame.waiting += 1
-            done = self.fragments.add(frag, frame)
+            done = self.fragments.add(frag, frame, item.time)
             self._release_fragments(self.fragments.expired())
             if done is None:
                 return self._ready()

@@ -30,6 +30,10 @@ __all__ = ["Fragment", "Reassembler", "parse_ipv4_fragment", "is_ipv6_fragment"]
 MAX_DATAGRAM = 65535
 #: fragment sets held at once; the oldest is given up beyond this
 MAX_SETS = 256
+#: seconds (capture time) a set may wait for its missing fragments: Linux's
+#: ipfrag_time default.  The caller holds the frames after a held fragment
+#: back (output order), so a lost fragment must not hold them to the end.
+TIMEOUT = 30.0
 
 
 @dataclass
@@ -75,6 +79,7 @@ class _Set:
     end: Optional[int] = None       # payload length, once the last fragment is seen
     first: Optional[Fragment] = None
     bad: bool = False
+    since: float = 0.0              # capture time of its first fragment
 
 
 class Reassembler:
@@ -88,10 +93,11 @@ class Reassembler:
         self.max_sets = max_sets
         self._given_up: List[object] = []
 
-    def add(self, frag: Fragment, owner) -> Optional[Tuple[List[object], bytes]]:
+    def add(self, frag: Fragment, owner, now: float = 0.0
+            ) -> Optional[Tuple[List[object], bytes]]:
         s = self.sets.get(frag.key)
         if s is None:
-            s = self.sets[frag.key] = _Set()
+            s = self.sets[frag.key] = _Set(since=now)
             while len(self.sets) > self.max_sets:
                 _, old = self.sets.popitem(last=False)
                 self._given_up += old.owners
@@ -144,8 +150,16 @@ class Reassembler:
         hdr[10:12] = struct.pack(">H", _checksum(bytes(hdr)))
         return s.first.link + bytes(hdr) + bytes(payload)
 
-    def expired(self) -> List[object]:
-        """Owners of sets given up since the last call (too many sets held)."""
+    def expired(self, now: Optional[float] = None) -> List[object]:
+        """Owners of sets given up since the last call: too many sets held,
+        or (given the capture time ``now``) waiting longer than TIMEOUT."""
+        if now is not None:
+            while self.sets:
+                key, s = next(iter(self.sets.items()))
+                if now - s.since <= TIMEOUT:
+                    break
+                del self.sets[key]
+                self._given_up += s.owners
         out, self._given_up = self._given_up, []
         return out
 

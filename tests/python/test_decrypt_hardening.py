@@ -305,6 +305,35 @@ def test_ipv4_fragments_incomplete_written_as_captured(small, tmp_path):
     assert [bytes(x) for x in rdpcap(str(tmp_path / "out.pcap"))] == [bytes(x) for x in kept]
 
 
+def test_ipv4_fragments_given_up_after_a_timeout(small, tmp_path):
+    """A lost fragment must not hold the rest of the capture back to its end:
+    after 30 s of capture time its set is given up and written out."""
+    from quicoff.decrypt import Decryptor
+    from quicoff.pcap_io import CaptureReader
+    d, _ = small
+    pkts = list(rdpcap(str(d / "in.pcap")))
+    p = pkts[0]
+    frags = fragment(IP(src=p[IP].src, dst=p[IP].dst, id=9) / p[UDP], fragsize=296)
+    kept = []
+    for f in frags[:-1]:
+        e = Ether(src=p.src, dst=p.dst) / f
+        e.time = p.time
+        kept.append(e)
+    late = Ether() / IP(src="10.0.0.3", dst="10.0.0.4") / UDP(sport=53, dport=53) / Raw(b"x" * 30)
+    late.time = p.time + 31
+    wrpcap(str(tmp_path / "late.pcap"), kept + [late])
+    dec = Decryptor(KeyLog.from_file(d / "keys.log"))
+    with open(tmp_path / "late.pcap", "rb") as f:
+        items = list(CaptureReader(f))
+    for it in items[:-1]:
+        assert dec.feed(it) == []            # held back while the datagram may complete
+    out = dec.feed(items[-1])
+    assert [it.index for it, _ in out] == [it.index for it in items]
+    assert dec.report.fragments_incomplete == len(kept)
+    dec.finish()
+    dec.close()
+
+
 # --------------------------------------------------------------------------
 # item 3: a capture cut by snaplen
 
