@@ -124,6 +124,29 @@ def test_decrypt_greased_zero_short_header(small):
     assert report.totals["failed"] == 0 and report.totals["no_keys"] == 0
 
 
+def test_c_splitter_tries_greased_zero_short_header(small):
+    """libquicoff's quicoff_unprotect_datagram (Engine.unprotect) applies the
+    same rule (it stops only at an all-zero rest): checked, not changed."""
+    pcap, index, off, body = _greased_zero(small)
+    d, _ = small
+    keylog = KeyLog.from_file(d / "keys.log")
+    (random,) = list(keylog.client_randoms())
+    data = bytes(rdpcap(str(pcap))[index][UDP].payload)
+    spans, _ = split_datagram(data)
+    hs, short = spans[-2], spans[-1]
+    eng = quicoff.Engine(local_cid_len=8)
+    try:
+        eng.add_connection("rx", "aes-128-gcm", hs.dcid, level="handshake",
+                           secret=keylog.get(random, "CLIENT_HANDSHAKE_TRAFFIC_SECRET"))
+        eng.add_connection("rx", "aes-128-gcm", data[off + 1:off + 9],
+                           secret=keylog.get(random, "CLIENT_TRAFFIC_SECRET_0"))
+        res = eng.unprotect(data[hs.offset:])
+    finally:
+        eng.close()
+    assert [r.status for r in res] == ["ok", "ok"]
+    assert bytes(res[1].payload) == body
+
+
 def test_trailing_zeros_are_padding_and_counted(small):
     d, _ = small
     pkts = list(rdpcap(str(d / "in.pcap")))
