@@ -448,8 +448,11 @@ class Decryptor:
         self.report.udp_datagrams += 1
         frame.udp = udp
         if udp.truncated:
-            # cut by the capture's snaplen: the packets' tags are missing
-            self.report.truncated_datagrams += 1
+            if frame.data is None and item.orig_len > len(item.data):
+                # cut by the capture's snaplen: the packets' tags are missing
+                self.report.truncated_datagrams += 1
+            else:
+                self.report.other_frames += 1   # a UDP length the IP packet does not hold
             return self._ready()
         if not udp.payload:
             self.report.other_frames += 1

@@ -30,6 +30,9 @@ __all__ = ["Fragment", "Reassembler", "parse_ipv4_fragment", "is_ipv6_fragment"]
 MAX_DATAGRAM = 65535
 #: fragment sets held at once; the oldest is given up beyond this
 MAX_SETS = 256
+#: fragments in one set (64 KiB over a 576-byte MTU is ~120); more is an
+#: attack on the overlap check, which is quadratic: the set is given up
+MAX_FRAGMENTS = 256
 #: seconds (capture time) a set may wait for its missing fragments: Linux's
 #: ipfrag_time default.  The caller holds the frames after a held fragment
 #: back (output order), so a lost fragment must not hold them to the end.
@@ -117,7 +120,8 @@ class Reassembler:
 
     @staticmethod
     def _put(s: _Set, frag: Fragment) -> None:
-        if frag.offset + len(frag.payload) > MAX_DATAGRAM - len(frag.header):
+        if s.bad or len(s.pieces) >= MAX_FRAGMENTS or \
+                frag.offset + len(frag.payload) > MAX_DATAGRAM - len(frag.header):
             s.bad = True
             return
         if not frag.more:

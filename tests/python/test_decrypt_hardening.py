@@ -407,3 +407,40 @@ def test_unsupported_version_named(tmp_path):
     report = decrypt_capture(tmp_path / "v.pcap")
     assert report.unsupported_versions == {version: 5}
     assert report.other_frames == 1
+
+
+# --------------------------------------------------------------------------
+# hostile input: mutated, cut and fragmented datagrams never crash decrypt
+
+def test_mutated_and_fragmented_input_never_crashes(small, tmp_path):
+    import random
+    d, _ = small
+    rnd = random.Random(8)
+    base = list(rdpcap(str(d / "in.pcap")))
+    frames_in = []
+    for i in range(200):
+        p = rnd.choice(base)
+        data = bytearray(bytes(p[UDP].payload))
+        for _ in range(rnd.randrange(4)):
+            data[rnd.randrange(len(data))] = rnd.randrange(256)
+        if rnd.random() < 0.2:
+            data = data[:rnd.randrange(len(data) + 1)]
+        if rnd.random() < 0.1:
+            data = bytes([rnd.choice([0, 0x40, 0x80, 0xC0])]) + bytes(rnd.randrange(30))
+        e = Ether(src=p.src, dst=p.dst) / IP(src=p[IP].src, dst=p[IP].dst, id=rnd.randrange(8)) \
+            / UDP(sport=p[UDP].sport, dport=p[UDP].dport) / Raw(bytes(data))
+        pieces = [e]
+        if rnd.random() < 0.2:     # fragments of mixed-up IDs, shuffled, some lost
+            fr = fragment(e[IP], fragsize=rnd.choice([8, 64, 296]))
+            rnd.shuffle(fr)
+            pieces = [Ether(src=p.src, dst=p.dst) / f for f in fr[:len(fr) - (rnd.random() < 0.3)]]
+        for x in pieces:
+            x.time = p.time + i * 0.01
+            frames_in.append(x)
+    wrpcap(str(tmp_path / "fuzz.pcap"), frames_in)
+    report = decrypt_capture(tmp_path / "fuzz.pcap", tmp_path / "out.pcap", d / "keys.log")
+    out = rdpcap(str(tmp_path / "out.pcap"))
+    # every frame is written, except fragments whose bytes went into a reassembled one
+    assert len(out) == len(frames_in) - (report.ip_fragments - report.fragments_incomplete
+                                         - report.reassembled)
+    assert report.frames == len(frames_in)
