@@ -14,7 +14,7 @@ what broke `quicoff decrypt` on these captures.  Then, per packet:
 Cases: the four TLS 1.3 suites, a key update, resumption with 0-RTT (two
 client runs: session + transport-parameter files), Retry (the server's
 address validation), IPv6; and the QUIC v2 draft, which quicoff names as
-an unsupported version.  Each run is bounded (a 16 KiB file, timeouts),
+an unsupported version.  Each run is bounded (a 64 KiB file, timeouts),
 and the tools are test dependencies: tools/install_deps.sh installs
 ngtcp2-client, ngtcp2-server, tcpdump and tshark; a missing one fails.
 
@@ -44,7 +44,7 @@ TSHARK = shutil.which("tshark")
 OPENSSL = shutil.which("openssl")
 
 LONG_TYPES_V1 = ("initial", "0rtt", "handshake", "retry")
-FILE_SIZE = 16384
+FILE_SIZE = 65536
 TIMEOUT = 20
 
 #: what each case printed, for the report at the end of the run
