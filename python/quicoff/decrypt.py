@@ -106,6 +106,7 @@ class QuicPacket:
     length_off: int = 0               # long header: where the Length varint is, its width
     length_width: int = 0
     pn_off: int = 0
+    cut: bool = False                 # its end is past a snaplen cut (not decryptable)
     # outcome
     status: Optional[str] = None      # engine status, "no_keys", "pending", "unprotected"
     plaintext: Optional[bytes] = None
@@ -128,7 +129,7 @@ class QuicPacket:
         return "failed"
 
 
-def split_datagram(data: bytes) -> Tuple[List[QuicPacket], int]:
+def split_datagram(data: bytes, cut: bool = False) -> Tuple[List[QuicPacket], int]:
     """Splits a UDP payload into QUIC packets (RFC 9000 §12.2).
 
     Returns (packets, end): bytes from ``end`` on are trailing padding.  The
@@ -137,7 +138,11 @@ def split_datagram(data: bytes) -> Tuple[List[QuicPacket], int]:
     rest after a packet is padding (:func:`quicoff.ref.is_padding`); any
     other rest is a packet, and is tried -- a greased short header can
     start with 0x00.  Short headers, Retry, Version Negotiation and unknown
-    versions run to the end of the datagram."""
+    versions run to the end of the datagram.
+
+    ``cut``: ``data`` is the start of a datagram the capture's snaplen cut;
+    a long header whose Length runs past the cut is returned as its packet
+    type with ``cut`` set (it cannot decrypt, but says whose it is)."""
     out: List[QuicPacket] = []
     off = 0
     n = len(data)
@@ -148,8 +153,19 @@ def split_datagram(data: bytes) -> Tuple[List[QuicPacket], int]:
             # short headers: the DCID length is found later, by CID lookup
             h = parse_header(data, off, 0)
         except Malformed:
-            form = "long" if data[off] & 0x80 else "short"
-            out.append(QuicPacket(off, n, form, "malformed"))
+            h = None
+            if cut:
+                try:
+                    h = parse_header(data, off, 0, check_end=False)
+                except Malformed:
+                    pass
+            if h is None or h.pn_offset is None or h.length < 20:
+                form = "long" if data[off] & 0x80 else "short"
+                out.append(QuicPacket(off, n, form, "malformed", cut=cut))
+                return out, n
+            out.append(QuicPacket(off, n, "long", h.packet_type, h.version, h.dcid, h.scid,
+                                  h.length_offset, h.pn_offset - h.length_offset,
+                                  h.pn_offset, cut=True))
             return out, n
         if h.form == "short":
             out.append(QuicPacket(off, n, "short", "1rtt"))
@@ -234,6 +250,7 @@ class _Frame:
     waiting: int = 0        # packets still pending keys (or the frame's other IP fragments)
     data: Optional[bytes] = None   # the frame's bytes if not the captured ones (reassembled)
     drop: bool = False      # an IP fragment whose bytes went into another frame
+    cut: bool = False       # the capture holds only the start of the datagram (snaplen)
 
 
 # --------------------------------------------------------------------------
@@ -287,6 +304,7 @@ class Report:
     unattributed: int = 0            # QUIC packets of no connection in the capture
     truncated_input: bool = False
     truncated_datagrams: int = 0     # UDP datagrams cut short by the capture's snaplen
+    truncated_packets: int = 0       # QUIC packets in them that lost bytes (not decrypted)
     padding_datagrams: int = 0       # QUIC datagrams ending in all-zero padding
     padding_bytes: int = 0
     unsupported_versions: Dict[int, int] = field(default_factory=dict)  # version -> packets
@@ -325,7 +343,9 @@ class Report:
                          % (self.padding_bytes, self.padding_datagrams))
         if self.truncated_datagrams:
             lines.append("warning: %d UDP datagrams cut short by the capture's snaplen: "
-                         "not decrypted" % self.truncated_datagrams)
+                         "%d QUIC packets in them truncated, not decrypted (the frames are "
+                         "written as captured)" % (self.truncated_datagrams,
+                                                   self.truncated_packets))
         if self.ip_fragments:
             lines.append("IPv4 fragments: %d frames, reassembled into %d datagrams%s" % (
                 self.ip_fragments, self.reassembled,
@@ -448,9 +468,13 @@ class Decryptor:
         self.report.udp_datagrams += 1
         frame.udp = udp
         if udp.truncated:
-            if frame.data is None and item.orig_len > len(item.data):
-                # cut by the capture's snaplen: the packets' tags are missing
+            if frame.data is None and item.orig_len > len(item.data) and udp.payload:
+                # cut by the capture's snaplen: the packets that are whole
+                # still decrypt (and may carry a ClientHello/ServerHello);
+                # the one that lost its end is counted
                 self.report.truncated_datagrams += 1
+                frame.cut = True
+                self._datagram(frame, udp)
             else:
                 self.report.other_frames += 1   # a UDP length the IP packet does not hold
             return self._ready()
@@ -496,8 +520,9 @@ class Decryptor:
         return out
 
     def _rebuild(self, f: _Frame) -> Optional[bytes]:
-        if not f.packets or not any(p.plaintext is not None for p in f.packets):
-            return f.data      # None: as captured
+        if f.cut or not f.packets or not any(p.plaintext is not None for p in f.packets):
+            # as captured (a cut frame: its IP/UDP lengths count bytes it lacks)
+            return f.data
         data = f.udp.payload
         parts = []
         for p in f.packets:
@@ -509,7 +534,7 @@ class Decryptor:
     # -- datagrams ------------------------------------------------------------
     def _datagram(self, frame: _Frame, udp) -> None:
         data = udp.payload
-        packets, trailer = split_datagram(data)
+        packets, trailer = split_datagram(data, frame.cut)
         frame.trailer = trailer
         src, dst = udp.src, udp.dst
         for i, pkt in enumerate(packets):
@@ -537,6 +562,14 @@ class Decryptor:
                 self._record(frame, pkt)
                 continue
             pkt.conn, pkt.direction = owner
+            if frame.cut and i == len(packets) - 1 and (
+                    pkt.cut or pkt.form == "short" or not pkt.pn_off):
+                # runs to the end of the datagram, which the capture lacks (a
+                # long header that fits ends before the cut, so it is whole)
+                pkt.status = "truncated"
+                self.report.truncated_packets += 1
+                self._record(frame, pkt)
+                continue
             self._packet(frame, pkt, data, dst)
         self.report.quic_datagrams += 1
         if trailer < len(data):

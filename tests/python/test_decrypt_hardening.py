@@ -68,8 +68,9 @@ def set_payload(pkt, payload):
 def _greased_zero(small):
     """The capture with the client's coalesced 1-RTT packet re-protected with
     its fixed bit 0 (RFC 9287), 16 PADDING/PING frames in front of its
-    frames (k's bits: 0x00 PADDING, 0x01 PING; a new HP sample for each k)
-    until the protected first byte is 0x00.  Returns (pcap, frame index, offset of
+    frames until the protected first byte is 0x00: 4 PADDING, then k's
+    bits (0x00 PADDING, 0x01 PING) where the header-protection sample lies
+    (payload bytes 4 - pn_len .. 19 - pn_len), a new sample for each k.  Returns (pcap, frame index, offset of
     the 1-RTT packet, its plaintext payload)."""
     d, result = small
     keylog = KeyLog.from_file(d / "keys.log")
@@ -78,7 +79,10 @@ def _greased_zero(small):
     for index, p in enumerate(pkts):
         data = bytes(p[UDP].payload)
         spans, _ = split_datagram(data)
-        if [s.ptype for s in spans][-2:] == ["handshake", "1rtt"]:
+        # the client's (the server's first flight may also end in a 1-RTT
+        # packet, depending on its certificate's signature length)
+        if p[UDP].dport == result.server[1] and \
+                [s.ptype for s in spans][-2:] == ["handshake", "1rtt"]:
             break
     else:
         pytest.fail("no Handshake + 1-RTT datagram in the capture")
@@ -86,14 +90,14 @@ def _greased_zero(small):
     # the client's 1-RTT packet: the server's CID (8 bytes), suite aes-128-gcm
     keys = ref.derive_packet_keys("aes-128-gcm", keylog.get(random, "CLIENT_TRAFFIC_SECRET_0"))
     u = ref.unprotect("aes-128-gcm", keys, data[off:], dcid_len=8)
-    for k in range(400):
+    for k in range(2000):
         header = bytes([u.header[0] & ~0x40 & ~0x20]) + u.header[1:]  # fixed bit, spin 0
-        body = bytes((k >> i) & 1 for i in range(16)) + u.payload
+        body = bytes(4) + bytes((k >> i) & 1 for i in range(12)) + u.payload
         prot = ref.protect("aes-128-gcm", keys, header, body, u.pn)
         if prot[0] == 0x00:
             break
     else:
-        pytest.fail("no 0x00 first byte in 400 tries")
+        pytest.fail("no 0x00 first byte in 2000 tries")
     pkts[index] = set_payload(pkts[index], data[:off] + prot)
     out = d / ("greased-zero-%d.pcap" % index)
     wrpcap(str(out), pkts)
@@ -373,9 +377,25 @@ def test_snaplen_truncated_datagrams_counted(small, tmp_path):
     p = run_cli("decrypt", tmp_path / "cut.pcap", "-k", d / "keys.log")
     assert p.returncode == 0, p.stderr
     # the old code counted them as "not QUIC" and said nothing
-    assert "%d UDP datagrams cut short by the capture's snaplen" % cut in p.stdout, p.stdout
-    report = decrypt_capture(tmp_path / "cut.pcap", None, d / "keys.log")
-    assert report.truncated_datagrams == cut
+    assert "%d UDP datagrams cut short by the capture's snaplen: %d QUIC packets in them " \
+        "truncated" % (cut, cut) in p.stdout, p.stdout
+    report, recs = records_of(tmp_path / "cut.pcap", d / "keys.log")
+    assert (report.truncated_datagrams, report.truncated_packets) == (cut, cut)
+    big = {i for i, p in enumerate(rdpcap(str(d / "in.pcap"))) if len(p) > snap}
+    assert sorted(r.frame for r in recs if r.status == "truncated") == sorted(big)
+    # what is whole before the cut still decrypts: the server's Initial
+    # (coalesced with its Handshake packet, which the cut takes)
+    whole = [r for r in recs if r.frame in big and r.status == "ok"]
+    assert {r.level for r in whole} == {"initial"} and len(whole) >= 2, whole
+    # the client's cut first Initial still starts the connection the right way round
+    assert report.connections[0].client.endswith(":50000"), report.format()
+    assert report.connections[0].suite == "aes-128-gcm"
+    # and the cut frames are written as captured
+    decrypt_capture(tmp_path / "cut.pcap", tmp_path / "out.pcap", d / "keys.log")
+    for i, (a, b) in enumerate(zip(rdpcap(str(tmp_path / "cut.pcap")),
+                                   rdpcap(str(tmp_path / "out.pcap")))):
+        if i in big:
+            assert bytes(a) == bytes(b)
 
 
 # --------------------------------------------------------------------------

@@ -155,13 +155,15 @@ def _parse(buf: bytes, offset: int, dcid_len: int | None,
 
 
 def parse_header(datagram: bytes, offset: int = 0,
-                 dcid_len: int | None = None) -> HeaderInfo:
+                 dcid_len: int | None = None, *, check_end: bool = True) -> HeaderInfo:
     """Parse the (possibly protected) header of the packet at ``offset``.
 
     ``dcid_len`` is needed only for short headers, whose DCID length is not
-    on the wire. Raises :class:`Malformed`.
+    on the wire. Raises :class:`Malformed`. ``check_end=False`` accepts a
+    Length that runs past the end of ``datagram`` (a datagram a capture's
+    snaplen cut: the header is still there to read).
     """
-    return _parse(datagram, offset, dcid_len, check_end=True)
+    return _parse(datagram, offset, dcid_len, check_end=check_end)
 
 
 def split_coalesced(datagram: bytes, dcid_len: int | None = None
