@@ -25,6 +25,7 @@ size is not in the capture).
 """
 import json
 import os
+import select
 import shutil
 import signal
 import socket
@@ -57,6 +58,22 @@ def require():
                                        ("tcpdump", TCPDUMP), ("tshark", TSHARK),
                                        ("openssl", OPENSSL)) if not path]
     assert not missing, "not found: %s -- run tools/install_deps.sh" % ", ".join(missing)
+
+
+def wait_bound(port, ipv6, proc, timeout=10.0):
+    """Until a UDP socket is bound to the port (/proc/net/udp[6]): a client
+    started earlier would lose its first Initial and wait a PTO."""
+    path = "/proc/net/udp6" if ipv6 else "/proc/net/udp"
+    want = ":%04X" % port
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        assert proc.poll() is None, "gtlsserver exited at once (%s)" % proc.returncode
+        with open(path) as f:
+            # "sl local_address rem_address ...": local is ADDR:PORT in hex
+            if any(line.split()[1].endswith(want) for line in f.readlines()[1:]):
+                return
+        time.sleep(0.02)
+    raise AssertionError("gtlsserver did not bind port %d in %.0f s" % (port, timeout))
 
 
 def free_port(family):
@@ -100,7 +117,8 @@ class Run:
                                      str(port)],
                                     stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
             procs.append(dump)
-            line = dump.stderr.readline().decode(errors="replace")
+            ready, _, _ = select.select([dump.stderr], [], [], 10)
+            line = dump.stderr.readline().decode(errors="replace") if ready else "(silent 10 s)"
             assert "listening on" in line, "tcpdump: %s" % line
             env = dict(os.environ, SSLKEYLOGFILE=str(self.dir / "server.keys"))
             server = subprocess.Popen(
@@ -108,8 +126,7 @@ class Run:
                  *server_args, addr, str(port), str(site / "key.pem"), str(site / "cert.pem")],
                 env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
             procs.append(server)
-            time.sleep(0.3)
-            assert server.poll() is None, "gtlsserver exited at once (%s)" % server.returncode
+            wait_bound(port, ipv6, server)
             env = dict(os.environ, SSLKEYLOGFILE=str(self.dir / "client.keys"))
             self.client_rc = []
             for args in clients:
