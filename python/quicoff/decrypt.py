@@ -1030,8 +1030,8 @@ def _refuse_output_over_input(in_f, input_path, output_path) -> None:
     a path that changes in between cannot slip through as a different one."""
     try:
         out = os.stat(output_path)
-    except FileNotFoundError:
-        return
+    except OSError:
+        return      # not there (or not reachable: then opening it says why)
     st = os.fstat(in_f.fileno())
     if (out.st_dev, out.st_ino) == (st.st_dev, st.st_ino):
         raise SameFileError("output %s is the input file %s: refusing to overwrite it"
@@ -1109,7 +1109,11 @@ def run(args) -> int:
         print("quicoff decrypt: %s" % e, file=err)
         return 2
     except (OSError, CaptureError) as e:
-        print("quicoff decrypt: cannot read %s: %s" % (args.input, e), file=err)
+        if isinstance(e, OSError) and args.output is not None and e.filename == args.output:
+            print("quicoff decrypt: cannot write %s: %s" % (args.output, e.strerror or e),
+                  file=err)
+        else:
+            print("quicoff decrypt: cannot read %s: %s" % (args.input, e), file=err)
         return 2
     if args.json:
         print(report.to_json())

@@ -265,6 +265,14 @@ def test_output_that_is_the_input_is_refused(small, tmp_path, how):
     assert hashlib.sha256(src.read_bytes()).hexdigest() == before, "the input was modified"
 
 
+def test_unwritable_output_is_named(small, tmp_path):
+    """The old message blamed the input ("cannot read in.pcap: Is a directory")."""
+    d, _ = small
+    p = run_cli("decrypt", d / "in.pcap", "-k", d / "keys.log", "-o", tmp_path)
+    assert p.returncode == 2
+    assert "cannot write %s" % tmp_path in p.stderr, p.stderr
+
+
 # --------------------------------------------------------------------------
 # item 3: a key log with a UTF-8 BOM
 
