@@ -36,33 +36,36 @@ Output format (pcap in, pcap out; pcapng in, pcapng out)
   the header keeps its size and coalesced packets stay parseable).  Packets
   that did not decrypt (auth failed, no keys, Retry, Version Negotiation) are
   kept byte for byte.  IP and UDP lengths and checksums are recomputed.
+  IPv4 fragments are reassembled (ipfrag.py): the frame that completes a
+  datagram carries all of it, the other fragments are left out; fragments
+  of a datagram that never completes are written as captured.
   Wireshark/tshark see valid UDP; their QUIC dissector, expecting protection,
   will not make sense of the plaintext (read it with ``quicoff.frames``).
 """
 from __future__ import annotations
 
 import json
+import os
 import sys
 from collections import Counter, deque
 from dataclasses import dataclass, field
 from typing import Callable, Deque, Dict, List, Optional, Tuple
 
 from . import frames as qframes
+from .ipfrag import Reassembler, is_ipv6_fragment, parse_ipv4_fragment
 from .keylog import (CLIENT_1RTT, CLIENT_EARLY, CLIENT_HANDSHAKE, SERVER_1RTT,
                      SERVER_HANDSHAKE, KeyLog)
 from .pcap_io import (CaptureError, CaptureReader, CaptureWriter, Packet, Secrets,
                       parse_udp, replace_udp_payload)
+from .ref.errors import Malformed
+from .ref.header import is_padding, parse_header
 from .tls_peek import TlsPeekError, peek_client_hello, peek_server_hello
 
 __all__ = ["decrypt_capture", "Decryptor", "Report", "ConnectionReport", "PacketRecord",
-           "split_datagram", "QuicPacket", "VERSION_1", "VERSION_2"]
+           "split_datagram", "QuicPacket", "SameFileError", "VERSION_1", "VERSION_2"]
 
 VERSION_1 = 0x00000001
 VERSION_2 = 0x6B3343CF
-_LONG_TYPES = {
-    VERSION_1: ("initial", "0rtt", "handshake", "retry"),
-    VERSION_2: ("retry", "initial", "0rtt", "handshake"),
-}
 C2S, S2C = "c2s", "s2c"
 _OTHER = {C2S: S2C, S2C: C2S}
 _SUITES_BY_SECRET_LEN = {32: ("aes-128-gcm", "chacha20-poly1305", "aes-128-ccm"),
@@ -103,6 +106,7 @@ class QuicPacket:
     length_off: int = 0               # long header: where the Length varint is, its width
     length_width: int = 0
     pn_off: int = 0
+    cut: bool = False                 # its end is past a snaplen cut (not decryptable)
     # outcome
     status: Optional[str] = None      # engine status, "no_keys", "pending", "unprotected"
     plaintext: Optional[bytes] = None
@@ -125,67 +129,57 @@ class QuicPacket:
         return "failed"
 
 
-def _varint(data: bytes, pos: int) -> Tuple[int, int, int]:
-    """(value, width, next position); IndexError when truncated."""
-    first = data[pos]
-    n = 1 << (first >> 6)
-    if pos + n > len(data):
-        raise IndexError
-    return int.from_bytes(data[pos:pos + n], "big") & ((1 << (8 * n - 2)) - 1), n, pos + n
-
-
-def split_datagram(data: bytes) -> Tuple[List[QuicPacket], int]:
+def split_datagram(data: bytes, cut: bool = False) -> Tuple[List[QuicPacket], int]:
     """Splits a UDP payload into QUIC packets (RFC 9000 §12.2).
 
-    Returns (packets, end): bytes from ``end`` on are trailing padding (zeros
-    after the last long-header packet).  Short headers, Retry, Version
-    Negotiation and unknown versions run to the end of the datagram."""
+    Returns (packets, end): bytes from ``end`` on are trailing padding.  The
+    headers are parsed by the reference model (``quicoff.ref``, the same
+    parser and padding rule as its ``split_coalesced``): only an all-zero
+    rest after a packet is padding (:func:`quicoff.ref.is_padding`); any
+    other rest is a packet, and is tried -- a greased short header can
+    start with 0x00.  Short headers, Retry, Version Negotiation and unknown
+    versions run to the end of the datagram.
+
+    ``cut``: ``data`` is the start of a datagram the capture's snaplen cut;
+    a long header whose Length runs past the cut is returned as its packet
+    type with ``cut`` set (it cannot decrypt, but says whose it is)."""
     out: List[QuicPacket] = []
     off = 0
     n = len(data)
     while off < n:
-        first = data[off]
-        if not first & 0x80:
-            if out and first == 0:
-                return out, off       # padding after coalesced packets
+        if out and is_padding(data, off):
+            return out, off
+        try:
+            # short headers: the DCID length is found later, by CID lookup
+            h = parse_header(data, off, 0)
+        except Malformed:
+            h = None
+            if cut:
+                try:
+                    h = parse_header(data, off, 0, check_end=False)
+                except Malformed:
+                    pass
+            if h is None or h.pn_offset is None or h.length < 20:
+                form = "long" if data[off] & 0x80 else "short"
+                out.append(QuicPacket(off, n, form, "malformed", cut=cut))
+                return out, n
+            out.append(QuicPacket(off, n, "long", h.packet_type, h.version, h.dcid, h.scid,
+                                  h.length_offset, h.pn_offset - h.length_offset,
+                                  h.pn_offset, cut=True))
+            return out, n
+        if h.form == "short":
             out.append(QuicPacket(off, n, "short", "1rtt"))
             return out, n
-        try:
-            if off + 7 > n:
-                raise IndexError
-            version = int.from_bytes(data[off + 1:off + 5], "big")
-            dlen = data[off + 5]
-            p = off + 6
-            dcid = data[p:p + dlen]
-            p += dlen
-            slen = data[p]
-            scid = data[p + 1:p + 1 + slen]
-            p += 1 + slen
-            if p > n:
-                raise IndexError
-            if version == 0:
-                out.append(QuicPacket(off, n, "long", "vn", 0, dcid, scid))
-                return out, n
-            types = _LONG_TYPES.get(version)
-            if types is None or dlen > 20 or slen > 20:
-                out.append(QuicPacket(off, n, "long", "unknown", version, dcid, scid))
-                return out, n
-            ptype = types[(first >> 4) & 0x03]
-            if ptype == "retry":
-                out.append(QuicPacket(off, n, "long", "retry", version, dcid, scid))
-                return out, n
-            if ptype == "initial":
-                tlen, _, p = _varint(data, p)
-                p += tlen
-            length, width, pn_off = _varint(data, p)
-            end = pn_off + length
-            if end > n or length < 20:
-                raise IndexError
-            out.append(QuicPacket(off, end, "long", ptype, version, dcid, scid, p, width, pn_off))
-            off = end
-        except IndexError:
+        if h.pn_offset is None:      # vn, retry, unknown: no Length, run to the end
+            out.append(QuicPacket(off, n, "long", h.packet_type, h.version, h.dcid, h.scid))
+            return out, n
+        if h.length < 20:            # packet number + 16-byte tag + HP sample cannot fit
             out.append(QuicPacket(off, n, "long", "malformed"))
             return out, n
+        out.append(QuicPacket(off, h.packet_end, "long", h.packet_type, h.version, h.dcid,
+                              h.scid, h.length_offset, h.pn_offset - h.length_offset,
+                              h.pn_offset))
+        off = h.packet_end
     return out, off
 
 
@@ -214,6 +208,8 @@ class Connection:
     client_cid_len: Optional[int] = None  # length of the CIDs the client issued (its SCIDs)
     server_cid_len: Optional[int] = None
     retry_scids: set = field(default_factory=set)
+    vn_seen: bool = False                 # the server answered with Version Negotiation
+    client_initial_version: Optional[int] = None  # version of the client's last Initial
     client_random: Optional[bytes] = None
     suite: Optional[str] = None           # from the ServerHello
     early_suite: Optional[str] = None     # 0-RTT, found by trial before the ServerHello
@@ -251,7 +247,10 @@ class _Frame:
     udp: object = None
     packets: List[QuicPacket] = field(default_factory=list)
     trailer: int = 0
-    waiting: int = 0        # packets still pending keys
+    waiting: int = 0        # packets still pending keys (or the frame's other IP fragments)
+    data: Optional[bytes] = None   # the frame's bytes if not the captured ones (reassembled)
+    drop: bool = False      # an IP fragment whose bytes went into another frame
+    cut: bool = False       # the capture holds only the start of the datagram (snaplen)
 
 
 # --------------------------------------------------------------------------
@@ -304,6 +303,15 @@ class Report:
     other_frames: int = 0            # not UDP, or UDP that is not (recognisably) QUIC
     unattributed: int = 0            # QUIC packets of no connection in the capture
     truncated_input: bool = False
+    truncated_datagrams: int = 0     # UDP datagrams cut short by the capture's snaplen
+    truncated_packets: int = 0       # QUIC packets in them that lost bytes (not decrypted)
+    padding_datagrams: int = 0       # QUIC datagrams ending in all-zero padding
+    padding_bytes: int = 0
+    unsupported_versions: Dict[int, int] = field(default_factory=dict)  # version -> packets
+    ip_fragments: int = 0            # IPv4 fragment frames
+    reassembled: int = 0             # datagrams rebuilt from them
+    fragments_incomplete: int = 0    # fragment frames of datagrams never completed
+    ipv6_fragments: int = 0          # IPv6 fragment frames (not reassembled)
     keylog_entries: int = 0
     engines: Dict[int, dict] = field(default_factory=dict)  # cid length -> Engine.stats()
     connections: List[ConnectionReport] = field(default_factory=list)
@@ -328,6 +336,24 @@ class Report:
                          len(self.connections), t["ok"], t["failed"], t["no_keys"], t["other"],
                          ", %d QUIC packets of unknown connections" % self.unattributed
                          if self.unattributed else ""))
+        for version, n in sorted(self.unsupported_versions.items()):
+            lines.append("unsupported version 0x%08x: %d packets" % (version, n))
+        if self.padding_datagrams:
+            lines.append("padding: %d bytes of zeros after the last packet in %d datagrams"
+                         % (self.padding_bytes, self.padding_datagrams))
+        if self.truncated_datagrams:
+            lines.append("warning: %d UDP datagrams cut short by the capture's snaplen: "
+                         "%d QUIC packets in them truncated, not decrypted (the frames are "
+                         "written as captured)" % (self.truncated_datagrams,
+                                                   self.truncated_packets))
+        if self.ip_fragments:
+            lines.append("IPv4 fragments: %d frames, reassembled into %d datagrams%s" % (
+                self.ip_fragments, self.reassembled,
+                "; %d frames of incomplete datagrams written as captured"
+                % self.fragments_incomplete if self.fragments_incomplete else ""))
+        if self.ipv6_fragments:
+            lines.append("warning: %d IPv6 fragment frames: not reassembled, not decrypted"
+                         % self.ipv6_fragments)
         if self.truncated_input:
             lines.append("warning: the capture ends inside a record (truncated file)")
         return "\n".join(lines)
@@ -335,6 +361,8 @@ class Report:
     def to_json(self) -> str:
         d = {k: v for k, v in self.__dict__.items() if k != "connections"}
         d["engines"] = {str(k): v for k, v in self.engines.items()}
+        d["unsupported_versions"] = {"0x%08x" % k: v
+                                     for k, v in self.unsupported_versions.items()}
         d["totals"] = self.totals
         d["connections"] = [c.__dict__ for c in self.connections]
         return json.dumps(d, indent=2, default=str)
@@ -368,6 +396,8 @@ class Decryptor:
         self.cids: Dict[bytes, Tuple[Connection, str]] = {}
         self.cid_lens: set = set()
         self.flows: Dict[tuple, Tuple[Connection, str]] = {}
+        self.unknown_flows: Dict[tuple, int] = {}   # (src, dst) -> an unsupported version
+        self.fragments = Reassembler()
         self.entries: Dict[tuple, _Entry] = {}
         self.report = Report()
         self._queue: Deque[_Frame] = deque()
@@ -409,19 +439,60 @@ class Decryptor:
         self.report.frames += 1
         frame = _Frame(item)
         self._queue.append(frame)
-        udp = parse_udp(item.data, item.linktype)
+        data = item.data
+        if self.fragments.sets:
+            self._release_fragments(self.fragments.expired(item.time))
+        frag = parse_ipv4_fragment(data, item.linktype)
+        if frag is not None:
+            # held back until its datagram is whole; then the frame that
+            # completed it carries the reassembled datagram, the others are
+            # left out of the output (their bytes are in it)
+            self.report.ip_fragments += 1
+            frame.waiting += 1
+            done = self.fragments.add(frag, frame, item.time)
+            self._release_fragments(self.fragments.expired())
+            if done is None:
+                return self._ready()
+            owners, data = done
+            self.report.reassembled += 1
+            for f in owners:
+                f.waiting -= 1
+                f.drop = f is not frame
+            frame.data = data
+        udp = parse_udp(data, item.linktype)
         if udp is None:
+            if frag is None and is_ipv6_fragment(data, item.linktype):
+                self.report.ipv6_fragments += 1
             self.report.other_frames += 1
             return self._ready()
         self.report.udp_datagrams += 1
         frame.udp = udp
-        if udp.truncated or not udp.payload:
+        if udp.truncated:
+            if frame.data is None and item.orig_len > len(item.data) and udp.payload:
+                # cut by the capture's snaplen: the packets that are whole
+                # still decrypt (and may carry a ClientHello/ServerHello);
+                # the one that lost its end is counted
+                self.report.truncated_datagrams += 1
+                frame.cut = True
+                self._datagram(frame, udp)
+            else:
+                self.report.other_frames += 1   # a UDP length the IP packet does not hold
+            return self._ready()
+        if not udp.payload:
             self.report.other_frames += 1
             return self._ready()
         self._datagram(frame, udp)
         return self._ready()
 
+    def _release_fragments(self, frames: List["_Frame"]) -> None:
+        """Fragments whose datagram never completed: written as captured."""
+        for f in frames:
+            f.waiting -= 1
+            self.report.fragments_incomplete += 1
+            self.report.other_frames += 1
+
     def finish(self) -> List[Tuple[object, Optional[bytes]]]:
+        self._release_fragments(self.fragments.flush())
         for conn in self.conns:
             for frame, pkt, _data, _dst in conn.pending:
                 pkt.status = "no_keys"
@@ -444,27 +515,40 @@ class Decryptor:
         q = self._queue
         while q and q[0].waiting == 0:
             f = q.popleft()
-            out.append((f.item, self._rebuild(f)))
+            if not f.drop:
+                out.append((f.item, self._rebuild(f)))
         return out
 
     def _rebuild(self, f: _Frame) -> Optional[bytes]:
-        if not f.packets or not any(p.plaintext is not None for p in f.packets):
-            return None
+        if f.cut or not f.packets or not any(p.plaintext is not None for p in f.packets):
+            # as captured (a cut frame: its IP/UDP lengths count bytes it lacks)
+            return f.data
         data = f.udp.payload
         parts = []
         for p in f.packets:
             parts.append(p.plaintext if p.plaintext is not None else data[p.offset:p.end])
         parts.append(data[f.trailer:])
-        return replace_udp_payload(f.item.data, f.udp, b"".join(parts))
+        return replace_udp_payload(f.data if f.data is not None else f.item.data, f.udp,
+                                   b"".join(parts))
 
     # -- datagrams ------------------------------------------------------------
     def _datagram(self, frame: _Frame, udp) -> None:
         data = udp.payload
-        packets, trailer = split_datagram(data)
+        packets, trailer = split_datagram(data, frame.cut)
         frame.trailer = trailer
         src, dst = udp.src, udp.dst
         for i, pkt in enumerate(packets):
             owner = self._attribute(pkt, data, src, dst)
+            version = self._unsupported_version(pkt, owner, len(data), src, dst)
+            if version is not None:
+                # QUIC of a version we have no keys for: named in the summary
+                v = self.report.unsupported_versions
+                v[version] = v.get(version, 0) + 1
+                if owner is None:
+                    frame.packets.append(pkt)
+                    pkt.status = "unsupported"
+                    self._record(frame, pkt)
+                    continue
             if owner is None and i == 0 and (pkt.form == "short" or pkt.ptype in (
                     "unknown", "malformed", "vn")):
                 # nothing says this is QUIC (DNS, RTP, ...): leave the datagram alone
@@ -478,8 +562,37 @@ class Decryptor:
                 self._record(frame, pkt)
                 continue
             pkt.conn, pkt.direction = owner
+            if frame.cut and i == len(packets) - 1 and (
+                    pkt.cut or pkt.form == "short" or not pkt.pn_off):
+                # runs to the end of the datagram, which the capture lacks (a
+                # long header that fits ends before the cut, so it is whole)
+                pkt.status = "truncated"
+                self.report.truncated_packets += 1
+                self._record(frame, pkt)
+                continue
             self._packet(frame, pkt, data, dst)
         self.report.quic_datagrams += 1
+        if trailer < len(data):
+            self.report.padding_datagrams += 1
+            self.report.padding_bytes += len(data) - trailer
+
+    def _unsupported_version(self, pkt: QuicPacket, owner, size: int, src, dst) -> Optional[int]:
+        """The version of a packet that is QUIC of a version without keys, else None.
+
+        Any UDP payload with its top bit set parses as a long header of some
+        "version" (RFC 8999), so, to keep DNS and the like out of the
+        summary, a flow counts as QUIC of an unknown version from a client's
+        first datagram: at least 1,200 bytes (RFC 9000 §14.1, which is also
+        what a server needs before it answers with Version Negotiation).
+        Then every packet of the flow, both ways, short headers included,
+        counts under that version."""
+        if pkt.ptype == "unknown" and (owner is not None or size >= 1200):
+            if owner is None:
+                self.unknown_flows[(src, dst)] = self.unknown_flows[(dst, src)] = pkt.version
+            return pkt.version
+        if owner is None and pkt.ptype != "vn":
+            return self.unknown_flows.get((src, dst))
+        return None
 
     def _register_cid(self, cid: bytes, conn: Connection, d: str) -> None:
         if cid:
@@ -507,6 +620,8 @@ class Decryptor:
             if owner is None:
                 return None
         conn, d = owner
+        if pkt.ptype == "vn" and d == S2C:
+            conn.vn_seen = True
         if pkt.ptype in ("unknown", "vn"):
             return owner
         # learn the sender's CID from the SCID
@@ -532,10 +647,30 @@ class Decryptor:
             conn.dirs[C2S].crypto.pop("initial", None)
             conn.client_random = None
             conn.sni = None
+        if pkt.ptype == "initial" and d == C2S:
+            if conn.vn_seen and pkt.version != conn.client_initial_version:
+                self._restart_after_vn(conn)
+            conn.client_initial_version = pkt.version
         if pkt.ptype in ("initial", "handshake") and pkt.version:
             conn.version = pkt.version
         pkt.dcid = dcid
         return owner
+
+    @staticmethod
+    def _restart_after_vn(conn: Connection) -> None:
+        """The client's Initial in the version it took from a Version
+        Negotiation packet: a new connection attempt (RFC 9000 §6.2) on the
+        same addresses, and (aioquic, RFC 9368 §2.2 allows it) the same CIDs,
+        with a new ClientHello -- a new client random, so new secrets -- and
+        a new CRYPTO stream.  (Packet numbers: aioquic goes on counting; a
+        stack that starts from 0 again decodes the same from the old largest.)"""
+        conn.vn_seen = False
+        conn.client_random = None
+        conn.sni = None
+        conn.suite = None
+        conn.early_suite = None
+        for ds in conn.dirs.values():
+            ds.crypto.clear()
 
     def _attribute_short(self, pkt: QuicPacket, data: bytes, src, dst):
         flow = self.flows.get((src, dst))
@@ -884,6 +1019,25 @@ def _with_hp(keys, hp: bytes):
 # --------------------------------------------------------------------------
 # files
 
+class SameFileError(ValueError):
+    """The output would overwrite the input."""
+
+
+def _refuse_output_over_input(in_f, input_path, output_path) -> None:
+    """Opening the output for writing truncates it: if it is the input (the
+    same path, a hard link or a symlink to it: the same inode), the capture
+    would be destroyed while being read.  Checked on the open input file, so
+    a path that changes in between cannot slip through as a different one."""
+    try:
+        out = os.stat(output_path)
+    except OSError:
+        return      # not there (or not reachable: then opening it says why)
+    st = os.fstat(in_f.fileno())
+    if (out.st_dev, out.st_ino) == (st.st_dev, st.st_ino):
+        raise SameFileError("output %s is the input file %s: refusing to overwrite it"
+                            % (output_path, input_path))
+
+
 def decrypt_capture(input_path, output_path=None, keylog=None, *,
                     on_packet: Optional[Callable[[PacketRecord], None]] = None,
                     api=None, backend: str = "auto") -> Report:
@@ -899,6 +1053,8 @@ def decrypt_capture(input_path, output_path=None, keylog=None, *,
     out_f = None
     try:
         with open(input_path, "rb") as in_f:
+            if output_path is not None:
+                _refuse_output_over_input(in_f, input_path, output_path)
             reader = CaptureReader(in_f)
             writer = None
             if output_path is not None:
@@ -949,8 +1105,15 @@ def run(args) -> int:
     except FileNotFoundError as e:
         print("quicoff decrypt: %s: %s" % (e.filename, e.strerror), file=err)
         return 2
+    except SameFileError as e:
+        print("quicoff decrypt: %s" % e, file=err)
+        return 2
     except (OSError, CaptureError) as e:
-        print("quicoff decrypt: cannot read %s: %s" % (args.input, e), file=err)
+        if isinstance(e, OSError) and args.output is not None and e.filename == args.output:
+            print("quicoff decrypt: cannot write %s: %s" % (args.output, e.strerror or e),
+                  file=err)
+        else:
+            print("quicoff decrypt: cannot read %s: %s" % (args.input, e), file=err)
         return 2
     if args.json:
         print(report.to_json())

@@ -62,6 +62,10 @@ class KeyLog:
     def add_text(self, text: str) -> int:
         """Adds the lines of ``text``; returns how many secrets were taken."""
         taken = 0
+        # A file saved by an editor that writes a UTF-8 BOM (U+FEFF) would
+        # otherwise glue it to the first label, and str.strip() keeps it.
+        if text.startswith("\ufeff"):
+            text = text[1:]
         for number, line in enumerate(text.splitlines(), 1):
             line = line.strip()
             if not line or line.startswith("#"):

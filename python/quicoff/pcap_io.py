@@ -10,7 +10,8 @@ an output differs from its input only in the packets that were rewritten.
 Link types understood for UDP: Ethernet (with 802.1Q/802.1ad tags), raw IP
 (101, 228, 229, and the 12/14 aliases), BSD loopback (NULL 0, LOOP 108),
 Linux cooked (SLL 113, SLL2 276).  IPv4 with options, IPv6 with the usual
-extension headers; fragments are not reassembled (left alone).
+extension headers; fragments are not UDP here (``quicoff decrypt``
+reassembles IPv4 fragments with :mod:`quicoff.ipfrag`).
 
 :func:`replace_udp_payload` rebuilds a frame around a new UDP payload with
 IPv4 total length + header checksum, IPv6 payload length, UDP length and UDP

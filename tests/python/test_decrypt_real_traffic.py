@@ -404,6 +404,12 @@ def test_features_output_checksums_ipv6(features_run):
     for a in rdpcap(str(d / "out.pcap")):
         assert IPv6 in a
         rebuilt = a.__class__(bytes(a))
+        # the payload as Raw: with quicoff's scapy QUIC layers bound (after
+        # test_scapy_layers), re-serialising a dissected plaintext packet
+        # need not give back its bytes, and the checksum would cover others
+        payload = bytes(rebuilt[UDP].payload)
+        rebuilt[UDP].remove_payload()
+        rebuilt[UDP].add_payload(Raw(payload))
         del rebuilt[UDP].chksum
         rebuilt = rebuilt.__class__(bytes(rebuilt))
         assert rebuilt[UDP].chksum == a[UDP].chksum

@@ -49,6 +49,8 @@ class HeaderInfo:
     length       the Length field (Initial/0-RTT/Handshake) else None
     pn_offset    offset of the Packet Number field, None for packets that
                  have none (Retry, VN, unknown versions)
+    length_offset  offset of the Length varint (Initial/0-RTT/Handshake)
+                 else None; its width is ``pn_offset - length_offset``
     packet_end   offset just past this packet (end of datagram for short
                  headers, Retry, VN and unknown versions)
     offset       offset of byte 0 of this packet
@@ -65,6 +67,7 @@ class HeaderInfo:
     pn_offset: int | None
     packet_end: int
     offset: int
+    length_offset: int | None = None
 
     @property
     def is_long(self) -> bool:
@@ -141,23 +144,26 @@ def _parse(buf: bytes, offset: int, dcid_len: int | None,
         _need(buf, pos + token_len, "token")
         token = buf[pos:pos + token_len]
         pos += token_len
+    length_offset = pos
     length, pos = decode_varint(buf, pos)
     end = pos + length
     if check_end and end > len(buf):
         raise Malformed(f"Length {length} runs past the datagram "
                         f"({len(buf) - pos} bytes left)")
     return HeaderInfo("long", first, version, ptype, dcid, scid, token, length,
-                      pos, end, offset)
+                      pos, end, offset, length_offset)
 
 
 def parse_header(datagram: bytes, offset: int = 0,
-                 dcid_len: int | None = None) -> HeaderInfo:
+                 dcid_len: int | None = None, *, check_end: bool = True) -> HeaderInfo:
     """Parse the (possibly protected) header of the packet at ``offset``.
 
     ``dcid_len`` is needed only for short headers, whose DCID length is not
-    on the wire. Raises :class:`Malformed`.
+    on the wire. Raises :class:`Malformed`. ``check_end=False`` accepts a
+    Length that runs past the end of ``datagram`` (a datagram a capture's
+    snaplen cut: the header is still there to read).
     """
-    return _parse(datagram, offset, dcid_len, check_end=True)
+    return _parse(datagram, offset, dcid_len, check_end=check_end)
 
 
 def split_coalesced(datagram: bytes, dcid_len: int | None = None
@@ -166,15 +172,32 @@ def split_coalesced(datagram: bytes, dcid_len: int | None = None
 
     Returns ``[(offset, end), ...]``. A packet without a Length field (short
     header, Retry, VN, unknown version) extends to the end of the datagram
-    and is necessarily the last one.
+    and is necessarily the last one. Bytes after the last span are trailing
+    padding (:func:`is_padding`); ``len(datagram) - spans[-1][1]`` of them.
     """
     out = []
     offset = 0
     while offset < len(datagram):
+        if out and is_padding(datagram, offset):
+            break
         info = parse_header(datagram, offset, dcid_len)
         out.append((offset, info.packet_end))
         offset = info.packet_end
     return out
+
+
+def is_padding(datagram: bytes, offset: int) -> bool:
+    """Whether ``datagram[offset:]``, after a packet, is trailing padding.
+
+    Only an all-zero rest is padding. A first byte of 0x00 alone proves
+    nothing: a short header whose fixed bit is greased (RFC 9287) and whose
+    protected low bits happen to be zero starts with 0x00 about once in 32
+    packets, so such bytes are parsed and tried as a packet. An all-zero
+    rest cannot be one (its AEAD tag would be zero: a forgery with
+    probability 2^-128), which is the rule libquicoff's
+    quicoff_unprotect_datagram and quicoff-dpdk's RX path apply too.
+    """
+    return not bytes(datagram[offset:]).strip(b"\x00")
 
 
 def _pn_len_for(pn: int, pn_len: int | None, largest_acked: int | None) -> int:
