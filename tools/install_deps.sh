@@ -24,12 +24,13 @@ die() { printf '\nFAILED: %s\n' "$*" >&2; exit 1; }
 # Besides the build: tshark/editcap (decrypt tests), ngtcp2-client/-server
 # (gtlsclient, gtlsserver: a real QUIC peer for the interop tests), ethtool,
 # procps (sysctl) and iproute2 (the veth/namespace tests), tcpdump (captures
-# of the network side), python3-venv and python3-dev (steps 2 and 3).
+# of the network side and of loopback), openssl (the ngtcp2 tests' server
+# certificate), python3-venv and python3-dev (steps 2 and 3).
 APT_PACKAGES=(build-essential pkg-config meson ninja-build libssl-dev
               clang libclang-rt-14-dev llvm tshark iproute2 python3-venv python3-dev
               $([ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ] && echo libipsec-mb-dev)
               libngtcp2-crypto-gnutls-dev libngtcp2-dev libgnutls28-dev dpdk-dev
-              ngtcp2-client ngtcp2-server ethtool tcpdump procps)
+              ngtcp2-client ngtcp2-server ethtool tcpdump procps openssl)
 
 command -v dpkg-query >/dev/null || die "dpkg-query not found: this script installs Debian 12 packages"
 missing=()
