@@ -27,6 +27,8 @@
     X(compat_rejected, "seed 000 frames without --compat, dropped")                          \
     X(host_bad_frame, "undecodable data frames from the host, dropped")                      \
     X(multiseg_dropped, "multi-segment frames for the workers, dropped")                     \
+    X(tag_stack_dropped, "frames with > 2 VLAN tags or SNAP-wrapped 0x88B5/6, dropped")      \
+    X(truncated_dropped, "IP frames shorter than their IP length (cut by the port), dropped") \
     X(busy_cycles, "TSC cycles of poll-loop rounds that found work (testpmd's core cycles)") \
     X(steered, "frames handed to the owning worker's ring (rtc: those on another's queue)")  \
     X(steer_ring_full, "frames dropped: the worker's ring was full")                         \
