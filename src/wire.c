@@ -989,6 +989,12 @@ quicoff_status_t quicoff_wire_decode_payload(uint16_t ethertype, const uint8_t *
     }
 }
 
+static bool is_tag_tpid(uint16_t et)
+{
+    return et == QUICOFF_WIRE_ETHERTYPE_VLAN || et == QUICOFF_WIRE_ETHERTYPE_QINQ ||
+           et == 0x9100 || et == 0x9200 || et == 0x9300;
+}
+
 quicoff_status_t quicoff_wire_decode(const uint8_t *frame, size_t len, struct quicoff_wire_msg *m)
 {
     if (!m)
@@ -1005,17 +1011,18 @@ quicoff_status_t quicoff_wire_decode(const uint8_t *frame, size_t len, struct qu
     size_t off = 12;
     uint16_t et = rd16(frame + off);
     off += 2;
-    if (et == QUICOFF_WIRE_ETHERTYPE_QINQ) { /* S-tag: skipped */
+    /* Up to two tags, whatever TPIDs (802.1Q, 802.1ad, the older QinQ
+     * 0x9100/0x9200/0x9300, in any order: ports rewrite outer TPIDs); the
+     * innermost 802.1Q tag is the VLAN an answer goes back on, S-tags are
+     * skipped. A third tag leaves a TPID in `et`: malformed, like every
+     * EtherType that is not ours. */
+    for (int i = 0; i < 2 && is_tag_tpid(et); i++) {
         if (len - off < 4)
             return QUICOFF_MALFORMED;
-        et = rd16(frame + off + 2);
-        off += 4;
-    }
-    if (et == QUICOFF_WIRE_ETHERTYPE_VLAN) {
-        if (len - off < 4)
-            return QUICOFF_MALFORMED;
-        eth.has_vlan = true;
-        eth.vlan_tci = rd16(frame + off);
+        if (et == QUICOFF_WIRE_ETHERTYPE_VLAN) {
+            eth.has_vlan = true;
+            eth.vlan_tci = rd16(frame + off);
+        }
         et = rd16(frame + off + 2);
         off += 4;
     }
