@@ -827,6 +827,26 @@ static void test_vlan(void)
         if (quicoff_wire_decode(q, cut, &d) == QUICOFF_OK)
             ok(0, "QinQ cut at %zu decodes", cut);
     ok(1, "QinQ: every cut inside the tags fails");
+    /* the older QinQ TPIDs are tags too (quicoff-dpdk's classifier hands
+     * such frames to the control thread); a third tag is not walked */
+    q[12] = 0x91, q[13] = 0x00;
+    st = quicoff_wire_decode(q, n + 4, &d);
+    ok(st == QUICOFF_OK && d.kind == QUICOFF_WIRE_REMOVE && d.eth.vlan_tci == 0x0106,
+       "0x9100 + 802.1Q: decoded, inner tag reported: %s", S(st));
+    {
+        uint8_t t[2048];
+        memcpy(t, buf, 12);
+        t[12] = 0x92, t[13] = 0x00, t[14] = 0x00, t[15] = 0x0b; /* 0x9200, then the frame's own 0x88B5 */
+        memcpy(t + 16, buf + 16, n - 16);
+        st = quicoff_wire_decode(t, n, &d);
+        ok(st == QUICOFF_OK && d.kind == QUICOFF_WIRE_REMOVE && !d.eth.has_vlan,
+           "a lone 0x9200 tag: skipped like an S-tag: %s", S(st));
+        memcpy(t, q, 16);
+        t[16] = 0x81, t[17] = 0x00, t[18] = 0x00, t[19] = 0x0c; /* three tags */
+        memcpy(t + 20, q + 16, n + 4 - 16);
+        st = quicoff_wire_decode(t, n + 8, &d);
+        ok(st != QUICOFF_OK, "three tags: not decoded (%s)", S(st));
+    }
     /* ack_for swaps MACs and keeps the tag */
     quicoff_wire_decode(buf, n, &d);
     struct quicoff_wire_msg a;
