@@ -166,6 +166,7 @@ const char *quicoff_wire_event_name(unsigned code)
     case QUICOFF_WIRE_EV_UNKNOWN_CONNECTION: return "unknown_connection";
     case QUICOFF_WIRE_EV_KEY_EXHAUSTED: return "key_exhausted";
     case QUICOFF_WIRE_EV_KEY_PHASE_UNAVAILABLE: return "key_phase_unavailable";
+    case QUICOFF_WIRE_EV_TOO_BIG: return "too_big";
     default: return "unknown";
     }
 }
@@ -447,6 +448,7 @@ enum {
     B_FAIL_ACTION, B_LARGEST_PN, B_USAGE_THRESHOLD, B_KEY_GENERATION, B_PACKET_KEY, B_IV,
     B_HP_KEY, B_NEXT_PACKET_KEY, B_NEXT_IV, B_SECRET, B_ENCAP, B_ROLL_GENERATION, /* 19 */
     B_CONN_STATS, B_TABLE_STATS, B_COUNT, B_PN, B_REMOTE_ADDR, B_DETAIL,
+    B_MTU,
     B_N
 };
 #define BIT(b) (UINT32_C(1) << (b))
@@ -462,6 +464,7 @@ static int tlv_slot(uint16_t type)
     case QUICOFF_WIRE_T_PN: return B_PN;
     case QUICOFF_WIRE_T_REMOTE_ADDR: return B_REMOTE_ADDR;
     case QUICOFF_WIRE_T_DETAIL: return B_DETAIL;
+    case QUICOFF_WIRE_T_MTU: return B_MTU;
     default: return -1;
     }
 }
@@ -478,7 +481,7 @@ static const uint32_t allowed_ack = BIT(B_DETAIL);
 static const uint32_t allowed_stats = BIT(B_CONN_STATS) | BIT(B_TABLE_STATS) | BIT(B_DETAIL);
 static const uint32_t allowed_event = BIT(B_COUNT) | BIT(B_PN) | BIT(B_KEY_GENERATION) |
                                       BIT(B_LEVEL) | BIT(B_DCID) | BIT(B_LOCAL_ADDR) |
-                                      BIT(B_REMOTE_ADDR) | BIT(B_DETAIL);
+                                      BIT(B_REMOTE_ADDR) | BIT(B_DETAIL) | BIT(B_MTU);
 
 struct tlvs {
     uint32_t seen;
@@ -828,6 +831,10 @@ static quicoff_status_t interpret_event(const struct tlvs *t, struct quicoff_wir
         TRY(get_addr(t, B_LOCAL_ADDR, &e->local_addr));
     if (has(t, B_REMOTE_ADDR))
         TRY(get_addr(t, B_REMOTE_ADDR, &e->remote_addr));
+    if (has(t, B_MTU)) {
+        TRY(get_u32(t, B_MTU, &e->mtu));
+        e->has_mtu = true;
+    }
     return QUICOFF_OK;
 }
 
@@ -1249,6 +1256,8 @@ static quicoff_status_t put_event_tlvs(struct wbuf *w, const struct quicoff_wire
         tlv_u64(w, QUICOFF_WIRE_T_PN, e->pn);
     if (e->remote_addr.family)
         put_addr_tlv(w, QUICOFF_WIRE_T_REMOTE_ADDR, &e->remote_addr);
+    if (e->has_mtu)
+        tlv_u32(w, QUICOFF_WIRE_T_MTU, e->mtu);
     return QUICOFF_OK;
 }
 

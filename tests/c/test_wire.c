@@ -1371,6 +1371,38 @@ static void test_clear(void)
        "accessors refuse other kinds");
 }
 
+/* EVENT too_big (docs/protocol.md §4.9): MTU TLV 0x0034, 4 bytes, with COUNT */
+static void test_too_big_event(void)
+{
+    struct quicoff_wire_msg m, d;
+    uint8_t buf[256];
+    quicoff_wire_msg_init(&m, QUICOFF_WIRE_EVENT);
+    m.request_id = 9;
+    m.index = 3;
+    m.direction = QUICOFF_DIR_TX;
+    m.status = QUICOFF_NO_SPACE;
+    m.u.event.code = QUICOFF_WIRE_EV_TOO_BIG;
+    m.u.event.has_mtu = true;
+    m.u.event.mtu = 1500;
+    m.u.event.has_count = true;
+    m.u.event.count = 2;
+    size_t n = enc(&m, buf, sizeof(buf)), h = QUICOFF_WIRE_ETH_LEN;
+    /* Ethernet 14 + header 16 + COUNT (4 + 8) + MTU (4 + 4) */
+    static const uint8_t mtu_tlv[] = {0x00, 0x34, 0x00, 0x04, 0x00, 0x00, 0x05, 0xdc};
+    ok(n == h + 16 + 12 + 8 && buf[h + 3] == 7 && memcmp(buf + n - 8, mtu_tlv, 8) == 0,
+       "too_big: code 7, MTU TLV 0x0034 of 4 bytes (%zu bytes)", n);
+    quicoff_status_t st = dec(buf + h, n - h, &d);
+    ok(st == QUICOFF_OK && d.u.event.code == QUICOFF_WIRE_EV_TOO_BIG && d.u.event.has_mtu &&
+           d.u.event.mtu == 1500 && d.u.event.has_count && d.u.event.count == 2,
+       "too_big decodes with its MTU and COUNT: %s", S(st));
+    ok(strcmp(quicoff_wire_event_name(QUICOFF_WIRE_EV_TOO_BIG), "too_big") == 0,
+       "event name too_big");
+    buf[n - 5] = 3; /* MTU of 3 bytes */
+    buf[h + 15] = (uint8_t)(buf[h + 15] - 1);
+    ok(dec(buf + h, n - h - 1, &d) == QUICOFF_MALFORMED, "an MTU TLV of 3 bytes: malformed");
+    quicoff_wire_msg_clear(&d);
+}
+
 int main(void)
 {
     fill(PAYLOAD, sizeof(PAYLOAD), 0x99);
@@ -1386,5 +1418,6 @@ int main(void)
     subtest("fuzz", test_fuzz);
     subtest("table integration", test_table_integration);
     subtest("clear", test_clear);
+    subtest("too_big event", test_too_big_event);
     return done_testing();
 }
