@@ -74,8 +74,10 @@ int qd_port_init(uint16_t port, const char *role, uint16_t nb_queues, bool want_
         fprintf(stderr, "quicoff-dpdk: port %u: configure: %s\n", port, strerror(-r));
         return -1;
     }
+    /* Only ever raised (a NIC's jumbo frames): a smaller --net-mtu is
+     * enforced by the check alone, without touching the port. */
     uint16_t cur = 0;
-    if (mtu && (rte_eth_dev_get_mtu(port, &cur) != 0 || cur != mtu) &&
+    if (mtu && rte_eth_dev_get_mtu(port, &cur) == 0 && cur < mtu &&
         (r = rte_eth_dev_set_mtu(port, mtu)) != 0)
         /* --net-mtu is still what protected packets are checked against.
          * net_af_packet (22.11) refuses any MTU over 1500 (its max_rx_pktlen

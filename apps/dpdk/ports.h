@@ -19,7 +19,7 @@ struct qd_port_caps {
  * a bump in the wire sees every frame); with several queues, RSS on IP/UDP
  * when the port offers it (the workers re-steer what lands on the wrong
  * queue). On the network port, IPv4 and UDP checksum offloads are enabled
- * when offered. mtu: the MTU to configure (0: the port's own). Prints the
+ * when offered. mtu: raise the port's MTU to it when lower (0: keep). Prints the
  * device and its capabilities. Returns 0 or -1 after printing why. */
 int qd_port_init(uint16_t port, const char *role, uint16_t nb_queues, bool want_cksum,
                  uint16_t mtu, struct rte_mempool *pool, struct qd_port_caps *caps);
