@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import random
 import signal
+import time
 
 import pytest
 from scapy.all import IP, UDP, Ether, IPv6, Raw, raw
@@ -133,7 +134,9 @@ def check_tx(app: App, index: int, k, dcid: bytes, v6: bool, mtu: int):
 
 @pytest.fixture(scope="module")
 def app():
-    a = App("qdmt", ["--workers", "1"], lcores="0")
+    a = App("qdmt", ["--workers", "1", "--compat", "--encap-dst-mac", NEXT_HOP_MAC,
+                     "--encap-src-ip", "10.1.0.1", "--encap-dst-ip", "10.2.0.1",
+                     "--encap-sport", "1111", "--encap-dport", "2222"], lcores="0")
     yield a
     assert a.stop(signal.SIGTERM) == 0, a.output[-3000:]
 
@@ -184,6 +187,28 @@ def test_too_big_events_are_rate_limited(clean):
     after = app.stats()
     assert len(ev) == 1, "at most one EVENT per (entry, code) per 100 ms"
     assert after["events_suppressed"] - before["events_suppressed"] == 4
+
+
+def test_compat_host_gets_no_v1_event(clean):
+    """A seed 000 (compat) entry: the too-big packet is dropped and counted
+    the same, but a compat host cannot parse v1 frames: no EVENT."""
+    app = clean
+    k, dcid = keys(8), b"\x08" * 8
+    app.hp.send(W.eth(OFFLOAD_MAC, app.host.mac, W.ETH_SIGNAL) +
+                W.compat_host(8, 0, k.hp, k.key, k.iv, 0, 8))
+    time.sleep(0.3)  # compat signaling is not acknowledged
+    data = lambda pn, n: W.eth(OFFLOAD_MAC, app.host.mac, W.ETH_DATA) + \
+        W.compat_data(8, pn, quic_packet(dcid, pn, n))
+    app.hp.send(data(1, quic_len_for(1500, False)))
+    f = app.np.recv_match(is_udp, 3)
+    assert f is not None and Ether(f)[IP].len == 1500
+    before = app.stats()
+    app.hp.send(data(2, quic_len_for(1500, False) + 1))
+    assert app.wait_stat("tx_too_big", before["tx_too_big"] + 1) == before["tx_too_big"] + 1
+    assert app.np.recv_match(is_udp, 0.5) is None
+    assert not [f for f in app.hp.recv_all(timeout=0.5, quiet=0.3)
+                if (d := W.decode(f)) is not None and d.typ == W.EVENT]
+    assert app.stats()["events_sent"] == before["events_sent"]
 
 
 def test_rx_at_the_mtu_reaches_host(clean):
