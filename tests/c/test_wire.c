@@ -836,7 +836,8 @@ static void test_vlan(void)
     {
         uint8_t t[2048];
         memcpy(t, buf, 12);
-        t[12] = 0x92, t[13] = 0x00, t[14] = 0x00, t[15] = 0x0b; /* 0x9200, then the frame's own 0x88B5 */
+        /* 0x9200, then the frame's own 0x88B5 */
+        t[12] = 0x92, t[13] = 0x00, t[14] = 0x00, t[15] = 0x0b;
         memcpy(t + 16, buf + 16, n - 16);
         st = quicoff_wire_decode(t, n, &d);
         ok(st == QUICOFF_OK && d.kind == QUICOFF_WIRE_REMOVE && !d.eth.has_vlan,
