@@ -59,13 +59,17 @@ bool qd_ip_truncated(const uint8_t *p, uint32_t first_seg_len, uint32_t frame_le
 {
     const uint8_t *ip = p + l2;
     uint32_t avail = frame_len > l2 ? frame_len - l2 : 0;
-    if (ethertype == RTE_ETHER_TYPE_IPV4 && first_seg_len >= (uint32_t)l2 + 4 &&
-        (ip[0] >> 4) == 4)
+    uint32_t hdr = ethertype == RTE_ETHER_TYPE_IPV4 ? 20 : ethertype == RTE_ETHER_TYPE_IPV6 ? 40 : 0;
+    if (!hdr)
+        return false; /* not IP: nothing says how long it should be */
+    /* not even the fixed header (in the segment we can read): cut */
+    if (first_seg_len < (uint32_t)l2 + hdr)
+        return true;
+    if ((ip[0] >> 4) != (hdr == 20 ? 4 : 6))
+        return false; /* not the IP its EtherType says: not ours to judge */
+    if (hdr == 20)
         return rd16(ip + 2) > avail;
-    if (ethertype == RTE_ETHER_TYPE_IPV6 && first_seg_len >= (uint32_t)l2 + 6 &&
-        (ip[0] >> 4) == 6)
-        return 40u + rd16(ip + 4) > avail; /* a jumbogram (0) is never "too long" */
-    return false;
+    return 40u + rd16(ip + 4) > avail; /* a jumbogram (0) is never "too long" */
 }
 
 int qd_udp_parse(const uint8_t *p, uint32_t len, struct qd_udp_info *u)

@@ -45,7 +45,8 @@ enum qd_eth_result qd_eth_parse(const uint8_t *p, uint32_t len, uint16_t *l2_len
 /* An IPv4/IPv6 packet behind l2 bytes whose IP header says it is longer than
  * the frame that arrived (frame_len = the whole frame, every segment): the
  * port cut it (net_af_packet truncates frames over its framesz). Such a frame
- * is never forwarded. False for anything that is not IP. */
+ * is never forwarded; so is one without room for the fixed IP header. False
+ * for anything that is not IP, or whose version is not its EtherType's. */
 bool qd_ip_truncated(const uint8_t *p, uint32_t first_seg_len, uint32_t frame_len, uint16_t l2,
                      uint16_t ethertype);
 
