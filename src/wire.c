@@ -166,6 +166,7 @@ const char *quicoff_wire_event_name(unsigned code)
     case QUICOFF_WIRE_EV_UNKNOWN_CONNECTION: return "unknown_connection";
     case QUICOFF_WIRE_EV_KEY_EXHAUSTED: return "key_exhausted";
     case QUICOFF_WIRE_EV_KEY_PHASE_UNAVAILABLE: return "key_phase_unavailable";
+    case QUICOFF_WIRE_EV_TOO_BIG: return "too_big";
     default: return "unknown";
     }
 }
@@ -450,6 +451,7 @@ enum {
     B_HP_KEY, B_NEXT_PACKET_KEY, B_NEXT_IV, B_SECRET, B_ENCAP, B_ROLL_GENERATION, /* 19 */
     B_GREASE_QUIC_BIT, /* 20 = 0x0014 */
     B_CONN_STATS, B_TABLE_STATS, B_COUNT, B_PN, B_REMOTE_ADDR, B_DETAIL,
+    B_MTU,
     B_N
 };
 #define BIT(b) (UINT32_C(1) << (b))
@@ -465,6 +467,7 @@ static int tlv_slot(uint16_t type)
     case QUICOFF_WIRE_T_PN: return B_PN;
     case QUICOFF_WIRE_T_REMOTE_ADDR: return B_REMOTE_ADDR;
     case QUICOFF_WIRE_T_DETAIL: return B_DETAIL;
+    case QUICOFF_WIRE_T_MTU: return B_MTU;
     default: return -1;
     }
 }
@@ -482,7 +485,7 @@ static const uint32_t allowed_ack = BIT(B_DETAIL);
 static const uint32_t allowed_stats = BIT(B_CONN_STATS) | BIT(B_TABLE_STATS) | BIT(B_DETAIL);
 static const uint32_t allowed_event = BIT(B_COUNT) | BIT(B_PN) | BIT(B_KEY_GENERATION) |
                                       BIT(B_LEVEL) | BIT(B_DCID) | BIT(B_LOCAL_ADDR) |
-                                      BIT(B_REMOTE_ADDR) | BIT(B_DETAIL);
+                                      BIT(B_REMOTE_ADDR) | BIT(B_DETAIL) | BIT(B_MTU);
 
 struct tlvs {
     uint32_t seen;
@@ -837,6 +840,10 @@ static quicoff_status_t interpret_event(const struct tlvs *t, struct quicoff_wir
         TRY(get_addr(t, B_LOCAL_ADDR, &e->local_addr));
     if (has(t, B_REMOTE_ADDR))
         TRY(get_addr(t, B_REMOTE_ADDR, &e->remote_addr));
+    if (has(t, B_MTU)) {
+        TRY(get_u32(t, B_MTU, &e->mtu));
+        e->has_mtu = true;
+    }
     return QUICOFF_OK;
 }
 
@@ -999,6 +1006,12 @@ quicoff_status_t quicoff_wire_decode_payload(uint16_t ethertype, const uint8_t *
     }
 }
 
+static bool is_tag_tpid(uint16_t et)
+{
+    return et == QUICOFF_WIRE_ETHERTYPE_VLAN || et == QUICOFF_WIRE_ETHERTYPE_QINQ ||
+           et == 0x9100 || et == 0x9200 || et == 0x9300;
+}
+
 quicoff_status_t quicoff_wire_decode(const uint8_t *frame, size_t len, struct quicoff_wire_msg *m)
 {
     if (!m)
@@ -1015,17 +1028,18 @@ quicoff_status_t quicoff_wire_decode(const uint8_t *frame, size_t len, struct qu
     size_t off = 12;
     uint16_t et = rd16(frame + off);
     off += 2;
-    if (et == QUICOFF_WIRE_ETHERTYPE_QINQ) { /* S-tag: skipped */
+    /* Up to two tags, whatever TPIDs (802.1Q, 802.1ad, the older QinQ
+     * 0x9100/0x9200/0x9300, in any order: ports rewrite outer TPIDs); the
+     * innermost 802.1Q tag is the VLAN an answer goes back on, S-tags are
+     * skipped. A third tag leaves a TPID in `et`: malformed, like every
+     * EtherType that is not ours. */
+    for (int i = 0; i < 2 && is_tag_tpid(et); i++) {
         if (len - off < 4)
             return QUICOFF_MALFORMED;
-        et = rd16(frame + off + 2);
-        off += 4;
-    }
-    if (et == QUICOFF_WIRE_ETHERTYPE_VLAN) {
-        if (len - off < 4)
-            return QUICOFF_MALFORMED;
-        eth.has_vlan = true;
-        eth.vlan_tci = rd16(frame + off);
+        if (et == QUICOFF_WIRE_ETHERTYPE_VLAN) {
+            eth.has_vlan = true;
+            eth.vlan_tci = rd16(frame + off);
+        }
         et = rd16(frame + off + 2);
         off += 4;
     }
@@ -1255,6 +1269,8 @@ static quicoff_status_t put_event_tlvs(struct wbuf *w, const struct quicoff_wire
         tlv_u64(w, QUICOFF_WIRE_T_PN, e->pn);
     if (e->remote_addr.family)
         put_addr_tlv(w, QUICOFF_WIRE_T_REMOTE_ADDR, &e->remote_addr);
+    if (e->has_mtu)
+        tlv_u32(w, QUICOFF_WIRE_T_MTU, e->mtu);
     return QUICOFF_OK;
 }
 

@@ -37,9 +37,16 @@ void qd_classify_host(struct qd_sort *s, struct rte_mbuf *m)
     struct qd_counters *st = s->st;
     const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
     uint32_t len = rte_pktmbuf_data_len(m);
-    uint16_t et;
-    uint16_t l2 = qd_eth_parse(p, len, &et);
-    if (!l2) {
+    uint16_t et, l2;
+    switch (qd_eth_parse(p, len, &l2, &et)) {
+    case QD_ETH_OK:
+        break;
+    case QD_ETH_DEEP:
+        /* maybe an offload frame we cannot see into: never forwarded */
+        QD_INC(st, tag_stack_dropped);
+        rte_pktmbuf_free(m);
+        return;
+    default:
         QD_INC(st, host_bad_frame);
         qd_mbuf_free_wiped(m); /* unparsed: it may be signaling behind tags */
         return;
@@ -95,7 +102,13 @@ void qd_classify_host(struct qd_sort *s, struct rte_mbuf *m)
         return;
     }
 pass:
-    /* the host's own traffic (ARP, handshake packets, ...): a bump in the wire */
+    /* the host's own traffic (ARP, handshake packets, ...): a bump in the wire,
+     * but not a frame the port cut short */
+    if (qd_ip_truncated(p, len, rte_pktmbuf_pkt_len(m), l2, et)) {
+        QD_INC(st, truncated_dropped);
+        rte_pktmbuf_free(m);
+        return;
+    }
     QD_INC(st, pass_to_net);
     s->to_net[s->n_net++] = m;
 }
@@ -105,13 +118,19 @@ void qd_classify_net(struct qd_sort *s, struct rte_mbuf *m)
     struct qd_counters *st = s->st;
     const uint8_t *p = rte_pktmbuf_mtod(m, const uint8_t *);
     uint32_t len = rte_pktmbuf_data_len(m);
-    uint16_t et;
-    uint16_t l2 = qd_eth_parse(p, len, &et);
+    uint16_t et = 0, l2 = 0;
+    enum qd_eth_result l2r = qd_eth_parse(p, len, &l2, &et);
     struct qd_udp_info u;
     uint32_t off;
     uint8_t dl;
+    if (l2r == QD_ETH_DEEP) {
+        QD_INC(st, tag_stack_dropped);
+        rte_pktmbuf_free(m);
+        return;
+    }
     /* Host<->offload frames are accepted on the host port only. */
-    if (l2 && (et == QUICOFF_WIRE_ETHERTYPE_SIGNAL || et == QUICOFF_WIRE_ETHERTYPE_DATA)) {
+    if (l2r == QD_ETH_OK &&
+        (et == QUICOFF_WIRE_ETHERTYPE_SIGNAL || et == QUICOFF_WIRE_ETHERTYPE_DATA)) {
         QD_INC(st, signal_from_network);
         qd_mbuf_free_wiped(m); /* an ADD sent the wrong way still carries keys */
         return;
@@ -119,8 +138,12 @@ void qd_classify_net(struct qd_sort *s, struct rte_mbuf *m)
     if (m->nb_segs > 1 || qd_udp_parse(p, len, &u) != 0 ||
         qd_quic_dcid(p + u.payload_off, u.payload_len, qda.opt->local_cid_len, &off, &dl) != 0) {
         /* not QUIC, or not a datagram this offload handles (multi-segment
-         * jumbo, IP options, fragments): the host's business */
-        if (qda.opt->unknown == QD_UNKNOWN_DROP) {
+         * jumbo, IP options, fragments): the host's business, unless the
+         * port cut it short */
+        if (l2r == QD_ETH_OK && qd_ip_truncated(p, len, rte_pktmbuf_pkt_len(m), l2, et)) {
+            QD_INC(st, truncated_dropped);
+            rte_pktmbuf_free(m);
+        } else if (qda.opt->unknown == QD_UNKNOWN_DROP) {
             QD_INC(st, unknown_dropped);
             rte_pktmbuf_free(m);
         } else {

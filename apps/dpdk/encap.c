@@ -3,6 +3,7 @@
 #include "encap.h"
 
 #include "cksum.h"
+#include "quicoff/wire.h"
 
 #include <string.h>
 
@@ -16,27 +17,65 @@ static inline uint16_t rd16(const uint8_t *p)
     return (uint16_t)(p[0] << 8 | p[1]);
 }
 
-uint16_t qd_eth_parse(const uint8_t *p, uint32_t len, uint16_t *ethertype)
+/* 802.2 LLC + SNAP with OUI 00-00-00 (RFC 1042): an EtherType carried
+ * behind an 802.3 length field. */
+static bool snap_offload(const uint8_t *p, uint32_t len, uint16_t off)
+{
+    static const uint8_t rfc1042[6] = {0xAA, 0xAA, 0x03, 0x00, 0x00, 0x00};
+    if (len < (uint32_t)off + 8 || memcmp(p + off, rfc1042, sizeof(rfc1042)) != 0)
+        return false;
+    uint16_t et = rd16(p + off + 6);
+    return et == QUICOFF_WIRE_ETHERTYPE_SIGNAL || et == QUICOFF_WIRE_ETHERTYPE_DATA;
+}
+
+enum qd_eth_result qd_eth_parse(const uint8_t *p, uint32_t len, uint16_t *l2_len,
+                                uint16_t *ethertype)
 {
     if (len < RTE_ETHER_HDR_LEN)
-        return 0;
+        return QD_ETH_SHORT;
     uint16_t off = 12, et = rd16(p + off);
-    for (int i = 0; i < QD_MAX_VLANS && (et == RTE_ETHER_TYPE_VLAN || et == RTE_ETHER_TYPE_QINQ);
-         i++) {
+    for (int i = 0; qd_is_tag_tpid(et); i++) {
+        /* A third tag: a stack we do not handle. Dropping it, rather than
+         * taking 0x8100 for "some other protocol", is what keeps an offload
+         * frame hidden behind it from being forwarded in clear. */
+        if (i == QD_MAX_VLANS)
+            return QD_ETH_DEEP;
         off += 4;
         if (len < (uint32_t)off + 2)
-            return 0;
+            return QD_ETH_SHORT;
         et = rd16(p + off);
     }
+    /* Values below 0x0600 are 802.3 lengths; an offload EtherType wrapped in
+     * SNAP is one more depth at which keys could hide. */
+    if (et < 0x0600 && snap_offload(p, len, (uint16_t)(off + 2)))
+        return QD_ETH_DEEP;
+    *l2_len = (uint16_t)(off + 2);
     *ethertype = et;
-    return (uint16_t)(off + 2);
+    return QD_ETH_OK;
+}
+
+bool qd_ip_truncated(const uint8_t *p, uint32_t first_seg_len, uint32_t frame_len, uint16_t l2,
+                     uint16_t ethertype)
+{
+    const uint8_t *ip = p + l2;
+    uint32_t avail = frame_len > l2 ? frame_len - l2 : 0;
+    uint32_t hdr = ethertype == RTE_ETHER_TYPE_IPV4 ? 20 : ethertype == RTE_ETHER_TYPE_IPV6 ? 40 : 0;
+    if (!hdr)
+        return false; /* not IP: nothing says how long it should be */
+    /* not even the fixed header (in the segment we can read): cut */
+    if (first_seg_len < (uint32_t)l2 + hdr)
+        return true;
+    if ((ip[0] >> 4) != (hdr == 20 ? 4 : 6))
+        return false; /* not the IP its EtherType says: not ours to judge */
+    if (hdr == 20)
+        return rd16(ip + 2) > avail;
+    return 40u + rd16(ip + 4) > avail; /* a jumbogram (0) is never "too long" */
 }
 
 int qd_udp_parse(const uint8_t *p, uint32_t len, struct qd_udp_info *u)
 {
-    uint16_t et;
-    uint16_t l2 = qd_eth_parse(p, len, &et);
-    if (!l2)
+    uint16_t et, l2;
+    if (qd_eth_parse(p, len, &l2, &et) != QD_ETH_OK)
         return -1;
     const uint8_t *ip = p + l2;
     uint32_t avail = len - l2, ip_len;

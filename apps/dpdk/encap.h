@@ -7,6 +7,7 @@
 #ifndef QD_ENCAP_H
 #define QD_ENCAP_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rte_mbuf.h>
@@ -16,9 +17,38 @@
 
 #define QD_MAX_VLANS 2 /* 802.1ad outer + 802.1Q inner */
 
-/* Ethernet header + up to two VLAN tags: returns the header length and the
- * EtherType behind the tags (host order), or 0 when the frame is too short. */
-uint16_t qd_eth_parse(const uint8_t *p, uint32_t len, uint16_t *ethertype);
+/* What qd_eth_parse found. */
+enum qd_eth_result {
+    QD_ETH_OK = 0,  /* *l2_len and *ethertype are set */
+    QD_ETH_SHORT,   /* the frame ends inside its Ethernet header or tags */
+    /* The tag stack cannot be walked to its end: more than QD_MAX_VLANS
+     * tags, or an offload EtherType (0x88B5/0x88B6) wrapped in 802.2 SNAP.
+     * Default-deny: the caller drops the frame (tag_stack_dropped), since
+     * whatever it carries (keys, plaintext) is unknown to us. */
+    QD_ETH_DEEP,
+};
+
+/* TPIDs taken for VLAN tags: 802.1Q, 802.1ad, and the pre-802.1ad QinQ
+ * values switches still emit. A TPID missing here would make the parser stop
+ * at the tag and take the frame for some other protocol (passed on). */
+static inline bool qd_is_tag_tpid(uint16_t et)
+{
+    return et == 0x8100 || et == 0x88A8 || et == 0x9100 || et == 0x9200 || et == 0x9300;
+}
+
+/* Ethernet header + up to QD_MAX_VLANS tags (any qd_is_tag_tpid TPIDs in
+ * any order): on QD_ETH_OK, the header length and the EtherType behind the
+ * tags (host order). */
+enum qd_eth_result qd_eth_parse(const uint8_t *p, uint32_t len, uint16_t *l2_len,
+                                uint16_t *ethertype);
+
+/* An IPv4/IPv6 packet behind l2 bytes whose IP header says it is longer than
+ * the frame that arrived (frame_len = the whole frame, every segment): the
+ * port cut it (net_af_packet truncates frames over its framesz). Such a frame
+ * is never forwarded; so is one without room for the fixed IP header. False
+ * for anything that is not IP, or whose version is not its EtherType's. */
+bool qd_ip_truncated(const uint8_t *p, uint32_t first_seg_len, uint32_t frame_len, uint16_t l2,
+                     uint16_t ethertype);
 
 /* A UDP datagram found in a network frame. */
 struct qd_udp_info {

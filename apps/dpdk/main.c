@@ -113,17 +113,32 @@ int main(int argc, char **argv)
     signal(SIGINT, on_signal);
     signal(SIGTERM, on_signal);
 
-    /* one pool for every frame: RX, ACKs, events, copies of coalesced packets */
+    /* one pool for every frame: RX, ACKs, events, copies of coalesced
+     * packets. A frame of the MTU must fit one mbuf (the workers take
+     * single-segment frames; net_af_packet refuses a framesz its mbufs cannot
+     * hold): the data room grows with --net-mtu, as framesz does in
+     * docs/dpdk.md's recipe (MTU + 128 rounded up to 1 KiB). */
+    uint32_t room = RTE_MBUF_DEFAULT_DATAROOM;
+    if (opts.net_mtu)
+        room = RTE_MAX(room, RTE_ALIGN_CEIL((uint32_t)opts.net_mtu + 128, 1024));
+    if (room + RTE_PKTMBUF_HEADROOM > UINT16_MAX)
+        room = UINT16_MAX - RTE_PKTMBUF_HEADROOM;
     qda.pool = rte_pktmbuf_pool_create("qd_mbufs", opts.nb_mbufs, 256, 0,
-                                      RTE_MBUF_DEFAULT_BUF_SIZE, (int)rte_socket_id());
+                                      (uint16_t)(room + RTE_PKTMBUF_HEADROOM),
+                                      (int)rte_socket_id());
     if (!qda.pool)
         rte_exit(EXIT_FAILURE, "cannot create the mbuf pool: %s\n", rte_strerror(rte_errno));
 
     struct qd_port_caps hc, nc;
     uint16_t nb_queues = rtc ? (uint16_t)qda.nb_workers : 1;
-    if (qd_port_init(qda.host_port, "host", nb_queues, false, qda.pool, &hc) != 0 ||
-        qd_port_init(qda.net_port, "network", nb_queues, true, qda.pool, &nc) != 0)
+    if (qd_port_init(qda.host_port, "host", nb_queues, false, opts.net_mtu, qda.pool, &hc) != 0 ||
+        qd_port_init(qda.net_port, "network", nb_queues, true, opts.net_mtu, qda.pool, &nc) != 0)
         rte_exit(EXIT_FAILURE, "port setup failed\n");
+    /* the largest IP packet the network takes: what protected packets are
+     * checked against (tx_too_big, EVENT too_big) */
+    qda.net_mtu = opts.net_mtu ? opts.net_mtu : nc.mtu;
+    printf("quicoff-dpdk: network MTU %u (%s): larger protected packets are dropped\n",
+           qda.net_mtu, opts.net_mtu ? "--net-mtu" : "the port's");
     rte_eth_macaddr_get(qda.host_port, &qda.host_port_mac);
     rte_eth_macaddr_get(qda.net_port, &qda.net_port_mac);
     qda.net_tx_ip_cksum = nc.ipv4_cksum;

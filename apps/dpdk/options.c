@@ -56,6 +56,9 @@ void qd_options_usage(const char *prog)
             "                         the default); for shared CPUs such as a namespace testbed\n"
             "  --tx-drain-us U        rtc: send buffered frames after at most U us (default 50);\n"
             "                         frames wait only while more keep arriving\n"
+            "  --net-mtu M            largest IP packet to send on the network port (68..65535);\n"
+            "                         bigger protected packets are dropped (tx_too_big) and the\n"
+            "                         host told (EVENT too_big); default: the port's MTU\n"
             "  --host-mac MAC         destination MAC of frames to the host (default: learned)\n"
             "  --encap-dst-mac MAC    default encapsulation of TX entries without their own\n"
             "  --encap-src-mac MAC      (compat entries): MACs, IPv4/IPv6 addresses, UDP ports\n"
@@ -67,7 +70,7 @@ enum {
     OPT_HOST_PORT = 256, OPT_NET_PORT, OPT_WORKERS, OPT_CRYPTO, OPT_CRYPTODEV, OPT_CID_LEN,
     OPT_CAPACITY, OPT_UNKNOWN, OPT_STATS, OPT_COMPAT, OPT_NO_EVENTS, OPT_BACKEND, OPT_MBUFS,
     OPT_IDLE_US, OPT_HOST_MAC, OPT_ENC_DMAC, OPT_ENC_SMAC, OPT_ENC_SIP, OPT_ENC_DIP, OPT_ENC_SPORT,
-    OPT_ENC_DPORT, OPT_ENC_TTL, OPT_IO_MODE, OPT_TX_DRAIN, OPT_HELP,
+    OPT_ENC_DPORT, OPT_ENC_TTL, OPT_IO_MODE, OPT_TX_DRAIN, OPT_NET_MTU, OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -95,6 +98,7 @@ static const struct option long_opts[] = {
     {"encap-ttl", required_argument, NULL, OPT_ENC_TTL},
     {"io-mode", required_argument, NULL, OPT_IO_MODE},
     {"tx-drain-us", required_argument, NULL, OPT_TX_DRAIN},
+    {"net-mtu", required_argument, NULL, OPT_NET_MTU},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -235,6 +239,12 @@ int qd_options_parse(struct qd_options *o, int argc, char **argv)
             bad = parse_uint(a, 10000, &v);
             o->tx_drain_us = (unsigned)v;
             break;
+        case OPT_NET_MTU:
+            /* 68: the smallest IPv4 MTU (RFC 791); QUIC itself needs 1200 of
+             * UDP payload, but a smaller path is the host's to deal with */
+            bad = parse_uint(a, 65535, &v) || v < 68;
+            o->net_mtu = (uint16_t)v;
+            break;
         case OPT_HELP:
         default:
             qd_options_usage(prog);
@@ -295,6 +305,10 @@ void qd_options_print(const struct qd_options *o)
     printf("  idle-us         %u%s\n", o->idle_us, o->idle_us ? "" : " (busy-poll)");
     if (o->io_mode == QD_IO_RTC)
         printf("  tx-drain-us     %u\n", o->tx_drain_us);
+    if (o->net_mtu)
+        printf("  net-mtu         %u\n", o->net_mtu);
+    else
+        printf("  net-mtu         (the network port's MTU)\n");
     if (o->has_host_mac) {
         rte_ether_format_addr(mac, sizeof(mac), &o->host_mac);
         printf("  host-mac        %s\n", mac);

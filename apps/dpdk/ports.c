@@ -12,7 +12,7 @@
 #include "qd.h"
 
 int qd_port_init(uint16_t port, const char *role, uint16_t nb_queues, bool want_cksum,
-                 struct rte_mempool *pool, struct qd_port_caps *caps)
+                 uint16_t mtu, struct rte_mempool *pool, struct qd_port_caps *caps)
 {
     struct rte_eth_dev_info info;
     struct rte_eth_conf conf;
@@ -38,6 +38,15 @@ int qd_port_init(uint16_t port, const char *role, uint16_t nb_queues, bool want_
         return -1;
     }
     memset(&conf, 0, sizeof(conf));
+    {
+        /* keep what the port has (0, the ethdev default RTE_ETHER_MTU, if
+         * unknown); a different MTU is set after configure, below, since
+         * configure checks it against max_rx_pktlen, which net_af_packet
+         * keeps at 1518 whatever its framesz */
+        uint16_t own = 0;
+        if (rte_eth_dev_get_mtu(port, &own) == 0)
+            conf.rxmode.mtu = own;
+    }
     uint64_t rss = info.flow_type_rss_offloads & (RTE_ETH_RSS_IP | RTE_ETH_RSS_UDP);
     if (nb_queues > 1 && rss) {
         /* The DCID is beyond what RSS hashes: the 4-tuple keeps a path on one
@@ -65,6 +74,19 @@ int qd_port_init(uint16_t port, const char *role, uint16_t nb_queues, bool want_
         fprintf(stderr, "quicoff-dpdk: port %u: configure: %s\n", port, strerror(-r));
         return -1;
     }
+    /* Only ever raised (a NIC's jumbo frames): a smaller --net-mtu is
+     * enforced by the check alone, without touching the port. */
+    uint16_t cur = 0;
+    if (mtu && rte_eth_dev_get_mtu(port, &cur) == 0 && cur < mtu &&
+        (r = rte_eth_dev_set_mtu(port, mtu)) != 0)
+        /* --net-mtu is still what protected packets are checked against.
+         * net_af_packet (22.11) refuses any MTU over 1500 (its max_rx_pktlen
+         * stays 1518): the kernel interface's MTU and the vdev's framesz
+         * decide there (docs/dpdk.md, "MTU and jumbo frames"). */
+        printf("quicoff-dpdk: %s port %u (%s) keeps its MTU %u, not %u (%s): frames up to %u "
+               "bytes pass only where the device takes them (net_af_packet: the interface's "
+               "MTU and the vdev's framesz)\n", role, port, info.driver_name, cur, mtu,
+               strerror(-r), mtu);
     uint16_t nb_rxd = QD_NB_RXD, nb_txd = QD_NB_TXD;
     rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
     int socket = rte_eth_dev_socket_id(port);
@@ -83,13 +105,15 @@ int qd_port_init(uint16_t port, const char *role, uint16_t nb_queues, bool want_
         fprintf(stderr, "quicoff-dpdk: port %u: start: %s\n", port, strerror(-r));
         return -1;
     }
+    if (rte_eth_dev_get_mtu(port, &caps->mtu) != 0 || caps->mtu == 0)
+        caps->mtu = RTE_ETHER_MTU;
     r = rte_eth_promiscuous_enable(port);
     rte_eth_macaddr_get(port, &addr);
     rte_ether_format_addr(mac, sizeof(mac), &addr);
     printf("quicoff-dpdk: %s port %u: %s, driver %s, MAC %s, %u RX/TX queues in use (max %u/%u)%s, "
-           "promiscuous %s\n", role, port, info.device ? rte_dev_name(info.device) : "?",
+           "promiscuous %s, MTU %u\n", role, port, info.device ? rte_dev_name(info.device) : "?",
            info.driver_name, mac, nb_queues, info.max_rx_queues, info.max_tx_queues,
-           caps->rss ? ", RSS on IP/UDP" : "", r == 0 ? "on" : "off");
+           caps->rss ? ", RSS on IP/UDP" : "", r == 0 ? "on" : "off", caps->mtu);
     if (want_cksum)
         printf("quicoff-dpdk: %s port %u: IPv4 checksum %s, UDP checksum %s%s\n", role, port,
                caps->ipv4_cksum ? "by the port" : "in software",

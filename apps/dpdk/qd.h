@@ -78,6 +78,7 @@ struct qd_app {
     uint16_t host_port, net_port;
     struct rte_ether_addr host_port_mac, net_port_mac;
     bool net_tx_ip_cksum, net_tx_udp_cksum; /* offered by the network port, used */
+    uint16_t net_mtu;                  /* largest IP packet sent on the network port */
     unsigned nb_workers;
     unsigned worker_lcore[QD_MAX_WORKERS]; /* rtc: worker 0 is the main lcore */
     /* two of our lcores are pinned to a common CPU: busy-polling yields */

@@ -44,6 +44,14 @@ uint64_t qd_stats_sum_rx_unknown(void)
     return n;
 }
 
+uint64_t qd_stats_sum_tx_too_big(void)
+{
+    uint64_t n = 0;
+    for (unsigned b = 0; b <= RTE_MAX_LCORE; b++)
+        n += __atomic_load_n(&qd_stats[b].tx_too_big, __ATOMIC_RELAXED);
+    return n;
+}
+
 static bool block_used(const struct qd_counters *c)
 {
     for (unsigned i = 0; i < NB_COUNTERS; i++)

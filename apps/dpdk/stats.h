@@ -27,6 +27,8 @@
     X(compat_rejected, "seed 000 frames without --compat, dropped")                          \
     X(host_bad_frame, "undecodable data frames from the host, dropped")                      \
     X(multiseg_dropped, "multi-segment frames for the workers, dropped")                     \
+    X(tag_stack_dropped, "frames with > 2 VLAN tags or SNAP-wrapped 0x88B5/6, dropped")      \
+    X(truncated_dropped, "IP frames shorter than their IP length (cut by the port), dropped") \
     X(busy_cycles, "TSC cycles of poll-loop rounds that found work (testpmd's core cycles)") \
     X(steered, "frames handed to the owning worker's ring (rtc: those on another's queue)")  \
     X(steer_ring_full, "frames dropped: the worker's ring was full")                         \
@@ -43,6 +45,7 @@
     X(tx_key_exhausted, "host packets refused at the confidentiality limit")                 \
     X(tx_no_space, "host packets without room for the tag / headers")                        \
     X(tx_no_encap, "host packets of an entry without encapsulation")                         \
+    X(tx_too_big, "host packets whose protected IP packet exceeds the network MTU")          \
     X(tx_usage_limit_reached, "protected packets past the entry's usage threshold")          \
     /* workers: network -> host (unprotect) */                                               \
     X(rx_packets, "packets unprotected and sent to the host")                                \
@@ -101,6 +104,8 @@ static inline struct qd_counters *qd_my_stats(void)
 void qd_stats_total(struct qd_counters *out);
 /* Sum of rx_unknown_connection over the blocks (EVENT COUNT). */
 uint64_t qd_stats_sum_rx_unknown(void);
+/* Sum of tx_too_big over the blocks (EVENT too_big COUNT). */
+uint64_t qd_stats_sum_tx_too_big(void);
 /* Prints per-lcore non-zero counters and the totals (and the library's). */
 void qd_stats_print(const char *title);
 /* Registers /quicoff/stats, /quicoff/lcores, /quicoff/connections, /quicoff/options. */

@@ -108,6 +108,23 @@ void qd_tx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
             rte_pktmbuf_free(m[i]);
             continue;
         }
+        /* The IP packet it would leave as: the entry's IP + UDP headers, the
+         * QUIC packet and its tag. Over the network MTU the port (or the
+         * next hop) would drop it after we counted it sent; checked before
+         * protecting, so it spends no packet of the key's budget. The host
+         * is told the MTU, so its stack can lower its datagram size. */
+        uint32_t ip_len = (c->encap.family == 6 ? 40u : 20u) + 8u + d.quic_len + QUICOFF_TAG_LEN;
+        if (ip_len > qda.net_mtu) {
+            QD_INC(st, tx_too_big);
+            QD_INC(st, tx_dropped);
+            struct qd_event e = {.code = QUICOFF_WIRE_EV_TOO_BIG, .status = QUICOFF_NO_SPACE,
+                                 .has_pn = true, .pn = d.pn, .has_count = true,
+                                 .count = qd_stats_sum_tx_too_big(), .has_mtu = true,
+                                 .mtu = qda.net_mtu};
+            qd_worker_event(w, c, &e);
+            rte_pktmbuf_free(m[i]);
+            continue;
+        }
         /* Room for the tag after the plaintext, in this segment (the I/O
          * lcore only steers single-segment frames). */
         struct rte_mbuf *x = m[i];

@@ -187,6 +187,8 @@ static _Atomic uint32_t ev_seq; /* the offload's event sequence number */
 
 void qd_worker_event(struct qd_worker *w, const struct qd_conn *c, const struct qd_event *e)
 {
+    /* every code has its rate-limit slot per entry (too_big is code 7 of 8) */
+    RTE_BUILD_BUG_ON(QUICOFF_WIRE_EV_COUNT > RTE_DIM(((struct qd_slot_state *)0)->ev_next));
     if (!qda.opt->events || (c && c->compat) || e->code >= QUICOFF_WIRE_EV_COUNT)
         return;
     if (!c && qda.opt->compat &&
@@ -239,6 +241,8 @@ void qd_worker_event(struct qd_worker *w, const struct qd_conn *c, const struct 
         ev->local_addr = *e->local;
     if (e->remote)
         ev->remote_addr = *e->remote;
+    ev->has_mtu = e->has_mtu;
+    ev->mtu = e->mtu;
     size_t len = 0;
     uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
     if (quicoff_wire_encode(&msg, p, rte_pktmbuf_tailroom(m), &len) != QUICOFF_OK ||

@@ -83,6 +83,8 @@ struct qd_event {
     const uint8_t *dcid; /* NULL = none */
     uint8_t dcid_len;
     const struct quicoff_addr *local, *remote;
+    bool has_mtu;
+    uint32_t mtu;   /* too_big: the network MTU */
 };
 /* Sends it (v1 entries and unknown connections only), at most one per
  * (entry, code) per 100 ms, key updates always. */

@@ -109,6 +109,7 @@ typedef enum quicoff_wire_event_code {
     QUICOFF_WIRE_EV_UNKNOWN_CONNECTION = 4, /**< a QUIC packet matched no entry */
     QUICOFF_WIRE_EV_KEY_EXHAUSTED = 5,      /**< RFC 9001 §6.6 hard limit: packets refused */
     QUICOFF_WIRE_EV_KEY_PHASE_UNAVAILABLE = 6, /**< packets for a key phase with no keys */
+    QUICOFF_WIRE_EV_TOO_BIG = 7,            /**< a protected packet exceeded the network MTU */
     QUICOFF_WIRE_EV_COUNT
 } quicoff_wire_event_code_t;
 
@@ -142,6 +143,7 @@ enum quicoff_wire_tlv {
     QUICOFF_WIRE_T_PN = 0x0031,              /**< u64: full packet number behind an event */
     QUICOFF_WIRE_T_REMOTE_ADDR = 0x0032,     /**< as LOCAL_ADDR */
     QUICOFF_WIRE_T_DETAIL = 0x0033,          /**< UTF-8 text, 0..255 bytes, diagnostics only */
+    QUICOFF_WIRE_T_MTU = 0x0034,             /**< u32: the network MTU (largest IP packet) */
     QUICOFF_WIRE_T_CRITICAL = 0x8000,        /**< bit: unknown => reject */
 };
 
@@ -228,6 +230,8 @@ struct quicoff_wire_event {
     bool has_dcid;
     struct quicoff_addr local_addr;  /**< family 0 = absent */
     struct quicoff_addr remote_addr; /**< family 0 = absent */
+    bool has_mtu;
+    uint32_t mtu;               /**< too_big: the network MTU (largest IP packet) */
 };
 
 /** Data frames (v1 DATA_TO_OFFLOAD / DATA_TO_HOST, COMPAT_DATA). */

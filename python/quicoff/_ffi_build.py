@@ -354,7 +354,7 @@ enum quicoff_wire_flag {
 typedef enum quicoff_wire_event_code {
     QUICOFF_WIRE_EV_AUTH_FAILED, QUICOFF_WIRE_EV_USAGE_LIMIT, QUICOFF_WIRE_EV_KEY_UPDATE,
     QUICOFF_WIRE_EV_UNKNOWN_CONNECTION, QUICOFF_WIRE_EV_KEY_EXHAUSTED,
-    QUICOFF_WIRE_EV_KEY_PHASE_UNAVAILABLE, QUICOFF_WIRE_EV_COUNT, ...
+    QUICOFF_WIRE_EV_KEY_PHASE_UNAVAILABLE, QUICOFF_WIRE_EV_TOO_BIG, QUICOFF_WIRE_EV_COUNT, ...
 } quicoff_wire_event_code_t;
 
 enum quicoff_wire_tlv {
@@ -366,7 +366,7 @@ enum quicoff_wire_tlv {
     QUICOFF_WIRE_T_SECRET, QUICOFF_WIRE_T_ENCAP, QUICOFF_WIRE_T_ROLL_GENERATION,
     QUICOFF_WIRE_T_GREASE_QUIC_BIT,
     QUICOFF_WIRE_T_CONN_STATS, QUICOFF_WIRE_T_TABLE_STATS, QUICOFF_WIRE_T_COUNT,
-    QUICOFF_WIRE_T_PN, QUICOFF_WIRE_T_REMOTE_ADDR, QUICOFF_WIRE_T_DETAIL,
+    QUICOFF_WIRE_T_PN, QUICOFF_WIRE_T_REMOTE_ADDR, QUICOFF_WIRE_T_DETAIL, QUICOFF_WIRE_T_MTU,
     QUICOFF_WIRE_T_CRITICAL, ...
 };
 
@@ -434,6 +434,8 @@ struct quicoff_wire_event {
     bool has_dcid;
     struct quicoff_addr local_addr;
     struct quicoff_addr remote_addr;
+    bool has_mtu;
+    uint32_t mtu;
     ...;
 };
 

@@ -416,7 +416,8 @@ _QO_TLVS = {0x0001: "SUITE", 0x0002: "LEVEL", 0x0003: "QUIC_VERSION", 0x0004: "D
             0x000F: "NEXT_PACKET_KEY", 0x0010: "NEXT_IV", 0x0011: "SECRET", 0x0012: "ENCAP",
             0x0013: "ROLL_GENERATION", 0x0014: "GREASE_QUIC_BIT",
             0x0020: "CONN_STATS", 0x0021: "TABLE_STATS",
-            0x0030: "COUNT", 0x0031: "PN", 0x0032: "REMOTE_ADDR", 0x0033: "DETAIL"}
+            0x0030: "COUNT", 0x0031: "PN", 0x0032: "REMOTE_ADDR", 0x0033: "DETAIL",
+            0x0034: "MTU"}
 
 
 class QOTLV(Packet):

@@ -48,6 +48,22 @@ __all__ = ["Testbed", "TestbedError", "cleanup_leftovers", "list_leftovers", "PR
            "find_dpdk_app", "dpdk_telemetry", "ns_socket"]
 
 PREFIX = "qotb-"
+LINK_MTU = 9000  # every veth of the testbed; quicoff-dpdk gets --net-mtu LINK_MTU
+
+
+def af_packet_ring_args(mtu: int) -> str:
+    """net_af_packet vdev arguments for frames of an MTU (docs/dpdk.md, "MTU
+    and jumbo frames"). The PMD's default framesz (2,048) cuts longer frames;
+    framesz must hold the TPACKET header (~66 bytes before the frame), the
+    Ethernet header and tags, and the MTU: MTU + 128, rounded up to 1 KiB (the
+    mbuf data room quicoff-dpdk sizes from --net-mtu by the same rule).
+    blocksz is a multiple of both framesz and the page size."""
+    import math
+    framesz = -(-(mtu + 128) // 1024) * 1024
+    framesz = max(framesz, 2048)
+    blocksz = framesz * 4096 // math.gcd(framesz, 4096)
+    return ",framesz=%d,blocksz=%d" % (framesz, blocksz)
+
 _NAME_RE = re.compile(r"^qotb-(\d+)-")
 DPDK_RUN_DIR = "/var/run/dpdk"
 
@@ -465,7 +481,7 @@ class Testbed:
                      "peer", "name", i2, "netns", self.ns[n2], "address", m2)
         for n, i in [(l[0], l[1]) for l in links] + [(l[3], l[4]) for l in links]:
             ns = self.ns[n]
-            self._ip("link", "set", i, "up", "promisc", "on", "mtu", "9000", ns=ns)
+            self._ip("link", "set", i, "up", "promisc", "on", "mtu", str(LINK_MTU), ns=ns)
             if shutil.which("ethtool"):
                 _run(["ip", "netns", "exec", ns, "ethtool", "-K", i, "tso", "off", "gso", "off",
                       "gro", "off", "tx", "off", "rx", "off"], check=False)
@@ -594,9 +610,14 @@ class Testbed:
             lcores = ",".join("%d@%d" % (i, cpu) for i in range(nl))
             off.argv = [self.app, "--lcores", lcores, "--no-huge", "-m", str(self.mem_mb),
                         "--no-pci", "--file-prefix", off.file_prefix, "--log-level", "lib.eal:5",
-                        "--vdev", "net_af_packet0,iface=host0,qpairs=%d" % qp,
-                        "--vdev", "net_af_packet1,iface=net0,qpairs=%d" % qp,
+                        # rings sized for LINK_MTU frames: the default framesz
+                        # would cut them, and a cut frame is dropped (truncated_dropped)
+                        "--vdev", "net_af_packet0,iface=host0,qpairs=%d%s"
+                        % (qp, af_packet_ring_args(LINK_MTU)),
+                        "--vdev", "net_af_packet1,iface=net0,qpairs=%d%s"
+                        % (qp, af_packet_ring_args(LINK_MTU)),
                         "--", "--host-port", "0", "--net-port", "1",
+                        "--net-mtu", str(LINK_MTU),
                         "--workers", str(self.workers), "--io-mode", self.io_mode,
                         "--crypto", self.crypto] + (
                         # crypto_aesni_mb does all four QUIC AEADs (aesni_gcm, the

@@ -83,7 +83,8 @@ KINDS = {"add": 0x01, "update": 0x02, "remove": 0x03, "query": 0x04,
          "compat_data": 0x102}
 _KIND_NAMES = {v: k for k, v in KINDS.items()}
 EVENTS = {"auth_failed": 1, "usage_limit_reached": 2, "key_update": 3,
-          "unknown_connection": 4, "key_exhausted": 5, "key_phase_unavailable": 6}
+          "unknown_connection": 4, "key_exhausted": 5, "key_phase_unavailable": 6,
+          "too_big": 7}
 _EVENT_NAMES = {v: k for k, v in EVENTS.items()}
 #: DATA_TO_HOST flag bits (enum quicoff_result_flag)
 RESULT_FLAGS = {"key_updated": 1, "pass_failed": 2, "long_header": 4, "old_keys": 8}
@@ -120,6 +121,7 @@ class TLV:
     PN = 0x0031
     REMOTE_ADDR = 0x0032
     DETAIL = 0x0033
+    MTU = 0x0034
     CRITICAL = 0x8000
 
 
@@ -144,7 +146,7 @@ _ALLOWED = {
     "ack": {TLV.DETAIL},
     "stats": {TLV.CONN_STATS, TLV.TABLE_STATS, TLV.DETAIL},
     "event": {TLV.COUNT, TLV.PN, TLV.KEY_GENERATION, TLV.LEVEL, TLV.DCID, TLV.LOCAL_ADDR,
-              TLV.REMOTE_ADDR, TLV.DETAIL},
+              TLV.REMOTE_ADDR, TLV.DETAIL, TLV.MTU},
 }
 
 
@@ -593,6 +595,7 @@ class Event:
     local_addr: Optional[tuple] = None
     remote_addr: Optional[tuple] = None
     detail: Optional[str] = None
+    mtu: Optional[int] = None  # too_big: the network MTU (largest IP packet)
     kind = "event"
 
     def encode(self) -> bytes:
@@ -616,6 +619,8 @@ class Event:
             t += _tlv(TLV.PN, _u64(self.pn, "pn"))
         if self.remote_addr is not None:
             t += _tlv(TLV.REMOTE_ADDR, _addr_value(self.remote_addr))
+        if self.mtu is not None:
+            t += _tlv(TLV.MTU, _u32(self.mtu, "mtu"))
         return _sig_hdr("event", code, self.seq, self.index, self.direction, self.status,
                         t + _detail_tlv(self.detail))
 
@@ -1069,6 +1074,8 @@ def _decode_v1(p: bytes):
             e.local_addr = _addr_parse(t[TLV.LOCAL_ADDR])
         if TLV.REMOTE_ADDR in t:
             e.remote_addr = _addr_parse(t[TLV.REMOTE_ADDR])
+        if TLV.MTU in t:
+            e.mtu = _g_u32(t[TLV.MTU])
         e.detail = _detail(t)
         return e
     except WireError as err:

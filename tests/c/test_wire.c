@@ -847,6 +847,27 @@ static void test_vlan(void)
         if (quicoff_wire_decode(q, cut, &d) == QUICOFF_OK)
             ok(0, "QinQ cut at %zu decodes", cut);
     ok(1, "QinQ: every cut inside the tags fails");
+    /* the older QinQ TPIDs are tags too (quicoff-dpdk's classifier hands
+     * such frames to the control thread); a third tag is not walked */
+    q[12] = 0x91, q[13] = 0x00;
+    st = quicoff_wire_decode(q, n + 4, &d);
+    ok(st == QUICOFF_OK && d.kind == QUICOFF_WIRE_REMOVE && d.eth.vlan_tci == 0x0106,
+       "0x9100 + 802.1Q: decoded, inner tag reported: %s", S(st));
+    {
+        uint8_t t[2048];
+        memcpy(t, buf, 12);
+        /* 0x9200, then the frame's own 0x88B5 */
+        t[12] = 0x92, t[13] = 0x00, t[14] = 0x00, t[15] = 0x0b;
+        memcpy(t + 16, buf + 16, n - 16);
+        st = quicoff_wire_decode(t, n, &d);
+        ok(st == QUICOFF_OK && d.kind == QUICOFF_WIRE_REMOVE && !d.eth.has_vlan,
+           "a lone 0x9200 tag: skipped like an S-tag: %s", S(st));
+        memcpy(t, q, 16);
+        t[16] = 0x81, t[17] = 0x00, t[18] = 0x00, t[19] = 0x0c; /* three tags */
+        memcpy(t + 20, q + 16, n + 4 - 16);
+        st = quicoff_wire_decode(t, n + 8, &d);
+        ok(st != QUICOFF_OK, "three tags: not decoded (%s)", S(st));
+    }
     /* ack_for swaps MACs and keeps the tag */
     quicoff_wire_decode(buf, n, &d);
     struct quicoff_wire_msg a;
@@ -1397,6 +1418,38 @@ static void test_clear(void)
        "accessors refuse other kinds");
 }
 
+/* EVENT too_big (docs/protocol.md §4.9): MTU TLV 0x0034, 4 bytes, with COUNT */
+static void test_too_big_event(void)
+{
+    struct quicoff_wire_msg m, d;
+    uint8_t buf[256];
+    quicoff_wire_msg_init(&m, QUICOFF_WIRE_EVENT);
+    m.request_id = 9;
+    m.index = 3;
+    m.direction = QUICOFF_DIR_TX;
+    m.status = QUICOFF_NO_SPACE;
+    m.u.event.code = QUICOFF_WIRE_EV_TOO_BIG;
+    m.u.event.has_mtu = true;
+    m.u.event.mtu = 1500;
+    m.u.event.has_count = true;
+    m.u.event.count = 2;
+    size_t n = enc(&m, buf, sizeof(buf)), h = QUICOFF_WIRE_ETH_LEN;
+    /* Ethernet 14 + header 16 + COUNT (4 + 8) + MTU (4 + 4) */
+    static const uint8_t mtu_tlv[] = {0x00, 0x34, 0x00, 0x04, 0x00, 0x00, 0x05, 0xdc};
+    ok(n == h + 16 + 12 + 8 && buf[h + 3] == 7 && memcmp(buf + n - 8, mtu_tlv, 8) == 0,
+       "too_big: code 7, MTU TLV 0x0034 of 4 bytes (%zu bytes)", n);
+    quicoff_status_t st = dec(buf + h, n - h, &d);
+    ok(st == QUICOFF_OK && d.u.event.code == QUICOFF_WIRE_EV_TOO_BIG && d.u.event.has_mtu &&
+           d.u.event.mtu == 1500 && d.u.event.has_count && d.u.event.count == 2,
+       "too_big decodes with its MTU and COUNT: %s", S(st));
+    ok(strcmp(quicoff_wire_event_name(QUICOFF_WIRE_EV_TOO_BIG), "too_big") == 0,
+       "event name too_big");
+    buf[n - 5] = 3; /* MTU of 3 bytes */
+    buf[h + 15] = (uint8_t)(buf[h + 15] - 1);
+    ok(dec(buf + h, n - h - 1, &d) == QUICOFF_MALFORMED, "an MTU TLV of 3 bytes: malformed");
+    quicoff_wire_msg_clear(&d);
+}
+
 int main(void)
 {
     fill(PAYLOAD, sizeof(PAYLOAD), 0x99);
@@ -1413,5 +1466,6 @@ int main(void)
     subtest("table integration", test_table_integration);
     subtest("clear", test_clear);
     subtest("grease_quic_bit TLV", test_grease_tlv);
+    subtest("too_big event", test_too_big_event);
     return done_testing();
 }

@@ -22,6 +22,8 @@ import time
 from pathlib import Path
 from typing import Callable, List, Optional
 
+from quicoff.testbed import af_packet_ring_args
+
 ROOT = Path(__file__).resolve().parents[2]
 ETH_P_ALL = 0x0003
 PACKET_OUTGOING = 4
@@ -46,7 +48,7 @@ def sh(*args: str, check: bool = True) -> subprocess.CompletedProcess:
 class Veth:
     """A veth pair: `inner` for the application, `outer` for the test."""
 
-    def __init__(self, inner: str, outer: str):
+    def __init__(self, inner: str, outer: str, mtu: int = 1500):
         self.inner, self.outer = inner, outer
         sh("ip", "link", "del", inner, check=False)
         sh("ip", "link", "add", inner, "type", "veth", "peer", "name", outer)
@@ -56,7 +58,7 @@ class Veth:
             # VLAN tags stay in the frames (no tag offload into skb metadata)
             sh("ethtool", "-K", ifc, "rxvlan", "off", "txvlan", "off", "rx-vlan-stag-hw-parse",
                "off", "tx-vlan-stag-hw-insert", "off", check=False)
-            sh("ip", "link", "set", ifc, "arp", "off", "mtu", "1500", "up")
+            sh("ip", "link", "set", ifc, "arp", "off", "mtu", str(mtu), "up")
 
     @property
     def mac(self) -> str:
@@ -174,17 +176,20 @@ class App:
 
     def __init__(self, name: str, app_args: List[str], lcores: str = "0-1",
                  eal_extra: Optional[List[str]] = None, start_timeout: float = 30.0,
-                 qpairs: int = 1):
+                 qpairs: int = 1, mtu: int = 1500, framesz_mtu: Optional[int] = None):
+        """mtu: of every veth; framesz_mtu: the MTU the af_packet rings are
+        sized for (default mtu; smaller to make the PMD cut frames)."""
         self.name = name
         self.prefix = f"qdt_{name}"
-        self.host = Veth(f"{name}h0", f"{name}h1")
-        self.net = Veth(f"{name}n0", f"{name}n1")
+        self.host = Veth(f"{name}h0", f"{name}h1", mtu)
+        self.net = Veth(f"{name}n0", f"{name}n1", mtu)
+        ring = af_packet_ring_args(mtu if framesz_mtu is None else framesz_mtu)
         shutil.rmtree(f"/var/run/dpdk/{self.prefix}", ignore_errors=True)
         lc = ["--lcores", lcores] if "@" in lcores else ["-l", lcores]
         self.cmd = [str(find_binary()), "--no-huge", "-m", "1024", "--no-pci", *lc,
                     "--file-prefix", self.prefix, "--log-level", "lib.eal:error",
-                    "--vdev", f"net_af_packet0,iface={self.host.inner},qpairs={qpairs}",
-                    "--vdev", f"net_af_packet1,iface={self.net.inner},qpairs={qpairs}",
+                    "--vdev", f"net_af_packet0,iface={self.host.inner},qpairs={qpairs}{ring}",
+                    "--vdev", f"net_af_packet1,iface={self.net.inner},qpairs={qpairs}{ring}",
                     *(eal_extra or []), "--", "--host-port", "0", "--net-port", "1",
                     "--stats-interval", "0", *app_args]
         self.lines: List[str] = []

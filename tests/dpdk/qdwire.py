@@ -27,7 +27,7 @@ STATUS = ["ok", "unknown_connection", "auth_failed", "malformed", "key_phase_una
           "usage_limit_reached", "key_exhausted", "unsupported", "no_space", "invalid_argument",
           "exists", "table_full", "no_memory", "backend_unavailable"]
 EVENTS = {1: "auth_failed", 2: "usage_limit_reached", 3: "key_update",
-          4: "unknown_connection", 5: "key_exhausted", 6: "key_phase_unavailable"}
+          4: "unknown_connection", 5: "key_exhausted", 6: "key_phase_unavailable", 7: "too_big"}
 
 T_SUITE, T_LEVEL, T_QUIC_VERSION, T_DCID, T_LOCAL_ADDR = 1, 2, 3, 4, 5
 T_PATH_ID, T_NONCE_LAYOUT, T_FAIL_ACTION, T_LARGEST_PN, T_USAGE_THRESHOLD = 6, 7, 8, 9, 10
@@ -35,6 +35,7 @@ T_KEY_GENERATION, T_PACKET_KEY, T_IV, T_HP_KEY, T_NEXT_PACKET_KEY = 11, 12, 13, 
 T_NEXT_IV, T_SECRET, T_ENCAP, T_ROLL_GENERATION = 16, 17, 18, 19
 T_GREASE_QUIC_BIT = 0x14
 T_CONN_STATS, T_TABLE_STATS, T_COUNT, T_PN, T_REMOTE_ADDR, T_DETAIL = 0x20, 0x21, 0x30, 0x31, 0x32, 0x33
+T_MTU = 0x34
 
 CONN_STATS = ["packets", "bytes", "auth_failures", "malformed", "key_phase_unavailable",
               "key_updates", "key_generation", "largest_pn", "key_packets"]
@@ -188,6 +189,10 @@ class Frame:
     def u64(self, t: int) -> Optional[int]:
         v = self.tlvs.get(t)
         return struct.unpack("!Q", v)[0] if v is not None else None
+
+    def u32(self, t: int) -> Optional[int]:
+        v = self.tlvs.get(t)
+        return struct.unpack("!I", v)[0] if v is not None else None
 
 
 def decode(frame: bytes) -> Optional[Frame]:

@@ -173,7 +173,7 @@ def c_to_py(m):
                           level=wire.LEVELS[e.level] if e.has_level else None,
                           dcid=_b(e.dcid, e.dcid_len) if e.has_dcid else None,
                           local_addr=_addr(e.local_addr), remote_addr=_addr(e.remote_addr),
-                          detail=_detail(m))
+                          detail=_detail(m), mtu=e.mtu if e.has_mtu else None)
     if k in ("data_to_offload", "data_to_host", "compat_data"):
         x = m.u.data
         pkt = _b(x.payload, x.payload_len) if x.payload_len else b""
@@ -320,7 +320,7 @@ def py_to_c(x):
         m.request_id = x.seq
         m.status = wire._status_code(x.status)
         e.code = wire.EVENTS[x.code] if isinstance(x.code, str) else x.code
-        for f in ("count", "pn", "key_generation"):
+        for f in ("count", "pn", "key_generation", "mtu"):
             if getattr(x, f) is not None:
                 setattr(e, "has_" + f, True)
                 setattr(e, f, getattr(x, f))
@@ -399,6 +399,8 @@ SAMPLES = [
     wire.Event(code="unknown_connection", seq=2, status="unknown_connection", level="initial",
                dcid=bytes(8), local_addr=("192.0.2.1", 443), remote_addr=("2001:db8::9", 1234),
                key_generation=3, count=99, detail="x"),
+    wire.Event(code="too_big", seq=3, index=7, direction="tx", status="no_space", count=4,
+               pn=1234, mtu=1500),
     wire.DataToOffload(index=7, pn=42, packet=bytes(40)),
     wire.DataToHost(index=0x01000002, pn=wire.PN_MAX, packet=bytes(range(256)) + bytes(44),
                     status="usage_limit_reached", level="handshake", key_phase=1, flags=9),
