@@ -42,9 +42,10 @@ void qd_classify_host(struct qd_sort *s, struct rte_mbuf *m)
     case QD_ETH_OK:
         break;
     case QD_ETH_DEEP:
-        /* maybe an offload frame we cannot see into: never forwarded */
+        /* maybe an offload frame we cannot see into: never forwarded, and
+         * wiped, since it may be an ADD with its keys */
         QD_INC(st, tag_stack_dropped);
-        rte_pktmbuf_free(m);
+        qd_mbuf_free_wiped(m);
         return;
     default:
         QD_INC(st, host_bad_frame);
@@ -125,7 +126,7 @@ void qd_classify_net(struct qd_sort *s, struct rte_mbuf *m)
     uint8_t dl;
     if (l2r == QD_ETH_DEEP) {
         QD_INC(st, tag_stack_dropped);
-        rte_pktmbuf_free(m);
+        qd_mbuf_free_wiped(m); /* it may be signaling (keys) behind the tags */
         return;
     }
     /* Host<->offload frames are accepted on the host port only. */

@@ -158,6 +158,30 @@ int main(int argc, char **argv)
     CHECK(st.compat_rejected == 1, "compat data without --compat: counted");
     CHECK(!key_left(&b), "compat data without --compat: wiped");
 
+    /* an ADD behind three 0x8100 tags (deeper than the parser walks), from
+     * either port: dropped as tag_stack_dropped, and wiped like any frame
+     * that may be signaling */
+    for (int port = 0; port < 2; port++) {
+        m = frame(QUICOFF_WIRE_ETHERTYPE_SIGNAL, 1);
+        uint8_t *p = rte_pktmbuf_mtod(m, uint8_t *);
+        for (int t = 0; t < 3; t++) { /* tags at 12, 16, 20; the ADD's EtherType at 24 */
+            p[12 + 4 * t] = 0x81;
+            p[13 + 4 * t] = 0x00;
+            p[14 + 4 * t] = 0x00;
+            p[15 + 4 * t] = (uint8_t)(t + 1);
+        }
+        p[24] = (uint8_t)(QUICOFF_WIRE_ETHERTYPE_SIGNAL >> 8);
+        p[25] = (uint8_t)QUICOFF_WIRE_ETHERTYPE_SIGNAL;
+        b = bufs_of(m);
+        if (port == 0)
+            qd_classify_host(&sort, m);
+        else
+            qd_classify_net(&sort, m);
+        CHECK(st.tag_stack_dropped == (uint64_t)port + 1, "deep tag stack (%s port): counted",
+              port ? "network" : "host");
+        CHECK(!key_left(&b), "deep tag stack (%s port): wiped", port ? "network" : "host");
+    }
+
     CHECK(rte_mempool_avail_count(pool) == 63, "every mbuf back in the pool (%u)",
           rte_mempool_avail_count(pool));
     printf("wipe: %d checks, %d failures\n", checks, failures);
