@@ -62,12 +62,18 @@ def _csum(data: bytes) -> int:
 
 
 def _ethertype(fr: bytes):
-    """(EtherType, offset of what follows it), 802.1Q / 802.1ad tags skipped."""
+    """(EtherType, offset of what follows it), up to two tags skipped as
+    quicoff-dpdk does. A deeper stack returns (None, 0): the caller drops it,
+    since it may hide signaling (keys) or plaintext data (default-deny)."""
     off = 12
     et = int.from_bytes(fr[off:off + 2], "big")
-    while et in (wire.ETHERTYPE_VLAN, wire.ETHERTYPE_QINQ):
+    for _ in range(2):
+        if et not in wire.TAG_TPIDS:
+            break
         off += 4
         et = int.from_bytes(fr[off:off + 2], "big")
+    if et in wire.TAG_TPIDS or len(fr) < off + 2:
+        return None, 0
     return et, off + 2
 
 
@@ -97,7 +103,7 @@ class StandIn:
             "host_rx", "host_tx", "net_rx", "net_tx", "signaling", "signaling_ignored_net",
             "signaling_errors", "tx_packets", "tx_dropped", "rx_packets", "auth_failed",
             "unknown_connection", "malformed", "key_phase_unavailable", "passed_to_host",
-            "dropped", "other_status")}
+            "dropped", "other_status", "tag_stack_dropped")}
         self.last_write = 0.0
         self.done = {}      # v1: (request ID, type, direction, index) -> ACK frame
 
@@ -320,6 +326,9 @@ class StandIn:
             if fr[6:12] != self.host_mac:
                 self.host_dst = fr[6:12]
             et, off = _ethertype(fr)
+            if et is None:
+                self.c["tag_stack_dropped"] += 1
+                continue
             if et not in (ETH_SIGNALING, ETH_DATA):
                 # anything else from the host goes to the network unchanged
                 self._send(self.net, fr)
@@ -362,6 +371,9 @@ class StandIn:
         dgrams, orig = [], []
         for fr in frames:
             et, off = _ethertype(fr)
+            if et is None:
+                self.c["tag_stack_dropped"] += 1
+                continue
             if et in (ETH_SIGNALING, ETH_DATA):
                 self.c["signaling_ignored_net"] += 1
                 continue

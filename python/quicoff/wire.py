@@ -52,6 +52,8 @@ ETHERTYPE_SIGNAL = 0x88B5
 ETHERTYPE_DATA = 0x88B6
 ETHERTYPE_VLAN = 0x8100
 ETHERTYPE_QINQ = 0x88A8
+# every TPID a tag may carry (802.1Q, 802.1ad, the older QinQ ones), as in C
+TAG_TPIDS = (ETHERTYPE_VLAN, ETHERTYPE_QINQ, 0x9100, 0x9200, 0x9300)
 MAGIC = 0x51
 VERSION = 1
 PN_MAX = (1 << 62) - 1
@@ -1135,7 +1137,11 @@ def decode(payload: bytes, ethertype: int = ETHERTYPE_SIGNAL):
 
 def decode_frame(raw: bytes):
     """Decodes a whole Ethernet frame -> (Eth, message); raises WireError.
-    An 802.1ad tag before an 802.1Q tag is skipped."""
+
+    As quicoff_wire_decode: up to two tags of any TPID in TAG_TPIDS, in any
+    order (ports rewrite outer TPIDs); the innermost 802.1Q tag is the VLAN
+    an answer goes back on. A third tag leaves a TPID as the EtherType, which
+    is no EtherType of ours: "unsupported", never a message."""
     raw = bytes(raw)
     if len(raw) < 14:
         raise WireError("malformed", "Ethernet header cut")
@@ -1143,15 +1149,15 @@ def decode_frame(raw: bytes):
     off = 12
     et = struct.unpack_from("!H", raw, off)[0]
     off += 2
-    if et == ETHERTYPE_QINQ:
+    for _ in range(2):
+        if et not in TAG_TPIDS:
+            break
         if len(raw) - off < 4:
-            raise WireError("malformed", "802.1ad tag cut")
-        et = struct.unpack_from("!H", raw, off + 2)[0]
-        off += 4
-    if et == ETHERTYPE_VLAN:
-        if len(raw) - off < 4:
-            raise WireError("malformed", "802.1Q tag cut")
-        eth.vlan, et = struct.unpack_from("!HH", raw, off)
+            raise WireError("malformed", "tag %#06x cut" % et)
+        tci, inner = struct.unpack_from("!HH", raw, off)
+        if et == ETHERTYPE_VLAN:
+            eth.vlan = tci
+        et = inner
         off += 4
     eth.ethertype = et
     return eth, decode(raw[off:], et)

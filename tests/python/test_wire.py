@@ -15,6 +15,7 @@ Three implementations of one format are held against each other:
 """
 import ipaddress
 import random
+import struct
 
 import pytest
 from hypothesis import HealthCheck, given, settings
@@ -1002,3 +1003,37 @@ def test_grease_quic_bit_tlv_c_and_python():
         if want == "ok":
             assert bool(dm.u.add.cfg.grease_quic_bit) == py.grease_quic_bit == (value == b"\x01")
         lib.quicoff_wire_msg_clear(dm)
+
+
+_TPIDS = (0x8100, 0x88A8, 0x9100, 0x9200, 0x9300)
+
+
+@pytest.mark.parametrize("stack", [(), (0x8100,), (0x9100,), (0x88A8, 0x8100), (0x9100, 0x8100),
+                                   (0x8100, 0x9200), (0x9300, 0x88A8), (0x8100, 0x8100, 0x8100),
+                                   (0x9100, 0x8100, 0x8100), (0x88A8,) * 4])
+def test_tag_stacks_python_as_c(stack):
+    """Python's decode_frame walks tag stacks as quicoff_wire_decode does (up to
+    two tags of any TPID, the innermost 802.1Q is the VLAN; deeper is no frame
+    of ours), so no tool decodes as a message what the offload would drop."""
+    payload = wire.Remove(request_id=7, index=3, direction="rx").encode()
+    tags = b"".join(struct.pack("!HH", tpid, 100 + i) for i, tpid in enumerate(stack))
+    raw = b"\x02" * 6 + b"\x04" * 6 + tags + struct.pack("!H", wire.ETHERTYPE_SIGNAL) + payload
+    status, m, _buf = c_decode_frame(raw)
+    if len(stack) <= 2:
+        assert status == "ok"
+        eth, msg = wire.decode_frame(raw)
+        assert msg.kind == "remove" and msg.index == 3 and msg.request_id == 7
+        inner_vlan = [100 + i for i, t in enumerate(stack) if t == 0x8100]
+        want = inner_vlan[-1] if inner_vlan else None
+        assert eth.vlan == want
+        assert (m.eth.vlan_tci if m.eth.has_vlan else None) == want
+    else:
+        assert status != "ok"
+        with pytest.raises(wire.WireError):
+            wire.decode_frame(raw)
+    # a tag cut short: malformed on both sides
+    if stack:
+        cut = raw[:14 + 2]
+        assert c_decode_frame(cut)[0] == "malformed"
+        with pytest.raises(wire.WireError):
+            wire.decode_frame(cut)
