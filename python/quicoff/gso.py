@@ -18,9 +18,13 @@ length).  Proposals are cheap to check and ordered most likely first:
   connection can start: a short header (top bit 0) followed by the
   connection's Destination CID, or a long header (top bit 1) carrying that
   DCID; with a CID of 8 bytes or more this leaves, in practice, one size;
-* sizes the decryptor saw on the flow before (``hints``) come first, then
-  the rest from the smallest up (a multiple of the true size passes the
-  filter too, but its first segment does not authenticate).
+* sizes the decryptor saw on the flow before (``hints``) come first; then,
+  with a DCID, the sizes it allows from the smallest up (a multiple of the
+  true size passes the filter too, but its first segment does not
+  authenticate); with an empty DCID, where only the top bit of each
+  segment's first byte can be checked, sizes from 1,200 (QUIC's smallest
+  full-size datagram, RFC 9000 §14) to 1,500 (Ethernet's MTU) first, as
+  the full-size datagrams a sender batches usually are, then the rest.
 
 Work per datagram is bounded: at most :data:`MAX_SEGMENTS` segments (so
 the size is at least len/128), and the scan over sizes costs about
@@ -29,14 +33,19 @@ bounds the number of AEAD trials (:data:`MAX_TRIALS`).
 """
 from __future__ import annotations
 
+import itertools
 from typing import Iterable, Iterator, List
 
 __all__ = ["MAX_SEGMENTS", "MAX_TRIALS", "MIN_SHORT_TAIL", "candidate_sizes", "segments"]
 
 #: Linux's UDP_MAX_SEGMENTS (64 until 6.9, then 128): no GSO buffer holds more
 MAX_SEGMENTS = 128
-#: AEAD trials per datagram (each on at most one segment's bytes)
-MAX_TRIALS = 16
+#: AEAD trials per datagram, each on one candidate first segment: at most
+#: 64 x 64 KiB opened for a hostile datagram (milliseconds), while an empty
+#: DCID may leave a few dozen plausible sizes before the right one
+MAX_TRIALS = 64
+#: where full-size datagrams usually are (tried first when the DCID is empty)
+LIKELY = (1200, 1500)
 #: a short header's packet number (>= 1 byte) and payload hold at least
 #: 4 bytes before the 16-byte header-protection sample (RFC 9001 §5.4.2)
 MIN_SHORT_TAIL = 20
@@ -83,7 +92,8 @@ def candidate_sizes(data: bytes, start: int, dcid: bytes,
             q = data.find(dcid, q + 1)
         order = sorted(sizes)
     else:
-        order = range(lo, n)
+        a, b = max(lo, LIKELY[0]), min(n, LIKELY[1] + 1)
+        order = itertools.chain(range(a, b), range(lo, min(n, a)), range(max(lo, b), n))
     for s in order:
         if s not in seen and _plausible(data, s, dcid):
             seen.add(s)
