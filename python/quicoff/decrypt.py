@@ -38,7 +38,10 @@ Output format (pcap in, pcap out; pcapng in, pcapng out)
   kept byte for byte.  IP and UDP lengths and checksums are recomputed.
   IPv4 fragments are reassembled (ipfrag.py): the frame that completes a
   datagram carries all of it, the other fragments are left out; fragments
-  of a datagram that never completes are written as captured.
+  of a datagram that never completes are written as captured.  A UDP GSO
+  buffer (several datagrams behind one UDP header, as captured on the
+  sending host; gso.py) whose segment size is found is written as one
+  frame per segment, each with the buffer's timestamp and headers.
   Wireshark/tshark see valid UDP; their QUIC dissector, expecting protection,
   will not make sense of the plaintext (read it with ``quicoff.frames``).
 """
