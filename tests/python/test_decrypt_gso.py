@@ -22,7 +22,7 @@ import pytest
 
 from quicoff import capture, ref
 from quicoff import gso
-from quicoff.decrypt import decrypt_capture, split_datagram
+from quicoff.decrypt import Decryptor, decrypt_capture, split_datagram
 from quicoff.keylog import KeyLog
 from quicoff.pcap_io import CaptureReader, parse_udp
 
@@ -136,6 +136,39 @@ def test_gso_tampered_middle_segment_fails_alone(conn):
     assert gso_counts(report) == (1, 4), report.format()
     assert [r.status for r in recs] == ["ok", "ok", "auth_failed", "ok"]
     assert written == [segs[0][1], segs[1][1], bytes(bad), segs[3][1]]
+
+
+def test_gso_buffer_waiting_for_keys(conn):
+    """The buffer captured before the server's Initial (reordered): its
+    connection has no suite yet, so it waits; the ServerHello releases it,
+    then it is split, and its segments are written where it was."""
+    c = conn
+    sizes = [1200, 1200, 900]
+    segs = [packet(c, s, c["pn"] + 30 + i) for i, s in enumerate(sizes)]
+    path = c["dir"] / "early.pcap"
+    early = frame(c, b"".join(p for p, _ in segs), 0)
+    early.time = c["pkts"][0].time
+    wrpcap(str(path), c["pkts"][:1] + [early] + c["pkts"][1:])
+    recs, written = [], []
+    dec = Decryptor(KeyLog.from_file(c["dir"] / "keys.log"), on_packet=recs.append)
+    try:
+        with open(path, "rb") as f:
+            for i, item in enumerate(CaptureReader(f)):
+                written += [d if d is not None else it.data for it, d in dec.feed(item)]
+                if i == 1:
+                    # the client's Initial and the buffer are in: the buffer waits
+                    assert [r.frame for r in recs] == [0] and len(written) == 1
+        written += [d if d is not None else it.data for it, d in dec.finish()]
+    finally:
+        dec.close()
+    report = dec.report
+    assert delta(c, report) == dict(ok=3, failed=0, no_keys=0, other=0), report.format()
+    assert gso_counts(report) == (1, 3), report.format()
+    assert [(r.pn, r.status) for r in recs if r.frame == 1] == \
+        [(c["pn"] + 30 + i, "ok") for i in range(3)]
+    written = [parse_udp(d, 1).payload for d in written]
+    raw = [parse_udp(p, 1).payload for p in _raw(c)]
+    assert written == raw[:1] + [plain for _, plain in segs] + raw[1:]
 
 
 def test_large_datagram_that_is_not_gso_is_not_split(conn):
