@@ -326,19 +326,22 @@ def _h3_body(stream: bytes) -> bytes:
     return b"".join(body)
 
 
-def test_gso_super_datagrams(site, tmp_path):
+@pytest.mark.parametrize("case", ["ipv4", "ipv6", "key-update"])
+def test_gso_super_datagrams(site, tmp_path, case):
     """ngtcp2's server with UDP GSO on (its default): tcpdump on lo records
     the unsegmented buffers, several 1-RTT packets behind one UDP header.
     tshark cannot decrypt them, so it is no oracle here; the downloaded
     file is: its bytes are random, and the response stream reassembled from
     the packets quicoff decrypted must carry all of it.  Every 1-RTT packet
     decrypts, and the output holds one frame per segment.  (Before the
-    split, about 45 buffers of a 1 MiB download failed to authenticate.)"""
+    split, about 45 buffers of a 1 MiB download failed to authenticate.)
+    Over IPv6, and with a key update (then GSO buffers of both phases)."""
     from quicoff import frames as qframes
     from quicoff.pcap_io import CaptureReader, parse_udp
     body = os.urandom(1 << 20)
     (site / "htdocs" / "big").write_bytes(body)
-    run = Run(site, "gso", gso=True, path="big")
+    clients = (("--key-update=1ms",),) if case == "key-update" else ((),)
+    run = Run(site, "gso-" + case, gso=True, path="big", ipv6=case == "ipv6", clients=clients)
     recs = []
     out = tmp_path / "plain.pcap"
     report = decrypt_capture(run.pcap, out, run.keylog, on_packet=recs.append)
@@ -365,8 +368,14 @@ def test_gso_super_datagrams(site, tmp_path):
     assert max(len(p) for p in written) <= 1500
     assert "GSO: %d datagrams split into %d packets" % (
         report.gso_datagrams, report.gso_segments) in report.format()
-    FIGURES["gso"] = dict(quicoff_ok=report.totals["ok"], quicoff_packets=len(recs),
-                          tshark_ok=0, tshark_packets=0, suite=[], levels={}, greased={})
+    if case == "key-update":
+        c = report.connections[0]
+        assert c.key_updates["c2s"] >= 1 and c.key_updates["s2c"] >= 1, report.format()
+        assert {r.key_phase for r in recs if r.level == "1rtt" and r.frame + 1 in
+                {i + 1 for i, p in enumerate(payloads) if len(p) > 1500}} == {0, 1}
+    FIGURES["gso-" + case] = dict(quicoff_ok=report.totals["ok"], quicoff_packets=len(recs),
+                          tshark_ok=0, tshark_packets=0, suite=[], levels={}, greased={},
+                          gso="GSO %d -> %d" % (report.gso_datagrams, report.gso_segments))
 
 
 def test_zz_greased_packets_were_decrypted(capsys):
@@ -377,10 +386,10 @@ def test_zz_greased_packets_were_decrypted(capsys):
     assert FIGURES, "run the whole module"
     with capsys.disabled():
         for name, f in FIGURES.items():
-            print("\n%-18s tshark %4d/%-4d quicoff %4d/%-4d greased c>s %-3d s>c %-3d %s" % (
+            print("\n%-18s tshark %4d/%-4d quicoff %4d/%-4d greased c>s %-3d s>c %-3d %s %s" % (
                 name, f["tshark_ok"], f["tshark_packets"], f["quicoff_ok"],
                 f["quicoff_packets"], f["greased"].get("c2s", 0), f["greased"].get("s2c", 0),
-                f["suite"]))
+                f["suite"], f.get("gso", "")))
     total = Counter()
     for f in FIGURES.values():
         total.update(f["greased"])
