@@ -38,12 +38,16 @@ Output format (pcap in, pcap out; pcapng in, pcapng out)
   kept byte for byte.  IP and UDP lengths and checksums are recomputed.
   IPv4 fragments are reassembled (ipfrag.py): the frame that completes a
   datagram carries all of it, the other fragments are left out; fragments
-  of a datagram that never completes are written as captured.
+  of a datagram that never completes are written as captured.  A UDP GSO
+  buffer (several datagrams behind one UDP header, as captured on the
+  sending host; gso.py) whose segment size is found is written as one
+  frame per segment, each with the buffer's timestamp and headers.
   Wireshark/tshark see valid UDP; their QUIC dissector, expecting protection,
   will not make sense of the plaintext (read it with ``quicoff.frames``).
 """
 from __future__ import annotations
 
+import dataclasses
 import json
 import os
 import sys
@@ -52,6 +56,7 @@ from dataclasses import dataclass, field
 from typing import Callable, Deque, Dict, List, Optional, Tuple
 
 from . import frames as qframes
+from . import gso
 from .ipfrag import Reassembler, is_ipv6_fragment, parse_ipv4_fragment
 from .keylog import (CLIENT_1RTT, CLIENT_EARLY, CLIENT_HANDSHAKE, SERVER_1RTT,
                      SERVER_HANDSHAKE, KeyLog)
@@ -251,6 +256,13 @@ class _Frame:
     data: Optional[bytes] = None   # the frame's bytes if not the captured ones (reassembled)
     drop: bool = False      # an IP fragment whose bytes went into another frame
     cut: bool = False       # the capture holds only the start of the datagram (snaplen)
+    # UDP GSO (gso.py): a captured buffer of several datagrams.  This frame
+    # keeps the first segment (udp.payload cut to gso_size bytes); the
+    # others are frames of their own in ``segments``, written after it.
+    gso_size: int = 0
+    gso_payload: Optional[bytes] = None   # the whole captured UDP payload
+    segments: List["_Frame"] = field(default_factory=list)
+    segment: bool = False   # one of another frame's segments (not searched again)
 
 
 # --------------------------------------------------------------------------
@@ -312,6 +324,8 @@ class Report:
     reassembled: int = 0             # datagrams rebuilt from them
     fragments_incomplete: int = 0    # fragment frames of datagrams never completed
     ipv6_fragments: int = 0          # IPv6 fragment frames (not reassembled)
+    gso_datagrams: int = 0           # UDP GSO buffers split into their datagrams
+    gso_segments: int = 0            # the datagrams (segments) they held
     keylog_entries: int = 0
     engines: Dict[int, dict] = field(default_factory=dict)  # cid length -> Engine.stats()
     connections: List[ConnectionReport] = field(default_factory=list)
@@ -351,6 +365,9 @@ class Report:
                 self.ip_fragments, self.reassembled,
                 "; %d frames of incomplete datagrams written as captured"
                 % self.fragments_incomplete if self.fragments_incomplete else ""))
+        if self.gso_datagrams:
+            lines.append("GSO: %d datagrams split into %d packets (each written as a frame "
+                         "of its own)" % (self.gso_datagrams, self.gso_segments))
         if self.ipv6_fragments:
             lines.append("warning: %d IPv6 fragment frames: not reassembled, not decrypted"
                          % self.ipv6_fragments)
@@ -399,6 +416,10 @@ class Decryptor:
         self.unknown_flows: Dict[tuple, int] = {}   # (src, dst) -> an unsupported version
         self.fragments = Reassembler()
         self.entries: Dict[tuple, _Entry] = {}
+        # per (src, dst): the last GSO segment size and the largest datagram
+        # seen whole, tried first when a buffer must be split (gso.py)
+        self.gso_hints: Dict[tuple, int] = {}
+        self.flow_max: Dict[tuple, int] = {}
         self.report = Report()
         self._queue: Deque[_Frame] = deque()
         self._next_secret = getattr(self.api, "derive_next_secret", None)
@@ -513,14 +534,16 @@ class Decryptor:
     def _ready(self):
         out = []
         q = self._queue
-        while q and q[0].waiting == 0:
+        while q and q[0].waiting == 0 and all(s.waiting == 0 for s in q[0].segments):
             f = q.popleft()
             if not f.drop:
                 out.append((f.item, self._rebuild(f)))
+                out.extend((s.item, self._rebuild(s)) for s in f.segments)
         return out
 
     def _rebuild(self, f: _Frame) -> Optional[bytes]:
-        if f.cut or not f.packets or not any(p.plaintext is not None for p in f.packets):
+        if (f.cut or not f.packets or not any(p.plaintext is not None for p in f.packets)) \
+                and not (f.gso_size or f.segment):
             # as captured (a cut frame: its IP/UDP lengths count bytes it lacks)
             return f.data
         data = f.udp.payload
@@ -536,7 +559,16 @@ class Decryptor:
         data = udp.payload
         packets, trailer = split_datagram(data, frame.cut)
         frame.trailer = trailer
-        src, dst = udp.src, udp.dst
+        if not self._packets(frame, data, packets, udp.src, udp.dst):
+            return
+        self.report.quic_datagrams += 1
+        if trailer < len(data):
+            self.report.padding_datagrams += 1
+            self.report.padding_bytes += len(data) - trailer
+
+    def _packets(self, frame: _Frame, data: bytes, packets: List[QuicPacket], src, dst) -> bool:
+        """Attributes and decrypts the packets of one datagram; False if the
+        datagram does not look like QUIC (then it is left alone)."""
         for i, pkt in enumerate(packets):
             owner = self._attribute(pkt, data, src, dst)
             version = self._unsupported_version(pkt, owner, len(data), src, dst)
@@ -549,11 +581,12 @@ class Decryptor:
                     pkt.status = "unsupported"
                     self._record(frame, pkt)
                     continue
-            if owner is None and i == 0 and (pkt.form == "short" or pkt.ptype in (
-                    "unknown", "malformed", "vn")):
+            if owner is None and i == 0 and not frame.segment and (
+                    pkt.form == "short" or pkt.ptype in ("unknown", "malformed", "vn")):
                 # nothing says this is QUIC (DNS, RTP, ...): leave the datagram alone
+                # (a GSO segment is QUIC: its buffer's first packet decrypted)
                 self.report.other_frames += 1
-                return
+                return False
             frame.packets.append(pkt)
             if owner is None:
                 # QUIC, of a connection whose start is not in the capture
@@ -571,10 +604,26 @@ class Decryptor:
                 self._record(frame, pkt)
                 continue
             self._packet(frame, pkt, data, dst)
-        self.report.quic_datagrams += 1
-        if trailer < len(data):
-            self.report.padding_datagrams += 1
-            self.report.padding_bytes += len(data) - trailer
+        return True
+
+    def _gso_segments(self, frame: _Frame) -> None:
+        """The segments after the first of a GSO buffer whose size was found
+        (``_gso_split``): each is decrypted as the datagram it was on the
+        wire, in its own frame."""
+        data, size, udp = frame.gso_payload, frame.gso_size, frame.udp
+        rest = gso.segments(data, size)[1:]
+        self.report.gso_datagrams += 1
+        self.report.gso_segments += 1 + len(rest)
+        for seg in rest:
+            sf = _Frame(frame.item, udp=dataclasses.replace(udp, payload=seg),
+                        data=frame.data, segment=True)
+            frame.segments.append(sf)
+            packets, trailer = split_datagram(seg)
+            sf.trailer = trailer
+            self._packets(sf, seg, packets, udp.src, udp.dst)
+            if trailer < len(seg):
+                self.report.padding_datagrams += 1
+                self.report.padding_bytes += len(seg) - trailer
 
     def _unsupported_version(self, pkt: QuicPacket, owner, size: int, src, dst) -> Optional[int]:
         """The version of a packet that is QUIC of a version without keys, else None.
@@ -742,6 +791,13 @@ class Decryptor:
             conn.counts[pkt.category] += 1
             conn.by_level.setdefault(pkt.ptype, Counter())[pkt.status] += 1
         self._record(frame, pkt)
+        if frame.gso_size and not frame.segments:
+            self._gso_segments(frame)   # after the first segment's packet, in order
+        elif pkt.form == "short" and pkt.category == "ok" and not frame.segment \
+                and frame.udp is not None:
+            # a datagram the sender did not batch: its size is a likely GSO size
+            flow = (frame.udp.src, frame.udp.dst)
+            self.flow_max[flow] = max(self.flow_max.get(flow, 0), len(frame.udp.payload))
 
     def _record(self, frame: _Frame, pkt: QuicPacket) -> None:
         if self.on_packet is None:
@@ -863,11 +919,51 @@ class Decryptor:
         res = results[0] if results else None
         status = res.status if res is not None else "malformed"
         if status in ("auth_failed", "key_phase_unavailable") and pkt.ptype == "1rtt":
-            res, status, ent = self._other_generations(conn, d, pkt, raw, dst, res, status, ent)
+            found = self._gso_split(frame, pkt, data, dst, ent)
+            if found is not None:
+                res, status = found, found.status
+            else:
+                res, status, ent = self._other_generations(conn, d, pkt, raw, dst, res,
+                                                           status, ent)
         pkt.status = status
         if status not in _OK:
             return
         self._accept(conn, d, pkt, ent, res)
+
+    def _gso_split(self, frame: _Frame, pkt: QuicPacket, data: bytes, dst, ent):
+        """A short-header packet that runs to the end of its datagram and
+        failed to authenticate: is the datagram a UDP GSO buffer (gso.py)?
+
+        Tried on every such failure, whatever the datagram's size: loopback
+        carries buffers up to 64 KiB, but also a jumbo path's, and segments
+        need not be full-size; the cost of a true failure is bounded (at
+        most gso.MAX_TRIALS openings of one segment's bytes).  Sizes come
+        from gso.candidate_sizes, this flow's earlier sizes first.  The
+        packet opens with the live entry (current and next generation), so
+        a key update in the first segment is taken as usual.  On success
+        the packet ends at the segment size, the frame keeps the first
+        segment, and the rest are decrypted once this packet is counted
+        (_account).  Returns the engine's result, or None."""
+        if frame.cut or frame.segment or frame.gso_size or pkt.form != "short" \
+                or pkt.end != len(data) or frame.udp is None:
+            return None
+        flow = (frame.udp.src, dst)
+        L = ent.engine_len
+        eng = self.engines[L]
+        hints = (self.gso_hints.get(flow, 0), self.flow_max.get(flow, 0))
+        for tries, size in enumerate(gso.candidate_sizes(data, pkt.offset, pkt.dcid, hints)):
+            if tries == gso.MAX_TRIALS:
+                break
+            results = eng.unprotect(data[pkt.offset:size], local_addr=None if L else dst)
+            if results and results[0].status in _OK:
+                pkt.end = size
+                frame.gso_size = size
+                frame.gso_payload = data
+                frame.udp = dataclasses.replace(frame.udp, payload=data[:size])
+                frame.trailer = size
+                self.gso_hints[flow] = size
+                return results[0]
+        return None
 
     def _other_generations(self, conn, d, pkt, raw, dst, res, status, ent):
         """A 1-RTT packet that the current/next keys did not open.
