@@ -64,6 +64,7 @@
 #ifdef QUICOFF_HAVE_IPSECMB
 
 #include "chacha20.h"
+#include "cpu_x86.h"
 
 #include <immintrin.h>
 #include <intel-ipsec-mb.h>
@@ -138,7 +139,7 @@ static void global_init(void)
         return;
     }
     gmgr = m;
-    gvaes = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("vaes");
+    gvaes = qo_cpu_has_vaes_avx2();
     gready = 1;
 }
 

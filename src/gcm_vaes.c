@@ -54,7 +54,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 
-#include <cpuid.h>
+#include "cpu_x86.h"
 #include <immintrin.h>
 #include <string.h>
 
@@ -679,37 +679,12 @@ QO_VAES static void gcm256_open_burst(const qo_aead_op_t *ops, unsigned n, int r
 
 /* ------------------------------------------------------------------------ */
 
-/* CPUID and XCR0 directly: not every compiler's __builtin_cpu_supports
- * knows "vaes" and "vpclmulqdq". */
-static int cpu_has_vaes_avx512(void)
-{
-    unsigned a, b, c, d;
-    if (!__get_cpuid(1, &a, &b, &c, &d))
-        return 0;
-    /* PCLMULQDQ, SSSE3, SSE4.1, AES-NI, OSXSAVE, AVX */
-    const unsigned c1 = 1u << 1 | 1u << 9 | 1u << 19 | 1u << 25 | 1u << 27 | 1u << 28;
-    if ((c & c1) != c1)
-        return 0;
-    /* The OS saves XMM, YMM, opmask and both ZMM halves. */
-    unsigned xlo, xhi;
-    __asm__ volatile("xgetbv" : "=a"(xlo), "=d"(xhi) : "c"(0));
-    if ((xlo & 0xe6) != 0xe6)
-        return 0;
-    if (__get_cpuid_max(0, NULL) < 7)
-        return 0;
-    __cpuid_count(7, 0, a, b, c, d);
-    /* AVX2, BMI2, AVX512F, AVX512DQ, AVX512BW, AVX512VL; VAES, VPCLMULQDQ */
-    const unsigned b7 = 1u << 5 | 1u << 8 | 1u << 16 | 1u << 17 | 1u << 30 | 1u << 31;
-    const unsigned c7 = 1u << 9 | 1u << 10;
-    return (b & b7) == b7 && (c & c7) == c7;
-}
-
 int qo_gcm_vaes_available(void)
 {
     static int cached = -1; /* racing first calls compute the same value */
     int v = __atomic_load_n(&cached, __ATOMIC_RELAXED);
     if (v < 0) {
-        v = cpu_has_vaes_avx512();
+        v = qo_cpu_has_vaes_avx512();
         __atomic_store_n(&cached, v, __ATOMIC_RELAXED);
     }
     return v;
