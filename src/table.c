@@ -687,6 +687,7 @@ quicoff_status_t quicoff_conn_add(struct quicoff_table *t, const struct quicoff_
     uint32_t slot = t->free_slots[--t->free_count];
     struct qo_conn *c = &t->conns[slot];
     conn_state_init(c, cfg);
+    ks->state_gen = atomic_load_explicit(&c->state_gen, memory_order_relaxed);
     c->retire.release = release_slot;
     /* publish: entry first, then the index cell that leads to it */
     atomic_store_explicit(&c->ks, ks, memory_order_seq_cst);
@@ -702,6 +703,11 @@ unlock:
     keyset_free(t, ks);
     return st;
 }
+
+/* How long quicoff_conn_replace waits at most for the bursts under way (a
+ * burst is microseconds; a caller inside a prepare..complete window of its
+ * own would otherwise wait for itself). */
+#define REPLACE_WAIT_NS UINT64_C(20000000)
 
 quicoff_status_t quicoff_conn_replace(struct quicoff_table *t, quicoff_conn_t h,
                                       const struct quicoff_conn_config *cfg)
@@ -741,9 +747,17 @@ quicoff_status_t quicoff_conn_replace(struct quicoff_table *t, quicoff_conn_t h,
     bool rx = ks->direction == QUICOFF_DIR_RX, move = rx && ks->hash != old->hash;
     if (move)
         index_put(ix, ks->hash, c->index);
-    /* The new entry's state starts as an add's. A worker still inside a
-     * burst with the old keyset may count one more packet into it, as with
-     * a PN reset by quicoff_conn_update. */
+    /* The new entry's state starts as an add's. First the state changes
+     * owner (state_gen): a worker that finds the old keyset from now on
+     * leaves the state alone (protect.c, state_of). One that checked just
+     * before may still be writing: wait for the bursts under way to end
+     * (microseconds; bounded, see qo_epoch_wait). Then the state restarts,
+     * then the new keyset that owns it is published. Meanwhile the old
+     * keyset keeps serving its packets: never neither. */
+    uint32_t state_gen = atomic_load_explicit(&c->state_gen, memory_order_relaxed) + 1;
+    ks->state_gen = state_gen;
+    atomic_store_explicit(&c->state_gen, state_gen, memory_order_seq_cst);
+    (void)qo_epoch_wait(&t->epoch, REPLACE_WAIT_NS);
     conn_state_init(c, cfg);
     atomic_store_explicit(&c->ks, ks, memory_order_seq_cst);
     if (move) {
