@@ -2,7 +2,9 @@
 /* Epoch-based reclamation; see epoch.h for the argument why it is safe. */
 #include "epoch.h"
 
+#include <sched.h>
 #include <stdlib.h>
+#include <time.h>
 
 int qo_epoch_init(struct qo_epoch *e, unsigned max_readers)
 {
@@ -81,4 +83,43 @@ uint64_t qo_epoch_reclaim(struct qo_epoch *e, void *owner)
         }
     }
     return e->retired_count;
+}
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * UINT64_C(1000000000) + (uint64_t)ts.tv_nsec;
+}
+
+int qo_epoch_wait(struct qo_epoch *e, uint64_t max_ns)
+{
+    /* The ticket orders this call after the caller's seq_cst stores: a
+     * reader announcing a later epoch loads after them (see retire). */
+    uint64_t r = atomic_fetch_add_explicit(&e->global, 1, memory_order_seq_cst);
+    uint64_t deadline = 0;
+    for (unsigned i = 0; i < e->max_readers; i++) {
+        _Atomic uint64_t *a = atomic_load_explicit(&e->readers[i], memory_order_acquire);
+        if (!a)
+            continue;
+        for (unsigned spins = 0;; spins++) {
+            uint64_t v = atomic_load_explicit(a, memory_order_seq_cst);
+            if (v == 0 || v > r)
+                break;
+            uint64_t now = now_ns();
+            if (deadline == 0)
+                deadline = now + max_ns;
+            else if (now > deadline)
+                return 0;
+            if (spins < 64) {
+                sched_yield();
+            } else {
+                /* a reader that lost its CPU (a busy machine) needs one:
+                 * sleep rather than take turns with it */
+                struct timespec ts = {0, 20000};
+                nanosleep(&ts, NULL);
+            }
+        }
+    }
+    return 1;
 }

@@ -54,5 +54,12 @@ static inline void qo_epoch_exit(_Atomic uint64_t *announce)
 void qo_epoch_retire(struct qo_epoch *e, struct qo_retire_node *node);
 /* Writer: releases what no reader can hold; returns how many still wait. */
 uint64_t qo_epoch_reclaim(struct qo_epoch *e, void *owner);
+/* Writer (under the table mutex, so no reader unregisters meanwhile): waits
+ * until every reader that may be inside a section begun before this call has
+ * left it, i.e. is quiescent or announced a later epoch; a section is one
+ * burst or one prepare..complete window, microseconds. Gives up after max_ns
+ * (a caller inside a window of its own, a window never completed): returns 1
+ * when they have left, 0 when it gave up. */
+int qo_epoch_wait(struct qo_epoch *e, uint64_t max_ns);
 
 #endif

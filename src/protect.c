@@ -92,6 +92,21 @@ struct tally {
     uint64_t packets, bytes;
 };
 
+/* The connection whose state (largest PN, key generation, counters) a packet
+ * may write: c, unless quicoff_conn_replace() has restarted that state for
+ * another entry since this burst found ks in the slot (c->state_gen moved on;
+ * an update's keyset keeps its state_gen). A packet the replace overtook,
+ * opened or sealed with the keys it found, is still delivered, but must not
+ * start the new entry with the old connection's largest PN, key generation
+ * or counters (its short PNs would decode against the old PN space and fail,
+ * its keys be out of phase). NULL: counted on the worker only. Checked right
+ * before the writes (docs/design.md, "Replacing an entry"). */
+static inline struct qo_conn *state_of(struct qo_conn *c, const struct qo_keyset *ks)
+{
+    return c && atomic_load_explicit(&c->state_gen, memory_order_acquire) == ks->state_gen ? c
+                                                                                          : NULL;
+}
+
 /* Counts a failed outcome in the worker (and connection, if known). */
 static void count_failure(struct quicoff_worker *w, struct qo_conn *c, quicoff_status_t st)
 {
@@ -455,13 +470,13 @@ QO_STAGE void rx_outcome(struct quicoff_worker *w, struct quicoff_pkt *p,
 {
     if (s->st != QUICOFF_OK) {
         r->status = s->st;
-        count_failure(w, s->c, s->st);
+        count_failure(w, state_of(s->c, s->ks), s->st);
         return;
     }
     uint8_t *d = p->data;
     const struct qo_header *h = &s->h;
     struct qo_keyset *ks = s->ks;
-    struct qo_conn *c = s->c;
+    struct qo_conn *c = state_of(s->c, ks); /* NULL: overtaken by a replace */
     unsigned pn_len = r->pn_len, kp = r->key_phase;
     uint64_t pn = r->pn;
     uint32_t payload_off = h->pn_off + pn_len;
@@ -480,8 +495,10 @@ QO_STAGE void rx_outcome(struct quicoff_worker *w, struct quicoff_pkt *p,
         count_failure(w, c, QUICOFF_AUTH_FAILED);
         return;
     }
-    if (s->choice == KEYS_NEXT &&
-        atomic_load_explicit(&c->cur_gen, memory_order_relaxed) == s->cur + 1) {
+    if (c == NULL) {
+        /* the entry was replaced: its state is not this packet's to move */
+    } else if (s->choice == KEYS_NEXT &&
+               atomic_load_explicit(&c->cur_gen, memory_order_relaxed) == s->cur + 1) {
         /* An earlier packet of this chunk already moved to these keys. */
         if (pn < QO_GET(c->gen_first_pn))
             atomic_store_explicit(&c->gen_first_pn, pn, memory_order_relaxed);
@@ -492,21 +509,23 @@ QO_STAGE void rx_outcome(struct quicoff_worker *w, struct quicoff_pkt *p,
         QO_ADD(c->key_updates, 1);
         QO_ADD(w->c.key_updates, 1);
         r->flags |= QUICOFF_FLAG_KEY_UPDATED;
-    } else if (s->choice == KEYS_OLD) {
-        r->flags |= QUICOFF_FLAG_OLD_KEYS;
     }
-    /* Re-read: an earlier packet of this burst may have raised it. */
-    uint64_t largest = QO_GET(c->largest_pn);
-    if (largest == UINT64_MAX || pn > largest)
-        atomic_store_explicit(&c->largest_pn, pn, memory_order_relaxed);
-    QO_ADD(c->packets, 1);
-    QO_ADD(c->bytes, payload_len);
-    QO_ADD(c->key_packets[kp], 1);
+    if (s->choice == KEYS_OLD)
+        r->flags |= QUICOFF_FLAG_OLD_KEYS;
+    if (c != NULL) {
+        /* Re-read: an earlier packet of this burst may have raised it. */
+        uint64_t largest = QO_GET(c->largest_pn);
+        if (largest == UINT64_MAX || pn > largest)
+            atomic_store_explicit(&c->largest_pn, pn, memory_order_relaxed);
+        QO_ADD(c->packets, 1);
+        QO_ADD(c->bytes, payload_len);
+        QO_ADD(c->key_packets[kp], 1);
+    }
     ok->packets++;
     ok->bytes += payload_len;
     r->payload_off = payload_off;
     r->payload_len = payload_len;
-    if (QO_GET(c->auth_failures) >= ks->threshold) {
+    if (QO_GET(s->c->auth_failures) >= ks->threshold) {
         QO_ADD(w->c.usage_limit_reached, 1);
         r->status = QUICOFF_USAGE_LIMIT_REACHED;
     } else {
@@ -656,11 +675,13 @@ QO_STAGE void tx_prepare(struct quicoff_pkt *p, struct quicoff_result *r, struct
         return;
     }
     /* Count it now: a later packet of this chunk with the same key sees it. */
-    if (s->next) {
-        atomic_store_explicit(&s->c->key_packets[kp], 0, memory_order_relaxed);
-        atomic_store_explicit(&s->c->cur_gen, cur + 1, memory_order_release);
+    struct qo_conn *c = state_of(s->c, ks); /* NULL: overtaken by a replace */
+    if (s->next && c) {
+        atomic_store_explicit(&c->key_packets[kp], 0, memory_order_relaxed);
+        atomic_store_explicit(&c->cur_gen, cur + 1, memory_order_release);
     }
-    QO_ADD(s->c->key_packets[kp], 1);
+    if (c)
+        QO_ADD(c->key_packets[kp], 1);
     s->slot = slot;
 }
 
@@ -687,12 +708,12 @@ QO_STAGE void tx_finish(struct quicoff_worker *w, struct quicoff_pkt *p,
 {
     if (s->st != QUICOFF_OK) {
         r->status = s->st;
-        count_failure(w, s->c, s->st);
+        count_failure(w, state_of(s->c, s->ks), s->st);
         return;
     }
     uint8_t *d = p->data;
     struct qo_keyset *ks = s->ks;
-    struct qo_conn *c = s->c;
+    struct qo_conn *c = state_of(s->c, ks); /* NULL: overtaken by a replace */
     const struct qo_header *h = &s->h;
     unsigned pn_len = r->pn_len;
     const uint8_t *mask = s->mask;
@@ -702,15 +723,18 @@ QO_STAGE void tx_finish(struct quicoff_worker *w, struct quicoff_pkt *p,
     uint32_t payload_off = h->pn_off + pn_len;
     uint32_t payload_len = p->len - payload_off;
     if (s->next) {
-        QO_ADD(c->key_updates, 1);
+        if (c)
+            QO_ADD(c->key_updates, 1);
         QO_ADD(w->c.key_updates, 1);
         r->flags |= QUICOFF_FLAG_KEY_UPDATED;
     }
-    uint64_t largest = QO_GET(c->largest_pn);
-    if (largest == UINT64_MAX || p->pn > largest)
-        atomic_store_explicit(&c->largest_pn, p->pn, memory_order_relaxed);
-    QO_ADD(c->packets, 1);
-    QO_ADD(c->bytes, payload_len);
+    if (c) {
+        uint64_t largest = QO_GET(c->largest_pn);
+        if (largest == UINT64_MAX || p->pn > largest)
+            atomic_store_explicit(&c->largest_pn, p->pn, memory_order_relaxed);
+        QO_ADD(c->packets, 1);
+        QO_ADD(c->bytes, payload_len);
+    }
     ok->packets++;
     ok->bytes += payload_len;
     r->payload_off = payload_off;

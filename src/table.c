@@ -560,11 +560,37 @@ static struct qo_conn *conn_of(struct quicoff_table *t, quicoff_conn_t h, struct
     return c;
 }
 
+/* What quicoff_conn_add and quicoff_conn_replace refuse before building anything (build_keyset). */
+static quicoff_status_t config_check(const struct quicoff_table *t,
+                                     const struct quicoff_conn_config *cfg)
+{
+    if (!t || !cfg || (unsigned)cfg->suite >= QUICOFF_SUITE_COUNT ||
+        (unsigned)cfg->level >= QUICOFF_LEVEL_COUNT || cfg->dcid_len > QUICOFF_MAX_CID_LEN ||
+        (unsigned)cfg->direction > QUICOFF_DIR_RX || (unsigned)cfg->nonce_layout > 2 ||
+        (unsigned)cfg->fail_action > 1 || !version_ok(cfg->version) ||
+        !largest_pn_ok(cfg->largest_pn) ||
+        (cfg->secret && (cfg->secret_len != quicoff_suite_secret_len(cfg->suite))) ||
+        (cfg->level != QUICOFF_LEVEL_ONE_RTT && cfg->key_generation != 0) ||
+        (cfg->dcid_len == 0 && cfg->direction == QUICOFF_DIR_RX && cfg->local_addr.family != 0 &&
+         cfg->local_addr.family != 4 && cfg->local_addr.family != 6))
+        return QUICOFF_INVALID_ARGUMENT;
+    /* An RX short-header entry must carry a DCID of the length the table parses. */
+    if (cfg->direction == QUICOFF_DIR_RX && cfg->level == QUICOFF_LEVEL_ONE_RTT &&
+        cfg->dcid_len != t->local_cid_len)
+        return QUICOFF_INVALID_ARGUMENT;
+    return QUICOFF_OK;
+}
+
+/* The keyset of a new entry (add, replace): the configuration checked, the
+ * keys derived and their contexts set up, off the lock and before any entry
+ * is touched. */
 static quicoff_status_t build_keyset(struct quicoff_table *t, const struct quicoff_conn_config *cfg,
                                      struct qo_keyset **out)
 {
     struct quicoff_packet_keys k, next;
-    quicoff_status_t st;
+    quicoff_status_t st = config_check(t, cfg);
+    if (st != QUICOFF_OK)
+        return st;
     uint32_t version = cfg->version ? cfg->version : QUICOFF_VERSION_1;
     struct qo_keyset *ks = keyset_alloc(t, cfg->suite);
     if (!ks)
@@ -618,27 +644,6 @@ static quicoff_status_t build_keyset(struct quicoff_table *t, const struct quico
     return QUICOFF_OK;
 }
 
-/* What quicoff_conn_add and quicoff_conn_replace refuse before building anything. */
-static quicoff_status_t config_check(const struct quicoff_table *t,
-                                     const struct quicoff_conn_config *cfg)
-{
-    if (!t || !cfg || (unsigned)cfg->suite >= QUICOFF_SUITE_COUNT ||
-        (unsigned)cfg->level >= QUICOFF_LEVEL_COUNT || cfg->dcid_len > QUICOFF_MAX_CID_LEN ||
-        (unsigned)cfg->direction > QUICOFF_DIR_RX || (unsigned)cfg->nonce_layout > 2 ||
-        (unsigned)cfg->fail_action > 1 || !version_ok(cfg->version) ||
-        !largest_pn_ok(cfg->largest_pn) ||
-        (cfg->secret && (cfg->secret_len != quicoff_suite_secret_len(cfg->suite))) ||
-        (cfg->level != QUICOFF_LEVEL_ONE_RTT && cfg->key_generation != 0) ||
-        (cfg->dcid_len == 0 && cfg->direction == QUICOFF_DIR_RX && cfg->local_addr.family != 0 &&
-         cfg->local_addr.family != 4 && cfg->local_addr.family != 6))
-        return QUICOFF_INVALID_ARGUMENT;
-    /* An RX short-header entry must carry a DCID of the length the table parses. */
-    if (cfg->direction == QUICOFF_DIR_RX && cfg->level == QUICOFF_LEVEL_ONE_RTT &&
-        cfg->dcid_len != t->local_cid_len)
-        return QUICOFF_INVALID_ARGUMENT;
-    return QUICOFF_OK;
-}
-
 /* A slot's data-plane state as a new entry starts it (add, replace). */
 static void conn_state_init(struct qo_conn *c, const struct quicoff_conn_config *cfg)
 {
@@ -662,12 +667,8 @@ quicoff_status_t quicoff_conn_add(struct quicoff_table *t, const struct quicoff_
 {
     if (!out)
         return QUICOFF_INVALID_ARGUMENT;
-    quicoff_status_t st = config_check(t, cfg);
-    if (st != QUICOFF_OK)
-        return st;
-
     struct qo_keyset *ks;
-    st = build_keyset(t, cfg, &ks);
+    quicoff_status_t st = build_keyset(t, cfg, &ks);
     if (st != QUICOFF_OK)
         return st;
 
@@ -686,6 +687,7 @@ quicoff_status_t quicoff_conn_add(struct quicoff_table *t, const struct quicoff_
     uint32_t slot = t->free_slots[--t->free_count];
     struct qo_conn *c = &t->conns[slot];
     conn_state_init(c, cfg);
+    ks->state_gen = atomic_load_explicit(&c->state_gen, memory_order_relaxed);
     c->retire.release = release_slot;
     /* publish: entry first, then the index cell that leads to it */
     atomic_store_explicit(&c->ks, ks, memory_order_seq_cst);
@@ -702,16 +704,18 @@ unlock:
     return st;
 }
 
+/* How long quicoff_conn_replace waits at most for the bursts under way (a
+ * burst is microseconds; a caller inside a prepare..complete window of its
+ * own would otherwise wait for itself). */
+#define REPLACE_WAIT_NS UINT64_C(20000000)
+
 quicoff_status_t quicoff_conn_replace(struct quicoff_table *t, quicoff_conn_t h,
                                       const struct quicoff_conn_config *cfg)
 {
-    quicoff_status_t st = config_check(t, cfg);
-    if (st != QUICOFF_OK)
-        return st;
     /* Everything that can fail is done before the entry is touched: on any
      * error the old entry stays exactly as it was. */
     struct qo_keyset *ks;
-    st = build_keyset(t, cfg, &ks);
+    quicoff_status_t st = build_keyset(t, cfg, &ks);
     if (st != QUICOFF_OK)
         return st;
 
@@ -743,9 +747,17 @@ quicoff_status_t quicoff_conn_replace(struct quicoff_table *t, quicoff_conn_t h,
     bool rx = ks->direction == QUICOFF_DIR_RX, move = rx && ks->hash != old->hash;
     if (move)
         index_put(ix, ks->hash, c->index);
-    /* The new entry's state starts as an add's. A worker still inside a
-     * burst with the old keyset may count one more packet into it, as with
-     * a PN reset by quicoff_conn_update. */
+    /* The new entry's state starts as an add's. First the state changes
+     * owner (state_gen): a worker that finds the old keyset from now on
+     * leaves the state alone (protect.c, state_of). One that checked just
+     * before may still be writing: wait for the bursts under way to end
+     * (microseconds; bounded, see qo_epoch_wait). Then the state restarts,
+     * then the new keyset that owns it is published. Meanwhile the old
+     * keyset keeps serving its packets: never neither. */
+    uint32_t state_gen = atomic_load_explicit(&c->state_gen, memory_order_relaxed) + 1;
+    ks->state_gen = state_gen;
+    atomic_store_explicit(&c->state_gen, state_gen, memory_order_seq_cst);
+    (void)qo_epoch_wait(&t->epoch, REPLACE_WAIT_NS);
     conn_state_init(c, cfg);
     atomic_store_explicit(&c->ks, ks, memory_order_seq_cst);
     if (move) {

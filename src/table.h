@@ -45,6 +45,7 @@ struct qo_keyset {
     uint32_t version;
     uint32_t path_id;
     uint32_t hash;
+    uint32_t state_gen; /* the slot's state_gen this keyset may write the state under */
     uint8_t dcid[QUICOFF_MAX_CID_LEN];
     struct quicoff_addr addr;
     /* limits (RFC 9001 §6.6) and the caller's threshold */
@@ -73,6 +74,11 @@ struct qo_keyset {
 struct qo_conn {
     _Atomic(struct qo_keyset *) ks; /* NULL = free slot */
     _Atomic uint32_t handle_gen;    /* bumped on remove */
+    /* Bumped by quicoff_conn_replace before it restarts the state below: a
+     * worker writes the state only while its keyset's state_gen is this one
+     * (protect.c, state_of), so a packet of the replaced entry still in a
+     * burst cannot start the new entry with the old one's PN or counters. */
+    _Atomic uint32_t state_gen;
     uint32_t index;
     struct qo_retire_node retire;   /* slot reuse waits for the grace period */
     /* data-plane state: one writer (the worker serving the connection) */

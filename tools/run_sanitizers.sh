@@ -3,7 +3,10 @@
 # Sanitizer builds of the C tests:
 #  - build-asan: the whole suite with AddressSanitizer + UndefinedBehaviorSanitizer
 #    (any report is fatal), run with `meson test`;
-#  - build-tsan: test_concurrency with ThreadSanitizer, run for a few seconds.
+#  - build-tsan: the tests with threads, with ThreadSanitizer: test_concurrency
+#    (writer + readers, for a few seconds), test_replace (quicoff_conn_replace
+#    under a reader) and test_ccm_burst (CCM bursts on several threads, the
+#    process-wide crossover).
 # OpenSSL is not instrumented: TSan reports whose frames are inside libcrypto
 # are suppressed through tools/tsan.supp (libcrypto frames only).
 #
@@ -31,10 +34,13 @@ export UBSAN_OPTIONS="halt_on_error=1:print_stacktrace=1"
 meson test -C build-asan --print-errorlogs --timeout-multiplier 4 \
     || fail "ASan/UBSan test run (logs: build-asan/meson-logs/testlog.txt)"
 
-# ---- TSan: the writer/reader test
+# ---- TSan: the tests where threads share a table or the backend
 setup build-tsan -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debugoptimized
-ninja -C build-tsan tests/c/test_concurrency || fail "build-tsan: build"
+ninja -C build-tsan tests/c/test_concurrency tests/c/test_replace tests/c/test_ccm_burst \
+    || fail "build-tsan: build"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tools/tsan.supp"
 seconds=${QUICOFF_TSAN_SECONDS:-5}
 ./build-tsan/tests/c/test_concurrency "$seconds" || fail "ThreadSanitizer run of test_concurrency"
+./build-tsan/tests/c/test_replace || fail "ThreadSanitizer run of test_replace"
+./build-tsan/tests/c/test_ccm_burst || fail "ThreadSanitizer run of test_ccm_burst"
 echo "run_sanitizers.sh: ok"

@@ -268,7 +268,10 @@ quicoff_status_t quicoff_conn_update(struct quicoff_table *t, quicoff_conn_t con
 /** Replaces the entry `conn` by one built from cfg (same direction), atomically
  *  for the data plane: the handle stays valid and names the new entry, and a
  *  packet finds either the old entry or the new one, never neither. The new
- *  entry starts as an added one (counters, PN state, key generation); the old
+ *  entry starts as an added one (counters, PN state, key generation), and no
+ *  packet of the old entry still in a burst writes into it: the call waits
+ *  for the bursts under way to end (microseconds; at most 20 ms, so do not
+ *  call it between a prepare and its complete on the same thread). The old
  *  keys are zeroed and freed once no worker can hold them. RX: EXISTS when
  *  another entry has cfg's lookup key (the entry's own key may be kept or
  *  changed). On any error nothing changes. */

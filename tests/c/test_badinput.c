@@ -12,6 +12,7 @@
  * unknown DCIDs, and the protect side's refusals (NO_SPACE, PN mismatch, too
  * short for the sample, ...), each leaving the buffer unchanged.
  */
+#include "test_ossl.h"
 #include "test_packets.h"
 #include "test_util.h"
 
@@ -42,29 +43,6 @@ static struct quicoff_table *table_new(void)
         exit(1);
     }
     return t;
-}
-
-/* Header-protection mask computed here with OpenSSL (RFC 9001 §5.4.3, 5.4.4). */
-static void hp_mask(quicoff_suite_t suite, const uint8_t *hp, const uint8_t sample[16],
-                    uint8_t mask[5])
-{
-    EVP_CIPHER_CTX *x = EVP_CIPHER_CTX_new();
-    uint8_t out[32];
-    int outl = 0;
-    if (suite == QUICOFF_CHACHA20_POLY1305) {
-        static const uint8_t zero[5];
-        /* EVP's ChaCha20 IV is the 4-byte little-endian counter then the
-         * 12-byte nonce: exactly the sample's layout */
-        EVP_EncryptInit_ex(x, EVP_chacha20(), NULL, hp, sample);
-        EVP_EncryptUpdate(x, out, &outl, zero, 5);
-    } else {
-        EVP_EncryptInit_ex(x, suite == QUICOFF_AES_256_GCM ? EVP_aes_256_ecb() : EVP_aes_128_ecb(),
-                           NULL, hp, NULL);
-        EVP_CIPHER_CTX_set_padding(x, 0);
-        EVP_EncryptUpdate(x, out, &outl, sample, 16);
-    }
-    EVP_CIPHER_CTX_free(x);
-    memcpy(mask, out, 5);
 }
 
 struct fixture {
@@ -172,7 +150,7 @@ static unsigned expect_flip(const struct fixture *f, uint32_t i, unsigned bit)
         uint8_t s[16], mask[5];
         memcpy(s, f->pkt + sample, 16);
         s[i - sample] ^= (uint8_t)(1u << bit);
-        hp_mask(f->suite, f->keys.hp, s, mask);
+        ossl_hp_mask(f->suite, f->keys.hp, s, mask);
         unsigned kp = ((f->pkt[0] ^ (mask[0] & 0x1f)) >> 2) & 1;
         return kp ? B(QUICOFF_KEY_PHASE_UNAVAILABLE) : AUTH;
     }

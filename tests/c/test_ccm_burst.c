@@ -12,6 +12,8 @@
  *  - open_burst of those packets with forgeries in the middle (tag,
  *    ciphertext, AAD or nonce changed): -1 for exactly those, their data and
  *    tag as received byte for byte; the others 0 with the plaintext;
+ *  - the process's first CCM keys set up on four threads at once: one
+ *    crossover for all (chosen once), bursts on each == OpenSSL;
  *  - bursts on threads other than the one that set the keys up (each thread
  *    its own job manager);
  *  - the crossover (quicoff_ccm_job_min_len: calibrated per CPU, from the
@@ -271,6 +273,56 @@ static void *burst_thread(void *v)
     return NULL;
 }
 
+/* The process's first CCM keys set up on several threads at once: the
+ * crossover is chosen once (ccm_setup's pthread_once: the calibration runs on
+ * one thread while the others wait for it), every thread reads the same
+ * values afterwards, and its bursts match OpenSSL. Run first, so that no key
+ * was set up before; under ThreadSanitizer in tools/run_sanitizers.sh. */
+#define FIRST_THREADS 4
+struct first_arg {
+    uint64_t seed;
+    size_t tier[4];
+    const char *how;
+    int good;
+};
+
+static void *first_key_thread(void *v)
+{
+    struct first_arg *a = v;
+    uint8_t key[NKEYS][16];
+    struct keys k;
+    rng_state = a->seed;
+    fill(&key[0][0], sizeof(key));
+    keys_new(&k, key);
+    for (unsigned t = 0; t < 4; t++)
+        a->tier[t] = quicoff_ccm_job_min_len(4u << t, &a->how);
+    a->good = run_bursts(&k, 20);
+    keys_free(&k);
+    return NULL;
+}
+
+static void test_first_keys_on_threads(void)
+{
+    pthread_t th[FIRST_THREADS];
+    struct first_arg a[FIRST_THREADS];
+    int started[FIRST_THREADS];
+    for (int i = 0; i < FIRST_THREADS; i++) {
+        a[i] = (struct first_arg){.seed = 0x9b05688c2b3e6c1fu * (uint64_t)(i + 1)};
+        started[i] = pthread_create(&th[i], NULL, first_key_thread, &a[i]) == 0;
+        ok(started[i], "thread %d started", i);
+    }
+    for (int i = 0; i < FIRST_THREADS; i++) {
+        if (!started[i])
+            continue;
+        pthread_join(th[i], NULL);
+        ok(a[i].good, "thread %d: bursts == openssl", i);
+        ok(a[i].how != NULL && strcmp(a[i].how, "set") != 0 &&
+               memcmp(a[i].tier, a[0].tier, sizeof(a[i].tier)) == 0,
+           "thread %d: crossover %zu/%zu/%zu/%zu (%s), the same as thread 0's", i, a[i].tier[0],
+           a[i].tier[1], a[i].tier[2], a[i].tier[3], a[i].how ? a[i].how : "?");
+    }
+}
+
 static void test_threads(void)
 {
     uint8_t key[NKEYS][16];
@@ -393,6 +445,8 @@ int main(void)
         ok(ref != NULL, "openssl backend present");
         return done_testing();
     }
+    /* first: the process's first CCM keys */
+    subtest("first ccm keys on several threads at once", test_first_keys_on_threads);
     subtest("ccm bursts", test_bursts);
     subtest("ccm bursts on other threads", test_threads);
     subtest("ccm bursts without VAES", test_bursts_no_vaes);

@@ -11,6 +11,7 @@
  * bit with a DCID no entry has is UNKNOWN_CONNECTION: it may be a greased
  * packet of a connection the host handles itself, which it must still get.
  */
+#include "test_ossl.h"
 #include "test_packets.h"
 #include "test_util.h"
 
@@ -48,27 +49,6 @@ static const EVP_CIPHER *aead_cipher(quicoff_suite_t s)
     return s == QUICOFF_AES_256_GCM         ? EVP_aes_256_gcm()
            : s == QUICOFF_CHACHA20_POLY1305 ? EVP_chacha20_poly1305()
                                             : EVP_aes_128_gcm();
-}
-
-/* RFC 9001 §5.4.3/§5.4.4 mask, with OpenSSL. */
-static void ossl_hp_mask(quicoff_suite_t suite, const uint8_t *hp, const uint8_t *sample,
-                         uint8_t mask[5])
-{
-    EVP_CIPHER_CTX *x = EVP_CIPHER_CTX_new();
-    uint8_t out[32];
-    int outl = 0;
-    if (suite == QUICOFF_CHACHA20_POLY1305) {
-        static const uint8_t zero[5];
-        EVP_EncryptInit_ex(x, EVP_chacha20(), NULL, hp, sample);
-        EVP_EncryptUpdate(x, out, &outl, zero, 5);
-    } else {
-        EVP_EncryptInit_ex(x, suite == QUICOFF_AES_256_GCM ? EVP_aes_256_ecb() : EVP_aes_128_ecb(),
-                           NULL, hp, NULL);
-        EVP_CIPHER_CTX_set_padding(x, 0);
-        EVP_EncryptUpdate(x, out, &outl, sample, 16);
-    }
-    EVP_CIPHER_CTX_free(x);
-    memcpy(mask, out, 5);
 }
 
 /* Protects plaintext buf[0, n) (header with PN in clear + payload) with

@@ -17,11 +17,12 @@ import time
 import pytest
 from scapy.all import ARP, IP, UDP, Dot1Q, Ether, IPv6, Raw, raw
 
+import hostside
 import qdwire as W
 from harness import App
+from hostside import OFFLOAD_MAC
 from quicoff import ref
 
-OFFLOAD_MAC = "02:0f:f1:0a:d0:00"   # the app is promiscuous: any destination works
 NEXT_HOP_MAC = "02:00:00:00:be:ef"  # encapsulation: where protected packets go
 PEER_MAC = "02:00:00:00:70:01"
 KEYLEN = {"aes-128-gcm": 16, "aes-256-gcm": 32, "aes-128-ccm": 16, "chacha20-poly1305": 32}
@@ -34,27 +35,8 @@ def keys_for(suite: str, seed: int) -> ref.PacketKeys:
     return ref.PacketKeys(r.randbytes(n), r.randbytes(12), r.randbytes(n))
 
 
-class Host:
-    """The host's QUIC stack, as far as the offload sees it."""
-
-    def __init__(self, app: App):
-        self.app = app
-        self.mac = app.host.mac
-        self.rid = random.randrange(1 << 30)
-
-    def send(self, payload: bytes, ethertype: int = W.ETH_SIGNAL) -> None:
-        self.app.hp.send(W.eth(OFFLOAD_MAC, self.mac, ethertype) + payload)
-
-    def request(self, build) -> W.Frame:
-        """Sends build(request_id); returns its ACK / STATS."""
-        self.rid += 1
-        rid = self.rid
-        self.send(build(rid))
-        f = self.app.hp.recv_match(
-            lambda f: (d := W.decode(f)) is not None and d.typ in (W.ACK, W.STATS)
-            and d.request_id == rid, 3)
-        assert f is not None, f"no ACK for request {rid}"
-        return W.decode(f)
+class Host(hostside.Host):
+    """The requests and frames these tests use."""
 
     def add_tx(self, index, suite, keys, dcid, encap, **kw) -> W.Frame:
         return self.request(lambda r: W.add(r, index, W.TX, suite, keys.key, keys.iv, keys.hp,
@@ -66,11 +48,6 @@ class Host:
 
     def data(self, index: int, pn: int, quic: bytes) -> None:
         self.send(W.data_to_offload(index, pn, quic))
-
-    def next_data_frame(self, timeout: float = 2.0):
-        f = self.app.hp.recv_match(lambda f: (d := W.decode(f)) is not None
-                                   and d.typ in (W.DATA_TO_HOST, -1), timeout)
-        return W.decode(f) if f else None
 
     def next_event(self, code: int, timeout: float = 2.0):
         f = self.app.hp.recv_match(lambda f: (d := W.decode(f)) is not None

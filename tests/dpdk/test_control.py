@@ -26,12 +26,12 @@ import time
 import pytest
 from scapy.all import IP, UDP, Ether, Raw, raw
 
+import hostside
 import qdwire as W
 from harness import App
 from quicoff import ref
 from quicoff.scapy_layers import compat_key_field, quic, signaling_peer
 
-OFFLOAD_MAC = "02:0f:f1:0a:d0:00"
 NEXT_HOP_MAC = "02:00:00:00:be:ef"
 PEER_MAC = "02:00:00:00:70:01"
 SUITE = "aes-128-gcm"
@@ -74,25 +74,7 @@ def peer_packet(k: ref.PacketKeys, dcid: bytes, pn: int, payload: bytes, path_id
     return ref.protect(SUITE, k, hdr, payload, pn)
 
 
-class Host:
-    def __init__(self, app: App):
-        self.app = app
-        self.mac = app.host.mac
-        self.rid = random.randrange(1 << 30)
-
-    def send(self, payload: bytes, ethertype: int = W.ETH_SIGNAL) -> None:
-        self.app.hp.send(W.eth(OFFLOAD_MAC, self.mac, ethertype) + payload)
-
-    def request(self, build) -> W.Frame:
-        self.rid += 1
-        rid = self.rid
-        self.send(build(rid))
-        f = self.app.hp.recv_match(
-            lambda f: (d := W.decode(f)) is not None and d.typ in (W.ACK, W.STATS)
-            and d.request_id == rid, 3)
-        assert f is not None, f"no answer to request {rid}"
-        return W.decode(f)
-
+class Host(hostside.Host):
     def add_rx(self, index, k, dcid, **kw) -> str:
         return self.request(lambda r: W.add(r, index, W.RX, SUITE, k.key, k.iv, k.hp, dcid=dcid,
                                             **kw)).status_name
@@ -107,9 +89,7 @@ class Host:
         return s.conn_stats()
 
     def next_data(self, timeout: float = 2.0):
-        f = self.app.hp.recv_match(lambda f: (d := W.decode(f)) is not None
-                                   and d.typ in (W.DATA_TO_HOST, -1), timeout)
-        return W.decode(f) if f else None
+        return self.next_data_frame(timeout)
 
     def rx_ok(self, k, dcid, pn, index, compat=False, path_id=0) -> bool:
         """A peer's packet reaches the host decrypted with this index."""

@@ -17,11 +17,11 @@ import signal
 import pytest
 from scapy.all import IP, UDP, Ether, Raw, raw
 
+import hostside
 import qdwire as W
 from harness import App
 from quicoff import ref
 
-OFFLOAD_MAC = "02:0f:f1:0a:d0:00"
 NEXT_HOP_MAC = "02:00:00:00:be:ef"
 PEER_MAC = "02:00:00:00:70:01"
 SUITE = "aes-128-gcm"
@@ -54,27 +54,13 @@ def app():
     assert a.stop(signal.SIGTERM) == 0, a.output[-3000:]
 
 
-class Host:
-    def __init__(self, app: App):
-        self.app = app
-        self.rid = random.randrange(1 << 30)
-
-    def send(self, payload: bytes, ethertype: int = W.ETH_SIGNAL) -> None:
-        self.app.hp.send(W.eth(OFFLOAD_MAC, self.app.host.mac, ethertype) + payload)
-
+class Host(hostside.Host):
     def add(self, index, direction, k, dcid, **kw) -> str:
-        self.rid += 1
-        rid = self.rid
-        self.send(W.add(rid, index, direction, SUITE, k.key, k.iv, k.hp, dcid=dcid, **kw))
-        f = self.app.hp.recv_match(lambda f: (d := W.decode(f)) is not None
-                                   and d.typ == W.ACK and d.request_id == rid, 3)
-        assert f is not None, "no ACK"
-        return W.decode(f).status_name
+        return self.request(lambda r: W.add(r, index, direction, SUITE, k.key, k.iv, k.hp,
+                                            dcid=dcid, **kw)).status_name
 
     def next_data(self, timeout=2.0):
-        f = self.app.hp.recv_match(lambda f: (d := W.decode(f)) is not None
-                                   and d.typ == W.DATA_TO_HOST, timeout)
-        return W.decode(f) if f else None
+        return self.next_data_frame(timeout, types=(W.DATA_TO_HOST,))
 
 
 @pytest.fixture

@@ -99,6 +99,7 @@ def test_every_call_after_close_raises_engine_closed():
         lambda: e.add_connection("rx", "aes-128-gcm", DCID, keys=KEYS),
         lambda: e.update_connection(rx, largest_pn=5),
         lambda: e.remove_connection(rx),
+        lambda: e.replace_connection(rx, "rx", "aes-128-gcm", DCID, keys=KEYS),
         lambda: e.find_connection("1rtt", DCID),
         lambda: e.connection_stats(rx),
         lambda: e.stats(),
