@@ -5,7 +5,7 @@
  * As picotls does it: constant algorithm descriptors (sizes, limits, context
  * size, function pointers) per suite, and a context of ctx_size bytes that the
  * caller owns (the connection table embeds it in the entry).  A backend is a
- * table of descriptors; quicoff_backend_find() picks one at run time.
+ * table of descriptors; qo_backend_find() picks one at run time.
  *
  * Contracts every backend keeps:
  *  - seal/open work in place, never allocate on the per-packet path;

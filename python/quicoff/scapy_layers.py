@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Scapy layers for the quicoff project.
 
 Sections:

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Behavioural and property tests of quicoff.ref beyond the RFC vectors:
 varints, packet numbers, nonce layouts, protect/unprotect round trips,
 tamper detection, malformed input and coalesced datagrams."""

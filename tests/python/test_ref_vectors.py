@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Known-answer tests for quicoff.ref from RFC 9001 Appendix A (QUIC v1),
 RFC 9369 Appendix A (QUIC v2) and RFC 9000 Appendix A.2/A.3.
 

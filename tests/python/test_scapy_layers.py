@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """quicoff.scapy_layers: QUIC header layers must dissect and rebuild the
 headers produced by quicoff.ref byte-for-byte."""
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """quicoff.ref -- independent pure-Python reference model of QUIC packet
 protection (RFC 9000 §17, RFC 9001 §5/§6, RFC 9369), the golden model that
 libquicoff, the DPDK application and the FPGA pipeline are checked against.

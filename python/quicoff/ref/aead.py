@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Payload protection AEADs (RFC 9001 §5.3): the TLS 1.3 AEADs with a
 16-byte tag; the associated data is the plaintext header."""
 

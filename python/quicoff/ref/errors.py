@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Exceptions raised by the reference model.
 
 Every failure to remove protection from a received packet is reported as a

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """QUIC packet headers (RFC 9000 §17, RFC 9369 §3.2): parsing, coalesced
 datagram splitting and construction of plaintext headers.
 

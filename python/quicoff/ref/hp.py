@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Header protection (RFC 9001 §5.4).
 
 A 16-byte sample of the ciphertext, taken 4 bytes after the start of the

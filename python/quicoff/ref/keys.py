@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Key derivation: HKDF (RFC 5869), HKDF-Expand-Label (RFC 8446 §7.1),
 QUIC packet-protection keys (RFC 9001 §5.1), Initial secrets (§5.2) and key
 update (§6.1), with the QUIC v2 labels and salt (RFC 9369 §3.3).

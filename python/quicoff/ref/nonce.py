@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """AEAD nonce construction (RFC 9001 §5.3) and its multipath variants.
 
 Layouts (all produce a 12-byte nonce = iv XOR a 96-bit value):

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Packet-number encoding and decoding (RFC 9000 §17.1, Appendix A.2, A.3)."""
 
 from __future__ import annotations

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Packet protection and its removal (RFC 9001 §5.3, §5.4).
 
 Sending (``protect``)::

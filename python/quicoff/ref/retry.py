@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Retry Integrity Tag (RFC 9001 §5.8, RFC 9369 §3.3.3).
 
 The tag is the AES-128-GCM tag, under a fixed per-version key and nonce, of

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """The four AEAD cipher suites QUIC uses (RFC 9001 §5.3, §5.4).
 
 Each TLS 1.3 cipher suite fixes an AEAD, a header-protection algorithm and

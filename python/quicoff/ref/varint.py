@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """QUIC variable-length integers (RFC 9000 §16).
 
 The two most significant bits of the first byte give the encoded size:

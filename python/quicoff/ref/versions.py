@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 """Per-version constants: QUIC v1 (RFC 9000/9001) and QUIC v2 (RFC 9369).
 
 v2 differs from v1, as far as packet protection is concerned, only in the
