@@ -65,7 +65,7 @@ struct qd_udp_info {
  * host as they are, or dropped by --unknown drop). */
 int qd_udp_parse(const uint8_t *p, uint32_t len, struct qd_udp_info *u);
 
-/* The local address of a datagram whose headers were parsed by the I/O lcore
+/* The local address of a datagram whose headers classify.c parsed
  * (m->l2_len, m->l3_len, class QD_CLASS_NET_QUIC4/6). */
 void qd_udp_local_addr(const struct rte_mbuf *m, struct quicoff_addr *a);
 /* The source address + port of such a datagram. */

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * RX path (network -> host), on a worker: UDP datagram (the I/O lcore parsed
- * Ethernet/VLAN/IP/UDP and trimmed the frame to the datagram) -> unprotect
+ * RX path (network -> host), on a worker: UDP datagram (classify.c, on whichever lcore polled the
+ * port, parsed Ethernet/VLAN/IP/UDP and trimmed the frame to the datagram) -> unprotect
  * every coalesced QUIC packet (libquicoff, or the cryptodev in lookaside
  * mode) -> one host frame per packet: Ethernet + data header (entry index,
  * full PN, status, level, key phase) + plaintext header + payload, the tag

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Signaling: the control thread. Frames on 0x88B5 that the I/O lcore took
- * from the host port (never the network port) are decoded (quicoff/wire.h)
+ * Signaling: the control thread. Frames on 0x88B5 that classification (a worker, or the
+ * I/O lcore in pipeline mode) took from the host port (never the network port) are decoded (quicoff/wire.h)
  * and applied to the connection table: ADD / compat signaling ->
  * quicoff_conn_add (or, in place of an existing entry, quicoff_conn_replace),
  * UPDATE -> quicoff_conn_update, REMOVE ->

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Steering: which worker owns a connection. One RX queue per port (as on
- * net_af_packet), so the I/O lcore does in software what RSS on the DCID
+ * net_af_packet), so classification does in software what RSS on the DCID
  * does on a NIC that can (seed 002 fig. 3.1): it hashes the DCID of network
  * packets (short header: the local CID length; long header: its own length;
  * zero-length CIDs: the local address + port) and the entry index of host

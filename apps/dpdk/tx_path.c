@@ -25,7 +25,7 @@ struct host_data {
 
 /* Both formats through libquicoff's header-only reader: the full decoder's
  * rules (docs/protocol.md §3.5, §4.2) without its ~400-byte message per
- * packet.  The I/O lcore steered only compat data_pkt (0x88B6) and v1
+ * packet.  Classification (classify.c) steered only compat data_pkt (0x88B6) and v1
  * frames whose Type is DATA_TO_OFFLOAD here; anything else the reader
  * returns (DATA_TO_HOST from the host, another version) is a bad frame. */
 static int decode_host_frame(struct rte_mbuf *m, struct host_data *d)
@@ -42,7 +42,7 @@ static int decode_host_frame(struct rte_mbuf *m, struct host_data *d)
         kind != (compat ? QUICOFF_WIRE_COMPAT_DATA : QUICOFF_WIRE_DATA_TO_OFFLOAD))
         return -1;
     /* listing 4.11's packet runs to the end of the frame: an empty one is no
-     * packet (the I/O lcore already drops those; kept for a direct caller) */
+     * packet (classification already drops those; kept for a direct caller) */
     if (compat && wd.payload_len == 0)
         return -1;
     d->index = wd.index;
