@@ -89,15 +89,6 @@ static IMB_ARCH garch;
 static int gready;
 static int gvaes; /* AVX2 + VAES: ccm_lanes_bulk_vaes (see ccm_lanes) */
 static pthread_once_t gonce = PTHREAD_ONCE_INIT;
-static pthread_key_t tls_key; /* destructor frees a thread's job manager */
-
-static _Thread_local IMB_MGR *tls_mgr;
-
-static void free_thread_mgr(void *p)
-{
-    tls_mgr = NULL;
-    free_mb_mgr(p);
-}
 
 static int init_arch(IMB_MGR *m, IMB_ARCH arch)
 {
@@ -133,8 +124,7 @@ static void global_init(void)
     init_mb_mgr_auto(m, &garch);
     /* IMB_ARCH_NOAESNI would be the library's AES emulation: not wanted. */
     if (imb_get_errno(m) != 0 || garch < IMB_ARCH_SSE || garch >= IMB_ARCH_NUM ||
-        (m->features & IMB_FEATURE_AESNI) == 0 ||
-        pthread_key_create(&tls_key, free_thread_mgr) != 0) {
+        (m->features & IMB_FEATURE_AESNI) == 0) {
         free_mb_mgr(m);
         return;
     }
@@ -148,25 +138,45 @@ static int ipsecmb_available(void)
     return pthread_once(&gonce, global_init) == 0 && gready;
 }
 
-/* The calling thread's job manager; the first call on a thread allocates it. */
-static IMB_MGR *thread_mgr_slow(void)
+/*
+ * A job manager (~200 KiB) for one thread's jobs; NULL on failure.  Our own
+ * allocation (imb_set_pointers_mb_mgr rather than alloc_mb_mgr) so that we
+ * know its size and can wipe it: its lanes keep per-job state (CBC-MAC
+ * blocks, Poly1305 state) derived from the keys of the last jobs.
+ */
+static IMB_MGR *job_mgr_new(void)
 {
+    void *mem;
     IMB_MGR *m;
 
-    if (!ipsecmb_available() || (m = alloc_mb_mgr(0)) == NULL)
+    if (!ipsecmb_available() || posix_memalign(&mem, 64, imb_get_mb_mgr_size()) != 0)
         return NULL;
-    if (init_arch(m, garch) != 0 || pthread_setspecific(tls_key, m) != 0) {
-        free_mb_mgr(m);
+    m = imb_set_pointers_mb_mgr(mem, 0, 1);
+    if (m != mem || init_arch(m, garch) != 0) { /* m == mem: job_mgr_free */
+        free(mem);
         return NULL;
     }
-    tls_mgr = m;
     return m;
 }
 
-static inline IMB_MGR *thread_mgr(void)
+static void job_mgr_free(IMB_MGR *m)
 {
-    IMB_MGR *m = tls_mgr;
-    return __builtin_expect(m != NULL, 1) ? m : thread_mgr_slow();
+    if (m == NULL)
+        return;
+    qo_secure_zero(m, imb_get_mb_mgr_size());
+    free(m);
+}
+
+/* qo_backend_t.worker_init/fini: each worker owns a job manager, made when
+ * the worker is created (control path), so no packet ever allocates one. */
+static int ipsecmb_worker_init(void **state)
+{
+    return (*state = job_mgr_new()) != NULL ? 0 : -1;
+}
+
+static void ipsecmb_worker_fini(void *state)
+{
+    job_mgr_free(state);
 }
 
 /* Constant time: no branch or index depends on the bytes, only on the result. */
@@ -267,7 +277,7 @@ static int gcm256_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uin
 }
 
 /* ------------------------------------------------------------------------ */
-/* ChaCha20-Poly1305: job API on the thread's manager                        */
+/* ChaCha20-Poly1305: job API on the worker's manager                        */
 
 struct cp_ctx {
     uint8_t key[32];
@@ -275,8 +285,7 @@ struct cp_ctx {
 
 static int cp_setup(void *ctx, const uint8_t *key)
 {
-    /* Creates this thread's job manager now, off the data path. */
-    if (!ipsecmb_available() || thread_mgr() == NULL)
+    if (!ipsecmb_available())
         return -1;
     memcpy(((struct cp_ctx *)ctx)->key, key, 32);
     return 0;
@@ -322,34 +331,89 @@ static int cp_job(IMB_MGR *m, const struct cp_ctx *c, IMB_CIPHER_DIRECTION dir,
     return j != NULL && j->status == IMB_STATUS_COMPLETED ? 0 : -1;
 }
 
+/*
+ * seal/open: one packet without a worker (the engine's bursts never come
+ * here), so without a job manager: the direct API, on the global manager's
+ * function pointers.  Its per-call context (Poly1305 state, a keystream
+ * block) is on the stack and wiped.
+ */
 static int cp_seal(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
                    size_t aad_len, uint8_t *data, size_t len, uint8_t *tag)
 {
-    IMB_MGR *m = thread_mgr();
+    const struct cp_ctx *c = ctx;
+    struct chacha20_poly1305_context_data d;
 
-    if (m == NULL)
-        return -1;
-    return cp_job(m, ctx, IMB_DIR_ENCRYPT, nonce, aad, aad_len, data, len, tag);
+    IMB_CHACHA20_POLY1305_INIT(gmgr, c->key, &d, nonce, aad, aad_len);
+    IMB_CHACHA20_POLY1305_ENC_UPDATE(gmgr, c->key, &d, data, data, len);
+    IMB_CHACHA20_POLY1305_ENC_FINALIZE(gmgr, &d, tag, QUICOFF_TAG_LEN);
+    qo_secure_zero(&d, sizeof(d));
+    return 0;
 }
 
 static int cp_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
                    size_t aad_len, uint8_t *data, size_t len, const uint8_t *tag,
                    uint8_t *scratch)
 {
-    IMB_MGR *m = thread_mgr();
+    const struct cp_ctx *c = ctx;
+    struct chacha20_poly1305_context_data d;
     uint8_t computed[QUICOFF_TAG_LEN];
+    int r = 0;
 
     (void)scratch;
-    if (m == NULL)
-        return -1;
+    IMB_CHACHA20_POLY1305_INIT(gmgr, c->key, &d, nonce, aad, aad_len);
+    IMB_CHACHA20_POLY1305_DEC_UPDATE(gmgr, c->key, &d, data, data, len);
+    IMB_CHACHA20_POLY1305_DEC_FINALIZE(gmgr, &d, computed, QUICOFF_TAG_LEN);
+    if (!tag_equal(computed, tag)) {
+        /* Restore: the same keystream over the plaintext gives the ciphertext. */
+        IMB_CHACHA20_POLY1305_INIT(gmgr, c->key, &d, nonce, aad, aad_len);
+        IMB_CHACHA20_POLY1305_ENC_UPDATE(gmgr, c->key, &d, data, data, len);
+        r = -1;
+    }
+    qo_secure_zero(&d, sizeof(d));
+    return r;
+}
+
+/* One packet on the worker's manager (the job API). */
+static int cp_open_job(IMB_MGR *m, const qo_aead_op_t *o)
+{
+    uint8_t computed[QUICOFF_TAG_LEN];
+
     /* A job fails only on its parameters, before touching data. */
-    if (cp_job(m, ctx, IMB_DIR_DECRYPT, nonce, aad, aad_len, data, len, computed) != 0)
+    if (cp_job(m, o->ctx, IMB_DIR_DECRYPT, o->nonce, o->aad, o->aad_len, o->data, o->len,
+               computed) != 0)
         return -1;
-    if (tag_equal(computed, tag))
+    if (tag_equal(computed, o->tag))
         return 0;
     /* Restore: the same keystream over the plaintext gives the ciphertext. */
-    cp_job(m, ctx, IMB_DIR_ENCRYPT, nonce, aad, aad_len, data, len, computed);
+    cp_job(m, o->ctx, IMB_DIR_ENCRYPT, o->nonce, o->aad, o->aad_len, o->data, o->len, computed);
     return -1;
+}
+
+/* The engine's path: wstate is the worker's job manager (worker_init); a
+ * caller without one (NULL) gets the direct API, same bytes. */
+static void cp_seal_burst(void *wstate, const qo_aead_op_t *ops, unsigned n, int result[])
+{
+    IMB_MGR *m = wstate;
+
+    for (unsigned i = 0; i < n; i++) {
+        const qo_aead_op_t *o = &ops[i];
+        result[i] = m != NULL ? cp_job(m, o->ctx, IMB_DIR_ENCRYPT, o->nonce, o->aad, o->aad_len,
+                                       o->data, o->len, o->tag)
+                              : cp_seal(o->ctx, o->nonce, o->aad, o->aad_len, o->data, o->len,
+                                        o->tag);
+    }
+}
+
+static void cp_open_burst(void *wstate, const qo_aead_op_t *ops, unsigned n, int result[])
+{
+    IMB_MGR *m = wstate;
+
+    for (unsigned i = 0; i < n; i++) {
+        const qo_aead_op_t *o = &ops[i];
+        result[i] = m != NULL ? cp_open_job(m, o)
+                              : cp_open(o->ctx, o->nonce, o->aad, o->aad_len, o->data, o->len,
+                                        o->tag, NULL);
+    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -404,8 +468,6 @@ QO_AESNI static inline void aes128_block2(const __m128i *rk, __m128i *a, __m128i
  */
 #define CCM_MAX_LEN ((size_t)1 << 24)
 
-/* Creates this thread's job manager now, off the data path (the bursts'
- * jobs; without one they run every packet on the AES-NI code). */
 static void ccm_choose(void);
 static pthread_once_t ccm_once = PTHREAD_ONCE_INIT; /* ccm_choose: the burst crossover */
 
@@ -413,7 +475,6 @@ static int ccm_setup(void *ctx, const uint8_t *key)
 {
     if (aes_setup(ctx, key, 16) != 0)
         return -1;
-    (void)thread_mgr();
     /* the burst crossover, once per process, here on the control path */
     pthread_once(&ccm_once, ccm_choose);
     return 0;
@@ -1057,7 +1118,7 @@ QO_AESNI static void ccm_lanes(const qo_aead_op_t *w, const uint8_t idx[], unsig
     }
 }
 
-/* m: the thread's job manager (NULL: everything on AES-NI); tier_len: the
+/* m: the worker's job manager (NULL: everything on AES-NI); tier_len: the
  * crossovers (the calibration passes all 0 or all "never" to time each path
  * alone). */
 QO_AESNI static void ccm_burst_on(IMB_MGR *m, const size_t tier_len[CCM_TIERS],
@@ -1129,22 +1190,23 @@ QO_AESNI static void ccm_burst_on(IMB_MGR *m, const size_t tier_len[CCM_TIERS],
     }
 }
 
-static void ccm_burst(const qo_aead_op_t *ops, unsigned n, int result[], int seal)
+/* wstate: the worker's job manager (worker_init), or NULL: AES-NI only. */
+static void ccm_burst(IMB_MGR *m, const qo_aead_op_t *ops, unsigned n, int result[], int seal)
 {
     size_t tier_len[CCM_TIERS];
     for (unsigned t = 0; t < CCM_TIERS; t++)
         tier_len[t] = atomic_load_explicit(&ccm_tier_len[t], memory_order_relaxed);
-    ccm_burst_on(thread_mgr(), tier_len, ops, n, result, seal);
+    ccm_burst_on(m, tier_len, ops, n, result, seal);
 }
 
-static void ccm_seal_burst(const qo_aead_op_t *ops, unsigned n, int result[])
+static void ccm_seal_burst(void *wstate, const qo_aead_op_t *ops, unsigned n, int result[])
 {
-    ccm_burst(ops, n, result, 1);
+    ccm_burst(wstate, ops, n, result, 1);
 }
 
-static void ccm_open_burst(const qo_aead_op_t *ops, unsigned n, int result[])
+static void ccm_open_burst(void *wstate, const qo_aead_op_t *ops, unsigned n, int result[])
 {
-    ccm_burst(ops, n, result, 0);
+    ccm_burst(wstate, ops, n, result, 0);
 }
 
 /*
@@ -1231,17 +1293,23 @@ QO_AESNI static int ccm_calibrate(size_t out[CCM_TIERS])
     static const uint8_t key[16] = {0x51, 0x55, 0x49, 0x43, 0x6f, 0x66, 0x66}; /* not a secret */
     static const uint8_t aad[13] = {0x40, 1, 2, 3, 4, 5, 6, 7, 8, 0, 0, 0, 1}; /* a short header */
     struct aes_ctx ctx;
-    IMB_MGR *m = thread_mgr();
+    /* Its own job manager, freed at the end: the calibration runs once per
+     * process on the control thread (the first CCM key), not on the data
+     * path, so it allocates (this and buf) like any other key install. */
+    IMB_MGR *m = job_mgr_new();
     uint8_t *buf;
     qo_aead_op_t ops[CCM_CAL_N];
     uint64_t aesni[CCM_CAL_NSIZES] = {0}, job[CCM_TIERS][CCM_CAL_NSIZES] = {{0}};
     int ok = 0;
 
-    if (m == NULL || aes_setup(&ctx, key, 16) != 0)
+    if (m == NULL || aes_setup(&ctx, key, 16) != 0) {
+        job_mgr_free(m);
         return 0;
+    }
     buf = calloc(CCM_CAL_N, CCM_CAL_MAX_LEN + QUICOFF_TAG_LEN);
     if (buf == NULL) {
         aes_dispose(&ctx);
+        job_mgr_free(m);
         return 0;
     }
     for (unsigned i = 0; i < CCM_CAL_N; i++) {
@@ -1281,6 +1349,7 @@ QO_AESNI static int ccm_calibrate(size_t out[CCM_TIERS])
     ok = 1;
 out:
     aes_dispose(&ctx);
+    job_mgr_free(m);
     free(buf);
     return ok;
 }
@@ -1512,6 +1581,8 @@ static const qo_aead_algo_t chacha20poly1305 = {
     .dispose = cp_dispose,
     .seal = cp_seal,
     .open = cp_open,
+    .seal_burst = cp_seal_burst,
+    .open_burst = cp_open_burst,
 };
 
 static const qo_hp_algo_t hp_aes128 = {
@@ -1561,6 +1632,8 @@ const qo_backend_t qo_backend_ipsecmb = {
             [QUICOFF_AES_128_CCM] = &hp_aes128,
             [QUICOFF_CHACHA20_POLY1305] = &hp_chacha20,
         },
+    .worker_init = ipsecmb_worker_init,
+    .worker_fini = ipsecmb_worker_fini,
 };
 
 /*
@@ -1594,6 +1667,8 @@ const qo_backend_t qo_backend_ipsecmb_vaes = {
             [QUICOFF_AES_128_CCM] = &hp_aes128,
             [QUICOFF_CHACHA20_POLY1305] = &hp_chacha20,
         },
+    .worker_init = ipsecmb_worker_init,
+    .worker_fini = ipsecmb_worker_fini,
 };
 
 #else

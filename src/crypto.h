@@ -8,7 +8,8 @@
  * table of descriptors; qo_backend_find() picks one at run time.
  *
  * Contracts every backend keeps:
- *  - seal/open work in place, never allocate on the per-packet path;
+ *  - seal/open work in place, never allocate on the per-packet path (what a
+ *    thread needs of its own is made by worker_init, when its worker is);
  *  - open returns 0 on success; on tag mismatch returns -1 and leaves the data
  *    bytes exactly as they were (the caller may hand the packet on unchanged);
  *    the tag compare is constant time (the libraries' own);
@@ -73,9 +74,12 @@ typedef struct qo_aead_algo {
      * keep several packets in flight.  Same result as n seal()/open() calls
      * in order: result[i] is what seal()/open() would return for op i, with
      * their contracts (open: on -1 the data is as received).  A backend
-     * that needs open()'s scratch has no open_burst. */
-    void (*seal_burst)(const qo_aead_op_t *ops, unsigned n, int result[]);
-    void (*open_burst)(const qo_aead_op_t *ops, unsigned n, int result[]);
+     * that needs open()'s scratch has no open_burst.
+     * wstate: the calling worker's state from the backend's worker_init, or
+     * NULL (no worker_init, or a caller without a worker): the results are
+     * the same either way, only the speed may differ. */
+    void (*seal_burst)(void *wstate, const qo_aead_op_t *ops, unsigned n, int result[]);
+    void (*open_burst)(void *wstate, const qo_aead_op_t *ops, unsigned n, int result[]);
 } qo_aead_algo_t;
 
 typedef struct qo_hp_algo {
@@ -99,6 +103,14 @@ typedef struct qo_backend {
     int (*available)(void);                     /* 1 when usable on this CPU/build */
     const qo_aead_algo_t *aead[QUICOFF_SUITE_COUNT];
     const qo_hp_algo_t *hp[QUICOFF_SUITE_COUNT];
+    /* Optional, NULL when absent (OpenSSL): per-thread state the bursts need
+     * (ipsec-mb: a job manager), owned by a quicoff_worker so that the data
+     * path never allocates.  worker_init runs in quicoff_worker_create (0 ok:
+     * *state set; a failure fails the worker's creation), worker_fini in
+     * quicoff_worker_destroy; the state is used by that worker's thread only
+     * and handed to seal_burst/open_burst as wstate. */
+    int (*worker_init)(void **state);
+    void (*worker_fini)(void *state);
 } qo_backend_t;
 
 extern const qo_backend_t qo_backend_openssl;

@@ -657,23 +657,31 @@ QO_VAES_INLINE void open_n(const qo_aead_op_t *ops, unsigned n, int result[], in
     }
 }
 
-QO_VAES static void gcm128_seal_burst(const qo_aead_op_t *ops, unsigned n, int result[])
+QO_VAES static void gcm128_seal_burst(void *wstate, const qo_aead_op_t *ops, unsigned n,
+                                      int result[])
 {
+    (void)wstate; /* no per-worker state */
     seal_n(ops, n, result, 10);
 }
 
-QO_VAES static void gcm256_seal_burst(const qo_aead_op_t *ops, unsigned n, int result[])
+QO_VAES static void gcm256_seal_burst(void *wstate, const qo_aead_op_t *ops, unsigned n,
+                                      int result[])
 {
+    (void)wstate; /* no per-worker state */
     seal_n(ops, n, result, 14);
 }
 
-QO_VAES static void gcm128_open_burst(const qo_aead_op_t *ops, unsigned n, int result[])
+QO_VAES static void gcm128_open_burst(void *wstate, const qo_aead_op_t *ops, unsigned n,
+                                      int result[])
 {
+    (void)wstate; /* no per-worker state */
     open_n(ops, n, result, 10);
 }
 
-QO_VAES static void gcm256_open_burst(const qo_aead_op_t *ops, unsigned n, int result[])
+QO_VAES static void gcm256_open_burst(void *wstate, const qo_aead_op_t *ops, unsigned n,
+                                      int result[])
 {
+    (void)wstate; /* no per-worker state */
     open_n(ops, n, result, 14);
 }
 

@@ -271,12 +271,12 @@ static qo_aead_op_t *aead_queue(struct aead_batch *b, const qo_aead_algo_t *algo
 
 /* n operations of one algorithm: one burst call, or one call each. */
 static void aead_run_group(const qo_aead_algo_t *a, bool seal, const qo_aead_op_t *op,
-                           unsigned n, int *result, uint8_t *scratch)
+                           unsigned n, int *result, uint8_t *scratch, void *wstate)
 {
     if (seal && a->seal_burst) {
-        a->seal_burst(op, n, result);
+        a->seal_burst(wstate, op, n, result);
     } else if (!seal && a->open_burst) {
-        a->open_burst(op, n, result);
+        a->open_burst(wstate, op, n, result);
     } else {
         for (unsigned k = 0; k < n; k++)
             result[k] = seal ? a->seal(op[k].ctx, op[k].nonce, op[k].aad, op[k].aad_len,
@@ -286,14 +286,15 @@ static void aead_run_group(const qo_aead_algo_t *a, bool seal, const qo_aead_op_
     }
 }
 
-static void aead_run(struct aead_batch *b, bool seal, uint8_t *scratch)
+/* scratch, wstate: the worker's (quicoff_worker.scratch, .backend_state) */
+static void aead_run(struct aead_batch *b, bool seal, uint8_t *scratch, void *wstate)
 {
     unsigned n = b->n, same = 1;
     while (same < n && b->algo[same] == b->algo[0])
         same++;
     if (same >= n) { /* one algorithm: the usual case, nothing to regroup */
         if (n)
-            aead_run_group(b->algo[0], seal, b->op, n, b->result, scratch);
+            aead_run_group(b->algo[0], seal, b->op, n, b->result, scratch, wstate);
         return;
     }
     /* Several: each algorithm's operations copied together, in chunk order. */
@@ -313,7 +314,7 @@ static void aead_run(struct aead_batch *b, bool seal, uint8_t *scratch)
                 done[j] = true;
             }
         }
-        aead_run_group(a, seal, op, m, result, scratch);
+        aead_run_group(a, seal, op, m, result, scratch, wstate);
         for (unsigned k = 0; k < m; k++)
             b->result[idx[k]] = result[k];
     }
@@ -568,7 +569,7 @@ static void unprotect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
     b.n = 0;
     for (unsigned i = 0; i < n; i++)
         rx_queue_open(&pkts[i], &res[i], &s[i], &b, i);
-    aead_run(&b, false, w->scratch);
+    aead_run(&b, false, w->scratch, w->backend_state);
     for (unsigned k = 0; k < b.n; k++)
         s[b.pkt[k]].opened = b.result[k];
     struct tally ok = {0, 0};
@@ -781,7 +782,7 @@ static void protect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
         if (s[i].st == QUICOFF_OK)
             tx_aead_op(&pkts[i], &res[i], &s[i], aead_queue(&b, s[i].ks->aead, i));
     }
-    aead_run(&b, true, w->scratch);
+    aead_run(&b, true, w->scratch, w->backend_state);
     for (unsigned k = 0; k < b.n; k++)
         if (b.result[k] != 0)
             s[b.pkt[k]].st = QUICOFF_BACKEND_UNAVAILABLE;

@@ -1023,7 +1023,9 @@ struct quicoff_worker *quicoff_worker_create(struct quicoff_table *t)
     memset(w, 0, sizeof(*w));
     w->table = t;
     w->scratch = malloc(QO_SCRATCH_LEN);
-    if (!w->scratch) {
+    const qo_backend_t *be = t->backend;
+    if (!w->scratch || (be->worker_init && be->worker_init(&w->backend_state) != 0)) {
+        free(w->scratch);
         free(w);
         return NULL;
     }
@@ -1033,6 +1035,8 @@ struct quicoff_worker *quicoff_worker_create(struct quicoff_table *t)
         t->workers[w->reader_index] = w;
     pthread_mutex_unlock(&t->lock);
     if (w->reader_index < 0) {
+        if (be->worker_fini)
+            be->worker_fini(w->backend_state);
         free(w->scratch);
         free(w);
         return NULL;
@@ -1051,6 +1055,8 @@ void quicoff_worker_destroy(struct quicoff_worker *w)
     t->workers[w->reader_index] = NULL;
     qo_epoch_unregister(&t->epoch, w->reader_index);
     pthread_mutex_unlock(&t->lock);
+    if (t->backend->worker_fini)
+        t->backend->worker_fini(w->backend_state);
     free(w->scratch);
     free(w);
 }

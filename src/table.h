@@ -111,6 +111,10 @@ struct quicoff_worker {
     int reader_index;
     struct qo_counters c;
     uint8_t *scratch; /* QO_SCRATCH_LEN, for backends that decrypt out of place */
+    /* The backend's per-thread state (its worker_init; NULL if it has none),
+     * e.g. ipsec-mb's job manager: made here, at worker creation, so the
+     * data path never allocates it. */
+    void *backend_state;
     /* Open read-side sections: bursts and prepare..complete windows nest,
      * and only the outermost announces / leaves the epoch (a later prepare
      * must not let go of what an earlier, still open, one holds). */

@@ -15,7 +15,8 @@
  *  - the process's first CCM keys set up on four threads at once: one
  *    crossover for all (chosen once), bursts on each == OpenSSL;
  *  - bursts on threads other than the one that set the keys up (each thread
- *    its own job manager);
+ *    its own job manager, from the backend's worker_init, as a worker has);
+ *  - bursts without a job manager (wstate NULL: every packet on AES-NI);
  *  - the crossover (quicoff_ccm_job_min_len: calibrated per CPU, from the
  *    environment, or set): bursts of 1..64 with payloads clustered around
  *    each tier's crossover as calibrated, then around each of a range of
@@ -64,6 +65,29 @@ static void *ctx_new(size_t size)
 }
 
 static const qo_aead_algo_t *ref, *dut;
+static const qo_backend_t *dut_backend;
+
+/* This thread's job manager, as its quicoff_worker would own it (made on
+ * the first burst here: a test, not the data path); no_mgr: pass NULL. */
+static _Thread_local void *wstate;
+static _Thread_local int no_mgr;
+
+static void *thread_wstate(void)
+{
+    if (no_mgr)
+        return NULL;
+    if (wstate == NULL && dut_backend->worker_init(&wstate) != 0) {
+        fprintf(stderr, "worker_init failed\n");
+        exit(2);
+    }
+    return wstate;
+}
+
+static void thread_wstate_free(void)
+{
+    dut_backend->worker_fini(wstate);
+    wstate = NULL;
+}
 
 /* One op's buffers: guard bytes on either side of data and tag. */
 struct pkt {
@@ -136,7 +160,7 @@ static int burst_case(void *const ctx_ref[NKEYS], void *const ctx_dut[NKEYS], st
         memcpy(ops[i].nonce, q->nonce, sizeof(q->nonce));
         result[i] = 12345;
     }
-    dut->seal_burst(ops, n, result);
+    dut->seal_burst(thread_wstate(), ops, n, result);
     for (unsigned i = 0; i < n; i++) {
         struct pkt *q = &p[i];
         int g = result[i] == 0 && memcmp(q->buf + GUARD, q->ct, q->len) == 0 &&
@@ -180,7 +204,7 @@ static int burst_case(void *const ctx_ref[NKEYS], void *const ctx_dut[NKEYS], st
         memcpy(q->tag, ops[i].tag, 16);
         result[i] = 12345;
     }
-    dut->open_burst(ops, n, result);
+    dut->open_burst(thread_wstate(), ops, n, result);
     for (unsigned i = 0; i < n; i++) {
         struct pkt *q = &p[i];
         int g;
@@ -256,6 +280,9 @@ static void test_bursts(void)
     fill(&key[0][0], sizeof(key));
     keys_new(&k, key);
     ok(run_bursts(&k, 400), "400 bursts of 1..100: seal == openssl, forged -1 and as received");
+    no_mgr = 1;
+    ok(run_bursts(&k, 100), "100 bursts without a job manager: the same");
+    no_mgr = 0;
     keys_free(&k);
 }
 
@@ -270,6 +297,7 @@ static void *burst_thread(void *v)
     struct thread_arg *t = v;
     rng_state = t->seed;
     t->good = run_bursts(t->k, 100);
+    thread_wstate_free();
     return NULL;
 }
 
@@ -297,6 +325,7 @@ static void *first_key_thread(void *v)
     for (unsigned t = 0; t < 4; t++)
         a->tier[t] = quicoff_ccm_job_min_len(4u << t, &a->how);
     a->good = run_bursts(&k, 20);
+    thread_wstate_free();
     keys_free(&k);
     return NULL;
 }
@@ -440,6 +469,7 @@ int main(void)
 
     ref = o ? o->aead[QUICOFF_AES_128_CCM] : NULL;
     dut = n ? n->aead[QUICOFF_AES_128_CCM] : NULL;
+    dut_backend = n;
     if (ref == NULL || dut == NULL || dut->seal_burst == NULL || dut->open_burst == NULL) {
         printf("# ipsec-mb AES-128-CCM bursts not available (build or CPU): skipped\n");
         ok(ref != NULL, "openssl backend present");
@@ -452,5 +482,6 @@ int main(void)
     subtest("ccm bursts without VAES", test_bursts_no_vaes);
     /* last: it changes the process-wide crossover */
     subtest("ccm crossover", test_crossover);
+    thread_wstate_free();
     return done_testing();
 }
