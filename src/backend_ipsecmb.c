@@ -16,13 +16,14 @@
  *    packet); the context IS the `struct gcm_key_data` (round keys + GHASH
  *    key powers, ~1 KiB), precomputed in setup: nothing per packet but the
  *    call.
- *  - ChaCha20-Poly1305: ipsec-mb's job API.  Its direct (init/update/
- *    finalize) API is about 1.8x slower per 64-byte packet on AVX-512.  Jobs
- *    need an IMB_MGR the caller owns and does not share between threads, so
- *    each thread gets one, allocated on its first ChaCha20-Poly1305 packet
- *    (~200 KiB, once per thread; freed when the thread exits).  Setup creates
- *    the calling thread's one, so a single-threaded user never allocates on
- *    the data path.  If that allocation fails, seal/open return -1.
+ *  - ChaCha20-Poly1305: ipsec-mb's job API in seal_burst/open_burst (the
+ *    engine's path).  Its direct (init/update/finalize) API is about 1.8x
+ *    slower per 64-byte packet on AVX-512; single-packet seal/open, which
+ *    have no job manager at hand, use it.  Jobs need an IMB_MGR that one
+ *    thread owns: each quicoff_worker owns one (~200 KiB), made by
+ *    worker_init when the worker is created and wiped and freed by
+ *    worker_fini, and the bursts get it as wstate; so no packet allocates.
+ *    The AES-128-CCM bursts' jobs use the same manager.
  *  - AES-128-CCM: AES-NI intrinsics here, not ipsec-mb's job API.  The job
  *    API runs CCM's CBC-MAC in its multi-buffer lanes, which for one packet
  *    means a submit + flush: ~310 ns for 64 bytes on AVX-512, slower than
@@ -46,8 +47,9 @@
  *
  * The global IMB_MGR is initialised once (init_mb_mgr_auto: the AVX-512
  * VAES/VPCLMULQDQ code where the CPU has it) and only read afterwards: the
- * direct GCM and key-expansion calls are plain functions it points to and
- * keep no state in it, so every thread may use it.
+ * direct GCM, ChaCha20-Poly1305 and key-expansion calls are plain functions
+ * it points to and keep no state in it, so every thread may use it.  Jobs
+ * never run on it.
  *
  * Open-failure contract: every open decrypts in place in one pass, compares
  * the computed tag with the received one in constant time, and on a mismatch

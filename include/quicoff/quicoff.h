@@ -333,7 +333,15 @@ void quicoff_table_stats(struct quicoff_table *t, struct quicoff_table_stats *ou
 /* ------------------------------------------------------------------------ */
 /* Data path                                                                 */
 
-/** A worker: one per data-plane thread; holds its counters and epoch. */
+/** A worker: one per data-plane thread; holds its counters and epoch.
+ *  Memory is allocated only on the control side: quicoff_table_create (the
+ *  table), quicoff_conn_add/update/replace (an entry's keys and cipher
+ *  contexts; with AES-128-CCM on ipsec-mb the process's first key also runs
+ *  the crossover calibration), and quicoff_worker_create (the worker, a
+ *  64 KiB scratch buffer, and the backend's per-thread state: ipsec-mb's
+ *  ~200 KiB job manager for ChaCha20-Poly1305 and AES-128-CCM bursts).
+ *  quicoff_worker_destroy frees them (the job manager wiped first).  The
+ *  data calls below never allocate, per packet or on a thread's first. */
 struct quicoff_worker *quicoff_worker_create(struct quicoff_table *t);
 void quicoff_worker_destroy(struct quicoff_worker *w);
 
