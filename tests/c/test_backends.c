@@ -17,8 +17,10 @@
  *    40 with a different key per packet) equals mask();
  *  - the ChaCha20 block function against OpenSSL's EVP_chacha20 and RFC 8439
  *    §2.3.2;
- *  - ChaCha20-Poly1305 on threads other than the one that set the key up
- *    (ipsec-mb's per-thread job manager).
+ *  - ChaCha20-Poly1305 on threads other than the one that set the key up:
+ *    seal/open (no job manager), and seal_burst/open_burst on the thread's
+ *    own job manager (the backend's worker_init, as a quicoff_worker owns
+ *    it) and without one (NULL), forged tags restored, == OpenSSL.
  *
  * Without ipsec-mb in the build or on this CPU the ipsec-mb parts are
  * skipped (reported, not failed).
@@ -349,21 +351,40 @@ static void *chacha_thread(void *p)
     static _Thread_local uint8_t buf[1500], ref[1500], s[QO_SCRATCH_LEN];
     uint8_t nonce[12] = {0}, tag[16], rtag[16], aad[20] = {1, 2, 3};
     uint8_t key[32];
-    void *oc = ctx_new(o->ctx_size);
+    void *oc = ctx_new(o->ctx_size), *mgr = NULL;
 
     t->good = 1;
     memset(key, 0x42, sizeof(key));
     t->good &= o->setup(oc, key) == 0;
-    for (int i = 0; i < 200; i++) {
+    t->good &= native->worker_init == NULL || native->worker_init(&mgr) == 0;
+    for (int i = 0; i < 300; i++) {
         size_t len = (size_t)(t->seed * (i + 1)) % sizeof(buf);
+        int how = i % 3; /* 0: seal/open, 1: bursts on mgr, 2: bursts without */
+        int res = 12345;
         memcpy(nonce, &i, sizeof(i));
         memset(buf, i, len);
         memset(ref, i, len);
-        t->good &= t->algo->seal(t->ctx, nonce, aad, sizeof(aad), buf, len, tag) == 0;
+        qo_aead_op_t op = {.ctx = t->ctx, .aad = aad, .data = buf, .tag = tag,
+                           .aad_len = sizeof(aad), .len = len};
+        memcpy(op.nonce, nonce, sizeof(nonce));
+        if (how == 0)
+            res = t->algo->seal(t->ctx, nonce, aad, sizeof(aad), buf, len, tag);
+        else
+            t->algo->seal_burst(how == 1 ? mgr : NULL, &op, 1, &res);
+        t->good &= res == 0;
         t->good &= o->seal(oc, nonce, aad, sizeof(aad), ref, len, rtag) == 0;
         t->good &= memcmp(buf, ref, len) == 0 && memcmp(tag, rtag, 16) == 0;
-        t->good &= t->algo->open(t->ctx, nonce, aad, sizeof(aad), buf, len, tag, s) == 0;
+        if (i % 7 == 3)
+            tag[i % 16] ^= 0x20; /* forged: -1, bytes as received */
+        res = 12345;
+        if (how == 0)
+            res = t->algo->open(t->ctx, nonce, aad, sizeof(aad), buf, len, tag, s);
+        else
+            t->algo->open_burst(how == 1 ? mgr : NULL, &op, 1, &res);
+        t->good &= i % 7 == 3 ? res == -1 && memcmp(buf, ref, len) == 0 : res == 0;
     }
+    if (native->worker_fini)
+        native->worker_fini(mgr);
     o->dispose(oc);
     free(oc);
     return NULL;
