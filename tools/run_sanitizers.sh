@@ -6,7 +6,8 @@
 #  - build-tsan: the tests with threads, with ThreadSanitizer: test_concurrency
 #    (writer + readers, for a few seconds), test_replace (quicoff_conn_replace
 #    under a reader) and test_ccm_burst (CCM bursts on several threads, the
-#    process-wide crossover).
+#    process-wide crossover) and test_no_alloc (bursts on a fresh thread's
+#    worker, heap calls counted).
 # OpenSSL is not instrumented: TSan reports whose frames are inside libcrypto
 # are suppressed through tools/tsan.supp (libcrypto frames only).
 #
@@ -37,10 +38,12 @@ meson test -C build-asan --print-errorlogs --timeout-multiplier 4 \
 # ---- TSan: the tests where threads share a table or the backend
 setup build-tsan -Db_sanitize=thread -Db_lundef=false -Dbuildtype=debugoptimized
 ninja -C build-tsan tests/c/test_concurrency tests/c/test_replace tests/c/test_ccm_burst \
+    tests/c/test_no_alloc \
     || fail "build-tsan: build"
 export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tools/tsan.supp"
 seconds=${QUICOFF_TSAN_SECONDS:-5}
 ./build-tsan/tests/c/test_concurrency "$seconds" || fail "ThreadSanitizer run of test_concurrency"
 ./build-tsan/tests/c/test_replace || fail "ThreadSanitizer run of test_replace"
 ./build-tsan/tests/c/test_ccm_burst || fail "ThreadSanitizer run of test_ccm_burst"
+./build-tsan/tests/c/test_no_alloc || fail "ThreadSanitizer run of test_no_alloc"
 echo "run_sanitizers.sh: ok"

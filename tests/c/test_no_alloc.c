@@ -38,18 +38,23 @@ static void *(*real_aligned_alloc)(size_t, size_t);
 static void *(*real_memalign)(size_t, size_t);
 static void (*real_free)(void *);
 
+/* ThreadSanitizer's runtime calls malloc while it initialises, before it
+ * could record our function entries: these functions are not instrumented
+ * for it (their data is thread-local or set before any thread starts). */
+#define NO_TSAN __attribute__((no_sanitize("thread")))
+
 /* dlsym itself may call calloc before real_calloc is known: served from
  * here, never freed to the real allocator. */
 static _Alignas(16) unsigned char boot[4096];
 static size_t boot_used;
 static int resolving;
 
-static int from_boot(const void *p)
+NO_TSAN static int from_boot(const void *p)
 {
     return (const unsigned char *)p >= boot && (const unsigned char *)p < boot + sizeof(boot);
 }
 
-static void *boot_alloc(size_t n)
+NO_TSAN static void *boot_alloc(size_t n)
 {
     n = (n + 15) & ~(size_t)15;
     if (n > sizeof(boot) - boot_used)
@@ -59,7 +64,7 @@ static void *boot_alloc(size_t n)
     return p;
 }
 
-static void resolve(void)
+NO_TSAN static void resolve(void)
 {
     if (real_free != NULL || resolving)
         return;
@@ -74,20 +79,20 @@ static void resolve(void)
     resolving = 0;
 }
 
-static void count(void)
+NO_TSAN static void count(void)
 {
     if (counting)
         atomic_fetch_add_explicit(&counted, 1, memory_order_relaxed);
 }
 
-void *malloc(size_t n)
+NO_TSAN void *malloc(size_t n)
 {
     resolve();
     count();
     return real_malloc ? real_malloc(n) : boot_alloc(n);
 }
 
-void *calloc(size_t k, size_t n)
+NO_TSAN void *calloc(size_t k, size_t n)
 {
     resolve();
     count();
@@ -96,35 +101,35 @@ void *calloc(size_t k, size_t n)
     return real_calloc(k, n);
 }
 
-void *realloc(void *p, size_t n)
+NO_TSAN void *realloc(void *p, size_t n)
 {
     resolve();
     count();
     return real_realloc(p, n); /* boot memory is never realloc'd: only dlsym uses it */
 }
 
-int posix_memalign(void **out, size_t align, size_t n)
+NO_TSAN int posix_memalign(void **out, size_t align, size_t n)
 {
     resolve();
     count();
     return real_posix_memalign(out, align, n);
 }
 
-void *aligned_alloc(size_t align, size_t n)
+NO_TSAN void *aligned_alloc(size_t align, size_t n)
 {
     resolve();
     count();
     return real_aligned_alloc(align, n);
 }
 
-void *memalign(size_t align, size_t n)
+NO_TSAN void *memalign(size_t align, size_t n)
 {
     resolve();
     count();
     return real_memalign(align, n);
 }
 
-void free(void *p)
+NO_TSAN void free(void *p)
 {
     if (p == NULL || from_boot(p))
         return;
