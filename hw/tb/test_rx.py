@@ -61,7 +61,7 @@ class Sender:
         self.secret = secret
         self.gens = [ref.derive_packet_keys(suite, secret)]
         s = secret
-        for _ in range(4):
+        for _ in range(12):
             s, k = ref.next_packet_keys(suite, s, self.gens[-1])
             self.gens.append(k)
         self.gen = 0
@@ -333,6 +333,7 @@ async def rx_random(dut):
     env.sink.set_pause_generator(pauses(rng, 0.3))
     n = int(os.environ.get("QO_PACKETS", "60"))
     lens = [int(x) for x in os.environ.get("QO_DCID_LENS", "8,0,20,1").split(",")]
+    env.dcid_lens = lens
     for dl in lens:
         await traffic(env, rng, dl, n)
     dut._log.info("RX frames compared: %d, mismatches: %d, statuses: %s; "
@@ -353,8 +354,16 @@ def write_stats(env, name):
     if os.path.exists(fn):
         with open(fn) as fh:
             d = json.load(fh)
-    d[name] = {"frames": env.compared, "mismatches": env.mismatches, "statuses": env.by_status,
-               "engine_checked": env.engine_checked, "engine_disagree": env.engine_disagree}
+    # runs accumulate (tools/hw.sh test --long runs the DCID lengths in groups)
+    old = d.get(name, {})
+    sts = dict(old.get("statuses", {}))
+    for k, v in env.by_status.items():
+        sts[k] = sts.get(k, 0) + v
+    d[name] = {"frames": old.get("frames", 0) + env.compared,
+               "mismatches": old.get("mismatches", 0) + env.mismatches, "statuses": sts,
+               "engine_checked": old.get("engine_checked", 0) + env.engine_checked,
+               "engine_disagree": old.get("engine_disagree", 0) + env.engine_disagree,
+               "dcid_lens": sorted(set(old.get("dcid_lens", [])) | set(env.dcid_lens))}
     with open(fn, "w") as fh:
         json.dump(d, fh, indent=1)
 

@@ -72,7 +72,14 @@ class _Conn:
 
 
 class RtlDriver:
-    def __init__(self, bus, local_cid_len=8, capacity=256, buckets=128, ways=4, seed=None):
+    def __init__(self, bus, local_cid_len=8, capacity=256, buckets=128, ways=4, seed=None,
+                 direction="rx"):
+        """``direction``: which block's control port ``bus`` reaches
+        (quicoff_rx: entries found by DCID through the hash table;
+        quicoff_tx: entries named by index in the frame's descriptor)."""
+        if direction not in ("rx", "tx"):
+            raise ValueError("direction is rx or tx")
+        self.direction = direction
         if not 0 <= local_cid_len <= ref.MAX_CID_LEN:
             raise ValueError("local_cid_len must be 0..20")
         self.bus = bus
@@ -126,10 +133,10 @@ class RtlDriver:
                        key_generation=0, next_keys=None, next_secret=None, derive_next=True):
         """Same arguments as Engine.add_connection; returns the entry index.
         What the RTL does not do raises NotImplementedError (never silently
-        ignored): TX entries (quicoff_tx is not built yet), long-header
+        ignored): long-header
         levels, ChaCha20/CCM, the multipath nonce, usage thresholds."""
-        if direction not in ("rx", 0):
-            raise NotImplementedError("the RTL has no TX path yet")
+        if direction != self.direction:
+            raise ValueError(f"this driver programs the {self.direction} block")
         if suite not in _SUITES:
             raise NotImplementedError(f"{suite}: the RTL does AES-128-GCM and AES-256-GCM")
         if level not in ("1rtt", "1-rtt", "application"):
@@ -156,14 +163,18 @@ class RtlDriver:
         elif next_keys is not None and not isinstance(next_keys, ref.PacketKeys):
             next_keys = ref.PacketKeys(*next_keys)
 
-        key20 = self._lookup_key(dcid, local_addr)
-        h = rtl_hash(self.seed, key20)
+        if self.direction == "tx":
+            key20, h = dcid.ljust(20, b"\0"), 0
+        else:
+            key20 = self._lookup_key(dcid, local_addr)
+            h = rtl_hash(self.seed, key20)
         b, fp = h % self.buckets, h >> 20
         cells = self._bkt[b]
-        if any(c is not None and c[0] == fp for c in cells):
-            raise OverflowError("fingerprint already used in this bucket (reseed the table)")
-        if None not in cells:
-            raise OverflowError("bucket full")
+        if self.direction == "rx":
+            if any(c is not None and c[0] == fp for c in cells):
+                raise OverflowError("fingerprint already used in this bucket (reseed the table)")
+            if None not in cells:
+                raise OverflowError("bucket full")
         if not self._free:
             raise OverflowError("table full")
         idx = self._free.pop(0)
@@ -182,8 +193,9 @@ class RtlDriver:
         if next_keys is not None:
             self._cmd(2, idx, self._slot_words(next_keys, phase ^ 1))
         self._cmd(1, idx, st)
-        cells[cells.index(None)] = (fp, idx)
-        self._write_bucket(b)
+        if self.direction == "rx":
+            cells[cells.index(None)] = (fp, idx)
+            self._write_bucket(b)
         self._conns[idx] = c
         return idx
 
@@ -208,9 +220,10 @@ class RtlDriver:
 
     def remove_connection(self, handle):
         c = self._conns.pop(handle)
-        cells = self._bkt[c.bucket]
-        cells[[x and x[1] for x in cells].index(handle)] = None
-        self._write_bucket(c.bucket)
+        if self.direction == "rx":
+            cells = self._bkt[c.bucket]
+            cells[[x and x[1] for x in cells].index(handle)] = None
+            self._write_bucket(c.bucket)
         self._cmd(4, handle, {})
         self._free.append(handle)
 
