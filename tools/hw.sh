@@ -54,9 +54,19 @@ test_() {
             sim quicoff_rx test_rx QO_STATS_FILE="$stats" QO_PACKETS=${QO_PACKETS:-5000} \
                 QO_DCID_LENS=$grp QO_SEED=$RANDOM || rc=1
         done
+        for grp in 0,1,2,3,4,5,6 7,8,9,10,11,12,13 14,15,16,17,18,19,20; do
+            sim quicoff_tx test_tx QO_STATS_FILE="$stats" QO_PACKETS=${QO_PACKETS:-5000} \
+                QO_DCID_LENS=$grp QO_SEED=$RANDOM || rc=1
+        done
+        sim qo_loop test_loop QO_STATS_FILE="$stats" QO_PACKETS=${QO_PACKETS:-5000} \
+            QO_DCID_LENS=0,4,8,16,20 QO_SEED=$RANDOM || rc=1
     else
         sim quicoff_rx test_rx QO_STATS_FILE="$stats" QO_PACKETS=${QO_PACKETS:-150} \
             QO_DCID_LENS=${QO_DCID_LENS:-8,0,20,1,13} || rc=1
+        sim quicoff_tx test_tx QO_STATS_FILE="$stats" QO_PACKETS=${QO_PACKETS:-100} \
+            QO_DCID_LENS=${QO_DCID_LENS:-8,0,20} || rc=1
+        sim qo_loop test_loop QO_STATS_FILE="$stats" QO_PACKETS=${QO_PACKETS:-60} \
+            QO_DCID_LENS=${QO_DCID_LENS:-8,0,20} || rc=1
     fi
     awk '{t += $1; f += $2} END {printf "{\"tests\": %d, \"failed\": %d}\n", t, f}' \
         "$OUT/test_counts" >"$OUT/test_results.json"
