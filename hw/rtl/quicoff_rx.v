@@ -301,6 +301,7 @@ module quicoff_rx #(
     wire [3:0]  hp_ver = b_l3[7:4];
     reg  [29*WAYS-1:0] r_cell_all;
     reg  [127:0] mask_j;
+    integer ci, oi;    // one loop variable per always block (a shared one is a latch to Yosys)
     reg          rb_mode;        // S_ENT2 serves a counter read-back, not a frame
 
     // AES pipeline: HP mask, H, E(J0) and the keystream all go through it
@@ -697,7 +698,7 @@ module quicoff_rx #(
         ctm    = 128'd0;
         mask_j = 128'd0;
         rem    = L - {jj[11:0], 4'b0};
-        for (i = 0; i < 16; i = i + 1) mask_j[8*i +: 8] = (i < rem) ? 8'hff : 8'h00;
+        for (ci = 0; ci < 16; ci = ci + 1) mask_j[8*ci +: 8] = (ci < rem) ? 8'hff : 8'h00;
         if (state == S_GH) begin
             if (g < ((hlen > 16) ? 16'd2 : 16'd1))
                 gh_in = bswap(g[0] ? aad[255:128] : aad[127:0]);
@@ -723,20 +724,20 @@ module quicoff_rx #(
     always @* begin
         odata = obuf;
         if (fr_mod) begin
-            for (i = 0; i < 16; i = i + 1) begin
-                bi = ob + i;
-                if (bi >= P && bi < P + L) odata[8*i +: 8] = obuf[8*i +: 8] ^ ksa[8*i +: 8];
-                if (bi >= q && bi < P)     odata[8*i +: 8] = aad[8*(bi - q) +: 8];
-                if (is4 && bi == l3 + 2)   odata[8*i +: 8] = (iptot - 16'd16) >> 8;
-                if (is4 && bi == l3 + 3)   odata[8*i +: 8] = (iptot - 16'd16);
-                if (is4 && bi == l3 + 10)  odata[8*i +: 8] = ipcs[15:8];
-                if (is4 && bi == l3 + 11)  odata[8*i +: 8] = ipcs[7:0];
-                if (is6 && bi == l3 + 4)   odata[8*i +: 8] = (iptot - 16'd16) >> 8;
-                if (is6 && bi == l3 + 5)   odata[8*i +: 8] = (iptot - 16'd16);
-                if (bi == l4 + 4)          odata[8*i +: 8] = (udplen - 16'd16) >> 8;
-                if (bi == l4 + 5)          odata[8*i +: 8] = (udplen - 16'd16);
-                if (bi == l4 + 6)          odata[8*i +: 8] = udpcs[15:8];
-                if (bi == l4 + 7)          odata[8*i +: 8] = udpcs[7:0];
+            for (oi = 0; oi < 16; oi = oi + 1) begin
+                bi = ob + oi;
+                if (bi >= P && bi < P + L) odata[8*oi +: 8] = obuf[8*oi +: 8] ^ ksa[8*oi +: 8];
+                if (bi >= q && bi < P)     odata[8*oi +: 8] = aad[8*(bi - q) +: 8];
+                if (is4 && bi == l3 + 2)   odata[8*oi +: 8] = (iptot - 16'd16) >> 8;
+                if (is4 && bi == l3 + 3)   odata[8*oi +: 8] = (iptot - 16'd16);
+                if (is4 && bi == l3 + 10)  odata[8*oi +: 8] = ipcs[15:8];
+                if (is4 && bi == l3 + 11)  odata[8*oi +: 8] = ipcs[7:0];
+                if (is6 && bi == l3 + 4)   odata[8*oi +: 8] = (iptot - 16'd16) >> 8;
+                if (is6 && bi == l3 + 5)   odata[8*oi +: 8] = (iptot - 16'd16);
+                if (bi == l4 + 4)          odata[8*oi +: 8] = (udplen - 16'd16) >> 8;
+                if (bi == l4 + 5)          odata[8*oi +: 8] = (udplen - 16'd16);
+                if (bi == l4 + 6)          odata[8*oi +: 8] = udpcs[15:8];
+                if (bi == l4 + 7)          odata[8*oi +: 8] = udpcs[7:0];
             end
         end
     end

@@ -247,6 +247,7 @@ module quicoff_tx #(
     reg         rb_mode;
     reg [15:0]  k;
     reg [127:0] mask_j;
+    integer ci, oi;    // one loop variable per always block (a shared one is a latch to Yosys)
 
     function [7:0] hb;
         input [15:0] i;
@@ -589,7 +590,7 @@ module quicoff_tx #(
         ctm    = 128'd0;
         mask_j = 128'd0;
         rem    = L - {jj[11:0], 4'b0};
-        for (i = 0; i < 16; i = i + 1) mask_j[8*i +: 8] = (i < rem) ? 8'hff : 8'h00;
+        for (ci = 0; ci < 16; ci = ci + 1) mask_j[8*ci +: 8] = (ci < rem) ? 8'hff : 8'h00;
         if (state == S_GH) begin
             if (g < ((hlen > 16) ? 16'd2 : 16'd1))
                 gh_in = bswap(g[0] ? aad[255:128] : aad[127:0]);
@@ -614,13 +615,13 @@ module quicoff_tx #(
     always @* begin
         odata = obuf;
         if (fr_mod) begin
-            for (i = 0; i < 16; i = i + 1) begin
-                bi = ob + i;
-                if (bi >= P && bi < P + L)             odata[8*i +: 8] = obuf[8*i +: 8] ^ ksa[8*i +: 8];
-                if (bi >= P + L && bi < P + L + 16'd16) odata[8*i +: 8] = tagf[8*(bi - P - L) +: 8];
-                if (bi >= q && bi < P)                 odata[8*i +: 8] = aad[8*(bi - q) +: 8];
-                if (bi == l4 + 6)                      odata[8*i +: 8] = udpcs[15:8];
-                if (bi == l4 + 7)                      odata[8*i +: 8] = udpcs[7:0];
+            for (oi = 0; oi < 16; oi = oi + 1) begin
+                bi = ob + oi;
+                if (bi >= P && bi < P + L)             odata[8*oi +: 8] = obuf[8*oi +: 8] ^ ksa[8*oi +: 8];
+                if (bi >= P + L && bi < P + L + 16'd16) odata[8*oi +: 8] = tagf[8*(bi - P - L) +: 8];
+                if (bi >= q && bi < P)                 odata[8*oi +: 8] = aad[8*(bi - q) +: 8];
+                if (bi == l4 + 6)                      odata[8*oi +: 8] = udpcs[15:8];
+                if (bi == l4 + 7)                      odata[8*oi +: 8] = udpcs[7:0];
             end
         end
     end
