@@ -186,15 +186,15 @@ def quic_packet(rng, s: Sender, dcid_len, payload_len, gen=None, pn=None, larges
 def non_quic(rng, s: Sender, dcid_len):
     k = rng.randrange(6)
     if k == 0:
-        return bytes(Ether(dst="ff:ff:ff:ff:ff:ff") / ARP(pdst="192.0.2.9"))
+        return bytes(Ether(src="02:00:00:00:00:01", dst="ff:ff:ff:ff:ff:ff") / ARP(pdst="192.0.2.9", psrc="192.0.2.1", hwsrc="02:00:00:00:00:01"))
     if k == 1:
-        return bytes(Ether() / IP(dst="192.0.2.2") / TCP(dport=443) / b"hello, not quic")
+        return bytes(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / IP(src="192.0.2.1", dst="192.0.2.2") / TCP(dport=443) / b"hello, not quic")
     if k == 2:   # UDP without the QUIC bit
         return l2l3(rng, s, bytes([0x00]) + bytes(rng.randrange(256) for _ in range(40)))
     if k == 3:   # long header (Initial-looking): not offloaded, passed through
         return l2l3(rng, s, bytes([0xC3, 0, 0, 0, 1]) + bytes(rng.randrange(256) for _ in range(60)))
     if k == 4:   # IPv4 fragment
-        return bytes(Ether() / IP(dst=s.addr[0] if not s.v6 else "192.0.2.2", flags="MF") / UDP(dport=4433) / bytes(50))
+        return bytes(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / IP(src="192.0.2.1", dst=s.addr[0] if not s.v6 else "192.0.2.2", flags="MF") / UDP(dport=4433) / bytes(50))
     # malformed: UDP length beyond the IP payload
     b = bytearray(l2l3(rng, s, bytes([0x40]) + bytes(60)))
     et = struct.unpack_from("!H", b, 12)[0]
