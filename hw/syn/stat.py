@@ -54,6 +54,6 @@ def ecp5(report):
 if __name__ == "__main__":
     kind = sys.argv[1]
     if kind == "xc7":
-        print(json.dumps(xc7(sys.argv[2], sys.argv[3]), indent=1))
+        print(json.dumps(xc7(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else ""), indent=1))
     else:
         print(json.dumps(ecp5(sys.argv[2]), indent=1))
