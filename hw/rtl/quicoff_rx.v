@@ -723,6 +723,8 @@ module quicoff_rx #(
     reg  [15:0]  bi;
     always @* begin
         odata = obuf;
+        bi = 16'd0;
+        oi = 0;
         if (fr_mod) begin
             for (oi = 0; oi < 16; oi = oi + 1) begin
                 bi = ob + oi;
