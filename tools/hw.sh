@@ -30,9 +30,10 @@ deps() {
 
 sim() {   # top module [extra env...]; appends "tests failed" to $OUT/test_counts
     local top=$1 mod=$2; shift 2
-    local log=$OUT/sim_${top}_${mod}.log rc=0
+    local log=$OUT/sim_${top}_${mod}_$(date +%H%M%S)_$RANDOM.log rc=0   # one log per run: the long tier runs a module several times
     env "$@" nice -n 10 "$PY" hw/tb/run.py "$top" "$mod" --sim "$SIM" >"$log" 2>&1 || rc=$?
     grep -E "RESULT|compared|perf:" "$log" | sed 's/^ *[0-9.]*ns *INFO *//' || true
+    grep -E "^ *[0-9.]+ns (ERROR|WARNING) +cocotb\.(quicoff|qo_|regression)" -A3 "$log" | head -40 || true
     local line
     line=$(grep -o "tests=[0-9]* failed=[0-9]*" "$log" | tail -1)
     if [ -z "$line" ]; then echo "$top/$mod: no result (see $log)"; tail -20 "$log"; return 1; fi
