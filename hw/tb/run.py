@@ -22,6 +22,7 @@ SOURCES = {
     "qo_gf128_mul": ["qo_ghash.v"],
     "quicoff_rx": ["qo_aes_pipe.v", "qo_ghash.v", "quicoff_rx.v"],
     "quicoff_tx": ["qo_aes_pipe.v", "qo_ghash.v", "quicoff_tx.v"],
+    "quicoff_rx_w32": ["qo_aes_pipe.v", "qo_ghash.v", "quicoff_rx.v", "qo_axis_w32.v"],
     "qo_loop": ["qo_aes_pipe.v", "qo_ghash.v", "quicoff_tx.v", "quicoff_rx.v", "qo_loop.v"],
 }
 
