@@ -296,7 +296,7 @@ module quicoff_tx #(
     assign s_axis_tready = (state == S_IN) && !(cmd_pending && wbeat == 0);
 
     integer i;
-    reg [15:0]  rem, rel;
+    reg [15:0]  rem, rel, tsum;
     reg [127:0] ctm;
     reg [31:0]  s32;
     reg [255:0] aw, mh;
@@ -544,9 +544,9 @@ module quicoff_tx #(
                 if (i < pn_len) mh[8*(1 + cfg_dcid_len + i) +: 8] = aad[8*(1 + cfg_dcid_len + i) +: 8] ^ mask[31 - 8*i -: 8];
             s32 = fold16(ct_sum);
             if (P[0]) s32 = {s32[7:0], s32[15:8]};
-            rem = fold16(sum_words16(tagf));
-            if ((P[0] ^ L[0]) == 1'b0) s32 = s32 + rem;          // tag at an even offset
-            else                       s32 = s32 + {rem[7:0], rem[15:8]};
+            tsum = fold16(sum_words16(tagf));   // (rem belongs to the combinational block)
+            if ((P[0] ^ L[0]) == 1'b0) s32 = s32 + tsum;         // tag at an even offset
+            else                       s32 = s32 + {tsum[7:0], tsum[15:8]};
             s32 = s32 + sum_words16(mh[127:0]) + sum_words16(mh[255:128])
                 + {hb(l4), hb(l4 + 1)} + {hb(l4 + 2), hb(l4 + 3)} + 2 * udplen + 17;
             if (is4) begin
