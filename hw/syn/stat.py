@@ -51,9 +51,27 @@ def ecp5(report):
             "critical_path": path[:6] + (["..."] if len(path) > 12 else []) + path[-6:] if len(path) > 12 else path}
 
 
+def ecp5_log(log):
+    """When nextpnr stops before routing (e.g. the design does not fit), the
+    utilisation it printed is still the measured demand."""
+    out = {"fmax_mhz": None, "routed": False}
+    txt = open(log).read()
+    for cell, key in (("TRELLIS_COMB", "lut4"), ("TRELLIS_FF", "ff"), ("DP16KD", "dp16kd"),
+                      ("TRELLIS_RAMW", "ramw")):
+        m = re.findall(r"%s:\s+(\d+)/\s*(\d+)" % cell, txt)
+        if m:
+            out[key], out[key + "_available"] = int(m[-1][0]), int(m[-1][1])
+    err = re.findall(r"ERROR: (.*)", txt)
+    out["error"] = err[-1] if err else None
+    out["fits"] = bool(out.get("lut4")) and out["lut4"] <= out.get("lut4_available", 0)
+    return out
+
+
 if __name__ == "__main__":
     kind = sys.argv[1]
-    if kind == "xc7":
+    if kind == "ecp5log":
+        print(json.dumps(ecp5_log(sys.argv[2]), indent=1))
+    elif kind == "xc7":
         print(json.dumps(xc7(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else ""), indent=1))
     else:
         print(json.dumps(ecp5(sys.argv[2]), indent=1))
