@@ -104,7 +104,8 @@ report() {
         case $1 in --json) file=$2; shift 2 ;; *) echo "unknown option $1" >&2; exit 2 ;; esac
     done
     [ -s "$OUT/sim_stats.json" ] || test_ || true
-    synth
+    # QO_NO_SYNTH=1: report what synthesis produced so far, start nothing
+    [ -n "${QO_NO_SYNTH:-}" ] || synth
     "$PY" - "$OUT" "$file" <<'PYEOF'
 import json, os, subprocess, sys
 out, file = sys.argv[1], sys.argv[2]
