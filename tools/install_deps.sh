@@ -30,7 +30,8 @@ APT_PACKAGES=(build-essential pkg-config meson ninja-build libssl-dev
               clang libclang-rt-14-dev llvm tshark iproute2 python3-venv python3-dev
               $([ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ] && echo libipsec-mb-dev)
               libngtcp2-crypto-gnutls-dev libngtcp2-dev libgnutls28-dev dpdk-dev
-              ngtcp2-client ngtcp2-server ethtool tcpdump procps openssl)
+              ngtcp2-client ngtcp2-server ethtool tcpdump procps openssl
+              iverilog)   # iverilog: the RTL tier's simulator (tools/hw.sh)
 
 command -v dpkg-query >/dev/null || die "dpkg-query not found: this script installs Debian 12 packages"
 missing=()

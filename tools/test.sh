@@ -36,6 +36,7 @@ run "C tests"            meson test -C build --print-errorlogs
 run "Python tests"       $PY -m pytest -q tests/python
 run "DPDK app tests"     $PY -m pytest -q tests/dpdk
 run "sanitizers"         bash tools/run_sanitizers.sh
+run "RTL (cocotb, bounded)" env PYTHON="$(command -v "$PY")" bash tools/hw.sh test
 run "fuzz (${FUZZ_SECONDS}s)" bash tools/run_fuzz.sh "$FUZZ_SECONDS"
 run "fuzz wire (${FUZZ_WIRE_SECONDS}s)" bash tools/run_fuzz.sh "$FUZZ_WIRE_SECONDS" wire
 

@@ -1,0 +1,758 @@
+// SPDX-License-Identifier: Apache-2.0
+// quicoff_rx: receive-side QUIC 1-RTT packet-protection removal on an
+// AXI4-Stream of Ethernet frames (DATA_W = 128: 16 bytes per beat).
+//
+// What goes out, per frame, with the status on m_axis_tuser (held on every
+// beat, meaningful at tlast):
+//   OK                    header unmasked, payload in plaintext, tag removed,
+//                         IPv4 total length + header checksum, IPv6 payload
+//                         length, UDP length + checksum fixed; Ethernet padding
+//                         after the UDP datagram dropped.
+//   AUTH_FAILED /         the frame exactly as it arrived (never plaintext),
+//   KEY_PHASE_UNAVAILABLE only when the entry's fail action is "pass";
+//                         with "drop" the frame is not sent (counted).
+//   UNKNOWN_CONNECTION,   the frame exactly as it arrived.
+//   MALFORMED, PASSTHROUGH
+//
+// Why store-and-forward: the UDP checksum sits before the payload it covers
+// and a frame that fails authentication must leave unchanged, so nothing of a
+// frame can leave before its last byte has been checked. This first version
+// processes one frame at a time (receive, look up, header protection, GCM,
+// send); its cycle cost per frame is measured by the testbench and reported
+// by tools/hw.sh (docs/hw.md), not assumed.
+//
+// Lookup (seed 002 ch. 4): the 20-byte lookup key (DCID of the table's length,
+// or destination address + UDP port when that length is 0, seed 002 table
+// 3.1) is hashed with a per-table seed; the hash picks a bucket of WAYS cells
+// {valid, 12-bit fingerprint, entry index}; the fingerprint match selects one
+// entry whose full key is then compared. The host (python/quicoff/
+// rtl_driver.py) places entries in buckets, so the hardware lookup has a
+// fixed latency and no probing.
+//
+// Keys (seed 002 table 3.2): two payload key slots per entry indexed by the
+// key-phase bit, one header-protection key, raw (not expanded) keys: see
+// qo_aes_pipe.v for why. Key phases follow libquicoff (docs/design.md): the
+// slot of the other phase holds the next generation (tried for PN >= first
+// PN of the current one; success makes it current and raises a key-update
+// event) or the previous one (used for PN < first PN).
+module quicoff_rx #(
+    parameter DATA_W   = 128,
+    parameter CAP      = 256,     // entries
+    parameter NBUCKET  = 128,     // buckets of WAYS cells
+    parameter WAYS     = 4,
+    parameter MAXBEATS = 128      // frame buffer: 2,048 bytes
+) (
+    input  wire              clk,
+    input  wire              rst,
+    // frames in
+    input  wire [DATA_W-1:0] s_axis_tdata,
+    input  wire [DATA_W/8-1:0] s_axis_tkeep,
+    input  wire              s_axis_tvalid,
+    output wire              s_axis_tready,
+    input  wire              s_axis_tlast,
+    // frames out
+    output wire [DATA_W-1:0] m_axis_tdata,
+    output wire [DATA_W/8-1:0] m_axis_tkeep,
+    output wire              m_axis_tvalid,
+    input  wire              m_axis_tready,
+    output wire              m_axis_tlast,
+    output wire [7:0]        m_axis_tuser,
+    // AXI4-Lite control port
+    input  wire [11:0]       s_axil_awaddr,
+    input  wire              s_axil_awvalid,
+    output wire              s_axil_awready,
+    input  wire [31:0]       s_axil_wdata,
+    input  wire [3:0]        s_axil_wstrb,
+    input  wire              s_axil_wvalid,
+    output wire              s_axil_wready,
+    output reg  [1:0]        s_axil_bresp,
+    output reg               s_axil_bvalid,
+    input  wire              s_axil_bready,
+    input  wire [11:0]       s_axil_araddr,
+    input  wire              s_axil_arvalid,
+    output wire              s_axil_arready,
+    output reg  [31:0]       s_axil_rdata,
+    output reg  [1:0]        s_axil_rresp,
+    output reg               s_axil_rvalid,
+    input  wire              s_axil_rready
+);
+    localparam NB  = DATA_W / 8;
+    localparam BW  = $clog2(NBUCKET);
+    localparam EW  = $clog2(CAP);
+    localparam MW  = $clog2(MAXBEATS);
+
+    // statuses (m_axis_tuser[3:0]); the names match libquicoff's
+    localparam ST_OK = 4'd0, ST_AUTH = 4'd1, ST_UNKNOWN = 4'd2, ST_MALFORMED = 4'd3,
+               ST_PASS = 4'd4, ST_KPU = 4'd5;
+    // "other" key slot state
+    localparam OT_NONE = 2'd0, OT_NEXT = 2'd1, OT_PREV = 2'd2;
+    // AES result kinds (tag[9:8])
+    localparam K_HP = 2'd0, K_H = 2'd1, K_J0 = 2'd2, K_KS = 2'd3;
+
+    // ------------------------------------------------------------------
+    // helpers
+    function [127:0] bswap;  // frame byte order (byte 0 at [7:0]) <-> AES order (byte 0 at [127:120])
+        input [127:0] x;
+        integer i;
+        for (i = 0; i < 16; i = i + 1) bswap[8*i +: 8] = x[127 - 8*i -: 8];
+    endfunction
+
+    function [31:0] xs32;    // xorshift32 step: cheap in XORs, spreads every input bit
+        input [31:0] x;
+        reg [31:0] y;
+        begin
+            y = x ^ (x << 13);
+            y = y ^ (y >> 17);
+            xs32 = y ^ (y << 5);
+        end
+    endfunction
+
+    function [31:0] qo_hash;
+        input [31:0]  seed;
+        input [159:0] k;
+        reg [31:0] h;
+        integer i;
+        begin
+            h = seed;
+            for (i = 0; i < 5; i = i + 1) h = xs32(h ^ k[159 - 32*i -: 32]);
+            qo_hash = h;
+        end
+    endfunction
+
+    function [4:0] popc;
+        input [NB-1:0] m;
+        integer i;
+        begin
+            popc = 0;
+            for (i = 0; i < NB; i = i + 1) popc = popc + m[i];
+        end
+    endfunction
+
+    function [31:0] sum_words16;   // 8 big-endian 16-bit words of a frame-order block
+        input [127:0] b;
+        integer i;
+        begin
+            sum_words16 = 0;
+            for (i = 0; i < 8; i = i + 1)
+                sum_words16 = sum_words16 + {b[16*i +: 8], b[16*i + 8 +: 8]};
+        end
+    endfunction
+
+    function [15:0] fold16;
+        input [31:0] s;
+        reg [31:0] t;
+        begin
+            t = s[15:0] + s[31:16];
+            t = t[15:0] + t[31:16];
+            fold16 = t[15:0];
+        end
+    endfunction
+
+    // ------------------------------------------------------------------
+    // control registers and the tables they program
+    reg [4:0]   cfg_dcid_len;
+    reg [31:0]  cfg_seed;
+    reg [31:0]  stage [0:31];         // staging words written by the host
+    reg [31:0]  rb    [0:7];          // read-back words
+    reg         cmd_pending;
+    reg [3:0]   cmd_op;
+    reg [15:0]  cmd_idx;
+    reg [31:0]  cnt_g [0:7];          // global counters
+    reg [EW-1:0] evq [0:15];          // key-update events
+    reg [3:0]   evq_wr, evq_rd;
+
+    // entry memories (written only by the FSM below, so there is one writer)
+    reg [162:0] e_cfg [0:CAP-1];      // {valid, aes256, fail_pass, key160}
+    reg [255:0] e_hp  [0:CAP-1];
+    reg [351:0] e_k0  [0:CAP-1];      // {key256, iv96} for key phase 0
+    reg [351:0] e_k1  [0:CAP-1];
+    reg [127:0] e_st  [0:CAP-1];      // {lp_valid, largest62, first62, cur_phase, other2}
+    reg [95:0]  e_cnt [0:CAP-1];      // {ok, auth_failed, key_updates}
+    reg [29*WAYS-1:0] bkt [0:NBUCKET-1];  // WAYS x {valid, fp12, idx16}
+
+    // ------------------------------------------------------------------
+    // AXI4-Lite slave: one write and one read at a time
+    wire aw_take = s_axil_awvalid & s_axil_wvalid & ~s_axil_bvalid;
+    assign s_axil_awready = aw_take;
+    assign s_axil_wready  = aw_take;
+    assign s_axil_arready = ~s_axil_rvalid;
+    wire ar_take = s_axil_arvalid & ~s_axil_rvalid;
+    wire ev_pop  = ar_take && s_axil_araddr == 12'h010 && evq_rd != evq_wr;
+
+    reg cmd_done;
+    always @(posedge clk) begin
+        if (rst) begin
+            s_axil_bvalid <= 1'b0;
+            s_axil_rvalid <= 1'b0;
+            cmd_pending   <= 1'b0;
+            cfg_dcid_len  <= 5'd8;
+            cfg_seed      <= 32'h0;
+            evq_rd        <= 4'd0;
+        end else begin
+            if (cmd_done) cmd_pending <= 1'b0;
+            if (aw_take) begin
+                s_axil_bvalid <= 1'b1;
+                s_axil_bresp  <= 2'b00;
+                if (s_axil_awaddr >= 12'h080 && s_axil_awaddr < 12'h100)
+                    stage[s_axil_awaddr[6:2]] <= s_axil_wdata;
+                else case (s_axil_awaddr)
+                    12'h004: cfg_dcid_len <= s_axil_wdata[4:0];
+                    12'h008: cfg_seed     <= s_axil_wdata;
+                    12'h00c: if (!cmd_pending) begin
+                                 cmd_pending <= 1'b1;
+                                 cmd_op      <= s_axil_wdata[3:0];
+                                 cmd_idx     <= s_axil_wdata[31:16];
+                             end
+                    default: ;
+                endcase
+            end else if (s_axil_bvalid && s_axil_bready)
+                s_axil_bvalid <= 1'b0;
+            if (ar_take) begin
+                s_axil_rvalid <= 1'b1;
+                s_axil_rresp  <= 2'b00;
+                if (s_axil_araddr >= 12'h100 && s_axil_araddr < 12'h120)
+                    s_axil_rdata <= rb[s_axil_araddr[4:2]];
+                else if (s_axil_araddr >= 12'h040 && s_axil_araddr < 12'h060)
+                    s_axil_rdata <= cnt_g[s_axil_araddr[4:2]];
+                else case (s_axil_araddr)
+                    12'h000: s_axil_rdata <= 32'h51_4f_52_58;            // "QORX"
+                    12'h004: s_axil_rdata <= {27'd0, cfg_dcid_len};
+                    12'h008: s_axil_rdata <= 32'h0;                      // the seed is write-only
+                    12'h00c: s_axil_rdata <= {31'd0, cmd_pending};
+                    12'h010: s_axil_rdata <= (evq_rd != evq_wr) ? {1'b1, 15'd0, {(16-EW){1'b0}}, evq[evq_rd]} : 32'd0;
+                    12'h014: s_axil_rdata <= {CAP[15:0], NBUCKET[7:0], WAYS[7:0]};
+                    default: s_axil_rdata <= 32'd0;
+                endcase
+                if (ev_pop) evq_rd <= evq_rd + 4'd1;
+            end else if (s_axil_rvalid && s_axil_rready)
+                s_axil_rvalid <= 1'b0;
+        end
+    end
+
+    // ------------------------------------------------------------------
+    // frame buffer, header window, keystream buffer
+    reg [DATA_W-1:0] fbuf [0:MAXBEATS-1];
+    reg [127:0]      ksbuf [0:MAXBEATS-1];   // keystream, payload block order, frame byte order
+    reg [1023:0]     hdr;                    // first 128 bytes of the frame
+
+    localparam S_IN = 5'd0, S_CMD = 5'd1, S_P1 = 5'd2, S_P2 = 5'd3, S_P3 = 5'd4, S_P4 = 5'd5,
+               S_HASH = 5'd6, S_BKT = 5'd7, S_FP = 5'd8, S_ENT = 5'd9, S_ENT2 = 5'd10,
+               S_HP = 5'd11, S_HPW = 5'd12, S_PN = 5'd13, S_PN2 = 5'd14, S_ISSUE = 5'd15,
+               S_DRAIN = 5'd16, S_GH = 5'd17, S_TAG = 5'd18, S_FIN = 5'd19, S_OUT = 5'd20,
+               S_DROP = 5'd21, S_CS = 5'd22;
+    reg [4:0] state;
+
+    reg [15:0] wbeat;            // beats received in this frame
+    reg        ovf;
+    reg [15:0] flen;             // frame length in bytes
+
+    // parse results
+    reg        vlan, is4, is6;
+    reg [15:0] l3, l4, q, ip_end, udp_end, udplen, pn_off;
+    reg [3:0]  ihl;
+    reg [15:0] iptot;
+    reg        p_pass, p_malf;
+    reg [159:0] lkey;
+    reg [31:0] hsh;
+    reg [EW-1:0] eidx;
+    reg        fp_hit;
+    // entry as read
+    reg [162:0] r_cfg;
+    reg [255:0] r_hp;
+    reg [351:0] r_k0, r_k1;
+    reg [127:0] r_st;
+    reg [95:0]  r_cnt;
+    reg [28:0]  r_cell;
+    // header protection and PN
+    reg [39:0]  mask;
+    reg [7:0]   first_u;
+    reg [31:0]  pnb_u;           // unmasked PN bytes, left aligned
+    reg [2:0]   pn_len;
+    reg         kp;
+    reg [61:0]  pn;
+    reg [1:0]   mode;            // 0 current, 1 next, 2 old
+    reg         kpu;
+    reg [15:0]  P, L, nblk, hlen;
+    reg [95:0]  nonce;
+    reg [255:0] pkey;
+    reg [255:0] aad;             // frame byte order, zero after hlen
+    // GCM
+    reg [127:0] Hr, ej0, Y;
+    reg [15:0]  iss, got, g;
+    reg [31:0]  pt_sum;
+    reg         tag_ok;
+    reg [15:0]  ipcs, udpcs;
+    // output
+    reg [3:0]   status;
+    reg         fr_mod;          // frame modified (OK)
+    reg         kupd;
+    reg [15:0]  olen, k;
+
+    function [7:0] hb;   // header window byte
+        input [15:0] i;
+        hb = hdr[8*i[6:0] +: 8];
+    endfunction
+
+    // direct part-selects, not hb(): a continuous assignment through a
+    // function that reads a module variable is not re-evaluated when it changes
+    wire [15:0] l4p8 = l4 + 16'd8;
+    wire [7:0]  b_l3 = hdr[8*l3[6:0] +: 8];
+    wire [7:0]  b_q  = hdr[8*l4p8[6:0] +: 8];
+    wire [3:0]  hp_ver = b_l3[7:4];
+    reg  [29*WAYS-1:0] r_cell_all;
+    reg  [127:0] mask_j;
+    integer ci, oi;    // one loop variable per always block (a shared one is a latch to Yosys)
+    reg          rb_mode;        // S_ENT2 serves a counter read-back, not a frame
+
+    // AES pipeline: HP mask, H, E(J0) and the keystream all go through it
+    reg          a_v;
+    reg [127:0]  a_blk;
+    reg [255:0]  a_key;
+    reg          a_256;
+    reg [15:0]   a_tag;
+    wire         ao_v;
+    wire [127:0] ao_blk;
+    wire [15:0]  ao_tag;
+    qo_aes_pipe #(.TAGW(16)) aes (
+        .clk(clk), .rst(rst), .in_valid(a_v), .in_block(a_blk), .in_key(a_key),
+        .in_aes256(a_256), .in_tag(a_tag), .out_valid(ao_v), .out_block(ao_blk), .out_tag(ao_tag));
+
+    always @(posedge clk) begin
+        if (ao_v) begin
+            case (ao_tag[9:8])
+                K_HP: mask <= ao_blk[127:88];
+                K_H:  Hr   <= ao_blk;
+                K_J0: ej0  <= ao_blk;
+                K_KS: ksbuf[ao_tag[MW-1:0]] <= bswap(ao_blk);
+            endcase
+        end
+    end
+
+    // GHASH: one block per clock
+    reg  [127:0] gh_in;
+    wire [127:0] gh_prod;
+    qo_gf128_mul ghm (.a(Y ^ gh_in), .b(Hr), .p(gh_prod));
+
+    // buffer reads (asynchronous: LUT RAM), two ports each
+    reg  [15:0] ra;              // byte offset of a 16-byte window
+    wire [MW-1:0] ra_b = ra[MW+3:4];
+    wire [255:0] win2 = {fbuf[ra_b + 1'b1], fbuf[ra_b]};
+    wire [127:0] win  = win2 >> {ra[3:0], 3'b000};
+    wire [15:0] jj = g - ((hlen > 16) ? 16'd2 : 16'd1);   // ciphertext block in S_GH
+    wire [127:0] ks_j = ksbuf[jj[MW-1:0]];
+
+    // ------------------------------------------------------------------
+    // the frame FSM
+    wire in_beat = s_axis_tvalid & s_axis_tready;
+    assign s_axis_tready = (state == S_IN) && !(cmd_pending && wbeat == 0);
+
+    integer i;
+    reg [61:0]  expected, cand, pwin, hwin;
+    reg [15:0]  rem;
+    reg [127:0] blk;
+    reg [127:0] ctm;
+    reg [31:0]  s32;
+    reg [255:0] aw;
+
+    always @(posedge clk) begin
+        a_v <= 1'b0;
+        cmd_done <= 1'b0;
+        if (rst) begin
+            state  <= S_IN;
+            wbeat  <= 0;
+            ovf    <= 0;
+            evq_wr <= 0;
+            rb_mode <= 0;
+            status <= ST_PASS;
+            tag_ok <= 0; fr_mod <= 0; kupd <= 0; mode <= 0;
+            for (i = 0; i < 8; i = i + 1) cnt_g[i] <= 0;
+        end else case (state)
+        S_IN: begin
+            if (cmd_pending && wbeat == 0 && !cmd_done)
+                state <= S_CMD;
+            else if (in_beat) begin
+                if (wbeat < MAXBEATS) fbuf[wbeat[MW-1:0]] <= s_axis_tdata; else ovf <= 1'b1;
+                // the header window restarts at zero so that a short frame never
+                // parses bytes of the frame before it
+                if (wbeat == 0) hdr <= {896'd0, s_axis_tdata};
+                else if (wbeat < 8) hdr[wbeat[2:0]*128 +: 128] <= s_axis_tdata;
+                wbeat <= wbeat + 1;
+                if (s_axis_tlast) begin
+                    flen  <= {wbeat[11:0], 4'b0} + popc(s_axis_tkeep);
+                    cnt_g[0] <= cnt_g[0] + 1;
+                    state <= (ovf || wbeat >= MAXBEATS) ? S_DROP : S_P1;
+                end
+            end
+        end
+        S_DROP: begin       // longer than the frame buffer: counted and dropped
+            cnt_g[7] <= cnt_g[7] + 1;
+            wbeat <= 0; ovf <= 0;
+            state <= S_IN;
+        end
+        S_CMD: begin
+            // commands from the control port (rtl_driver.py documents the layout)
+            case (cmd_op)
+            4'd1: begin   // entry config + HP key + PN/phase state; counters reset
+                e_cfg[cmd_idx[EW-1:0]] <= {stage[17][0], stage[17][8], stage[17][9],
+                                           stage[12], stage[13], stage[14], stage[15], stage[16]};
+                e_hp[cmd_idx[EW-1:0]]  <= {stage[0], stage[1], stage[2], stage[3],
+                                           stage[4], stage[5], stage[6], stage[7]};
+                e_st[cmd_idx[EW-1:0]]  <= {stage[18][31], stage[18][29:0], stage[19],
+                                           stage[21][29:0], stage[22], stage[20][0], stage[20][2:1]};
+                e_cnt[cmd_idx[EW-1:0]] <= 96'd0;
+            end
+            4'd2: begin   // payload key + IV of one phase slot; optionally the other-slot state
+                if (stage[11][1])
+                    e_k1[cmd_idx[EW-1:0]] <= {stage[0], stage[1], stage[2], stage[3], stage[4],
+                                              stage[5], stage[6], stage[7], stage[8], stage[9], stage[10]};
+                else
+                    e_k0[cmd_idx[EW-1:0]] <= {stage[0], stage[1], stage[2], stage[3], stage[4],
+                                              stage[5], stage[6], stage[7], stage[8], stage[9], stage[10]};
+            end
+            4'd3: begin   // a whole bucket
+                for (i = 0; i < WAYS; i = i + 1)
+                    bkt[cmd_idx[BW-1:0]][29*i +: 29] <= {stage[24 + i][31], stage[24 + i][27:16], stage[24 + i][15:0]};
+            end
+            4'd4: e_cfg[cmd_idx[EW-1:0]] <= 163'd0;                      // remove
+            4'd6: e_st[cmd_idx[EW-1:0]] <= {stage[18][31], stage[18][29:0], stage[19],
+                                            stage[21][29:0], stage[22], stage[20][0], stage[20][2:1]};
+            default: ;
+            endcase
+            eidx <= cmd_idx[EW-1:0];
+            rb_mode <= (cmd_op == 4'd5);
+            state <= (cmd_op == 4'd5) ? S_CS : S_IN;
+            if (cmd_op != 4'd5) cmd_done <= 1'b1;
+        end
+        S_CS: state <= S_ENT;   // read-back: entry memories are read one clock after eidx is set
+        // -------- parse: one layer per clock
+        S_P1: begin
+            vlan <= ({hb(12), hb(13)} == 16'h8100);
+            l3   <= ({hb(12), hb(13)} == 16'h8100) ? 16'd18 : 16'd14;
+            is4  <= ({hb(12), hb(13)} == 16'h8100) ? ({hb(16), hb(17)} == 16'h0800) : ({hb(12), hb(13)} == 16'h0800);
+            is6  <= ({hb(12), hb(13)} == 16'h8100) ? ({hb(16), hb(17)} == 16'h86dd) : ({hb(12), hb(13)} == 16'h86dd);
+            state <= S_P2;
+        end
+        S_P2: begin
+            p_pass <= 1'b0; p_malf <= 1'b0;
+            ihl   <= hb(l3) & 8'h0f;
+            iptot <= is6 ? {hb(l3 + 4), hb(l3 + 5)} : {hb(l3 + 2), hb(l3 + 3)};   // v6: payload length
+            if (is4) begin
+                l4     <= l3 + {b_l3[3:0], 2'b00};
+                ip_end <= l3 + {hb(l3 + 2), hb(l3 + 3)};
+                if (hp_ver != 4'd4 || b_l3[3:0] < 4'd5 || hb(l3 + 9) != 8'd17 ||
+                    ({hb(l3 + 6), hb(l3 + 7)} & 16'h3fff) != 16'd0)
+                    p_pass <= 1'b1;
+                else if ({hb(l3 + 2), hb(l3 + 3)} < {b_l3[3:0], 2'b00} + 16'd8 ||
+                         l3 + {hb(l3 + 2), hb(l3 + 3)} > flen)
+                    p_malf <= 1'b1;
+            end else if (is6) begin
+                l4     <= l3 + 16'd40;
+                ip_end <= l3 + 16'd40 + {hb(l3 + 4), hb(l3 + 5)};
+                if (hp_ver != 4'd6 || hb(l3 + 6) != 8'd17)
+                    p_pass <= 1'b1;
+                else if (l3 + 16'd40 + {hb(l3 + 4), hb(l3 + 5)} > flen)
+                    p_malf <= 1'b1;
+            end else
+                p_pass <= 1'b1;
+            state <= S_P3;
+        end
+        S_P3: begin
+            udplen  <= {hb(l4 + 4), hb(l4 + 5)};
+            udp_end <= l4 + {hb(l4 + 4), hb(l4 + 5)};
+            q       <= l4 + 16'd8;
+            pn_off  <= l4 + 16'd9 + cfg_dcid_len;
+            if (!p_pass && !p_malf) begin
+                if ({hb(l4 + 4), hb(l4 + 5)} < 16'd8 || l4 + {hb(l4 + 4), hb(l4 + 5)} > ip_end)
+                    p_malf <= 1'b1;
+                else if ({hb(l4 + 4), hb(l4 + 5)} == 16'd8 || b_q[7] || !b_q[6])
+                    p_pass <= 1'b1;        // empty, long header or no QUIC bit: not ours
+                else if ({hb(l4 + 4), hb(l4 + 5)} < 16'd9 + cfg_dcid_len)
+                    p_malf <= 1'b1;        // too short for the DCID
+            end
+            state <= S_P4;
+        end
+        S_P4: begin
+            if (cfg_dcid_len != 0) begin
+                aw = hdr >> {q + 16'd1, 3'b000};
+                for (i = 0; i < 20; i = i + 1)
+                    lkey[159 - 8*i -: 8] <= (i < cfg_dcid_len) ? aw[8*i +: 8] : 8'd0;
+            end else if (is4) begin
+                aw = hdr >> {l3 + 16'd16, 3'b000};
+                lkey <= {aw[7:0], aw[15:8], aw[23:16], aw[31:24], hb(l4 + 2), hb(l4 + 3), 112'd0};
+            end else begin
+                aw = hdr >> {l3 + 16'd24, 3'b000};
+                for (i = 0; i < 16; i = i + 1) lkey[159 - 8*i -: 8] <= aw[8*i +: 8];
+                lkey[31:0] <= {hb(l4 + 2), hb(l4 + 3), 16'd0};
+            end
+            if (p_pass || p_malf) begin
+                status <= p_pass ? ST_PASS : ST_MALFORMED;
+                fr_mod <= 1'b0; kupd <= 1'b0;
+                state  <= S_FIN;
+            end else
+                state <= S_HASH;
+        end
+        S_HASH: begin
+            hsh   <= qo_hash(cfg_seed, lkey);
+            state <= S_BKT;
+        end
+        S_BKT: state <= S_FP;       // bucket read (registered below)
+        S_FP: begin
+            fp_hit <= 1'b0;
+            for (i = WAYS - 1; i >= 0; i = i - 1)
+                if (r_cell_all[29*i + 28] && r_cell_all[29*i + 16 +: 12] == hsh[31:20]) begin
+                    fp_hit <= 1'b1;
+                    eidx   <= r_cell_all[29*i +: EW];
+                end
+            state <= S_ENT;
+        end
+        S_ENT: state <= S_ENT2;     // entry read (registered below)
+        S_ENT2: begin
+            if (rb_mode) begin                          // counter read-back
+                rb_mode <= 1'b0;
+                rb[0] <= r_cnt[95:64]; rb[1] <= r_cnt[63:32]; rb[2] <= r_cnt[31:0];
+                rb[3] <= {r_st[127], 1'b0, r_st[126:97]}; rb[4] <= r_st[96:65];
+                rb[5] <= {29'd0, r_st[2], r_st[1:0]};
+                rb[6] <= {r_st[64:35], 2'b00} >> 2; rb[7] <= r_st[34:3];
+                cmd_done <= 1'b1;
+                state <= S_IN;
+            end else if (!fp_hit || !r_cfg[162] || r_cfg[159:0] != lkey) begin
+                status <= ST_UNKNOWN; fr_mod <= 1'b0; kupd <= 1'b0;
+                state  <= S_FIN;
+            end else if (pn_off + 16'd20 > udp_end) begin
+                status <= ST_MALFORMED; fr_mod <= 1'b0; kupd <= 1'b0;
+                state  <= S_FIN;
+            end else
+                state <= S_HP;
+        end
+        S_HP: begin
+            aw    = hdr >> {pn_off + 16'd4, 3'b000};
+            a_v   <= 1'b1;
+            a_blk <= bswap(aw[127:0]);
+            a_key <= r_hp;
+            a_256 <= r_cfg[161];
+            a_tag <= {6'd0, K_HP, 8'd0};
+            state <= S_HPW;
+        end
+        S_HPW: if (ao_v) state <= S_PN;
+        S_PN: begin
+            aw = hdr >> {pn_off, 3'b000};
+            first_u <= hb(q) ^ (mask[39:32] & 8'h1f);
+            pn_len  <= ((hb(q) ^ mask[39:32]) & 8'h03) + 3'd1;
+            kp      <= (hb(q) ^ mask[39:32]) >> 2;
+            pnb_u   <= {aw[7:0], aw[15:8], aw[23:16], aw[31:24]} ^ mask[31:0];
+            state   <= S_PN2;
+        end
+        S_PN2: begin
+            // RFC 9000 A.3 with the entry's largest PN
+            expected = r_st[127] ? r_st[126:65] + 62'd1 : 62'd0;
+            pwin = 62'd1 << {pn_len, 3'b000};
+            hwin = pwin >> 1;
+            cand = (expected & ~(pwin - 62'd1)) | (pnb_u >> {3'd4 - pn_len, 3'b000});
+            if (cand + hwin <= expected && cand < (62'h3fffffffffffffff - pwin + 62'd1))
+                cand = cand + pwin;
+            else if (cand > expected + hwin && cand >= pwin)
+                cand = cand - pwin;
+            pn <= cand;
+            // key phase (docs/design.md "Key phases")
+            kpu  <= 1'b0;
+            mode <= 2'd0;
+            if (kp != r_st[2]) begin
+                if (r_st[1:0] == OT_NEXT && cand >= r_st[64:3])      mode <= 2'd1;
+                else if (r_st[1:0] == OT_PREV && cand < r_st[64:3])  mode <= 2'd2;
+                else                                                 kpu  <= 1'b1;
+            end
+            pkey  <= kp ? r_k1[351:96] : r_k0[351:96];
+            nonce <= (kp ? r_k1[95:0] : r_k0[95:0]) ^ {34'd0, cand};
+            P     <= pn_off + pn_len;
+            L     <= udp_end - pn_off - pn_len - 16'd16;
+            nblk  <= (udp_end - pn_off - pn_len - 16'd16 + 16'd15) >> 4;
+            hlen  <= 16'd1 + cfg_dcid_len + pn_len;
+            aw = hdr >> {q, 3'b000};
+            for (i = 0; i < 32; i = i + 1)
+                aad[8*i +: 8] <= (i == 0) ? first_u :
+                                 (i < 1 + cfg_dcid_len) ? aw[8*i +: 8] :
+                                 (i < 1 + cfg_dcid_len + pn_len) ? pnb_u[31 - 8*(i - 1 - cfg_dcid_len) -: 8] : 8'd0;
+            iss   <= 0;
+            state <= S_ISSUE;
+        end
+        S_ISSUE: begin
+            if (kpu) begin
+                status <= ST_KPU; fr_mod <= 1'b0; kupd <= 1'b0;
+                state  <= S_FIN;
+            end else begin
+                a_v   <= 1'b1;
+                a_key <= pkey;
+                a_256 <= r_cfg[161];
+                a_blk <= (iss == 0) ? 128'd0 : {nonce, 16'd0, iss};
+                a_tag <= (iss == 0) ? {6'd0, K_H, 8'd0} : (iss == 1) ? {6'd0, K_J0, 8'd0} :
+                         {6'd0, K_KS, iss[7:0] - 8'd2};
+                iss   <= iss + 1;
+                if (iss == nblk + 1) state <= S_DRAIN;
+            end
+        end
+        S_DRAIN: if (got == nblk + 2) begin
+            Y      <= 128'd0;
+            g      <= 0;
+            pt_sum <= 0;
+            state  <= S_GH;
+        end
+        S_GH: begin
+            Y <= gh_prod;
+            g <= g + 1;
+            if (g >= ((hlen > 16) ? 16'd2 : 16'd1) && g < ((hlen > 16) ? 16'd2 : 16'd1) + nblk)
+                pt_sum <= pt_sum + sum_words16(ctm ^ (ks_j & mask_j));
+            if (g == ((hlen > 16) ? 16'd2 : 16'd1) + nblk) state <= S_TAG;
+        end
+        S_TAG: begin
+            tag_ok <= (bswap(win) == (Y ^ ej0));
+            state  <= S_FIN;
+            status <= ST_OK;
+        end
+        S_FIN: begin
+            // status, state write-back, counters, checksums
+            kupd <= 1'b0;
+            if (status == ST_OK && !tag_ok) status <= ST_AUTH;
+            fr_mod <= (status == ST_OK && tag_ok);
+            if (status == ST_OK && tag_ok) begin
+                e_st[eidx] <= {1'b1, (r_st[127] && r_st[126:65] > pn) ? r_st[126:65] : pn,
+                               (mode == 2'd1) ? pn : r_st[64:3],
+                               (mode == 2'd1) ? kp : r_st[2],
+                               (mode == 2'd1) ? OT_PREV : r_st[1:0]};
+                e_cnt[eidx] <= {r_cnt[95:64] + 32'd1, r_cnt[63:32], r_cnt[31:0] + (mode == 2'd1)};
+                if (mode == 2'd1) begin
+                    kupd <= 1'b1;
+                    evq[evq_wr] <= eidx;
+                    if (evq_wr + 4'd1 != evq_rd) evq_wr <= evq_wr + 4'd1;
+                end
+                cnt_g[1] <= cnt_g[1] + 1;
+                olen <= udp_end - 16'd16;
+            end else begin
+                olen <= flen;
+                if (status == ST_OK || status == ST_KPU)
+                    e_cnt[eidx] <= {r_cnt[95:64], r_cnt[63:32] + 32'd1, r_cnt[31:0]};
+                case (status)
+                    ST_OK:        cnt_g[2] <= cnt_g[2] + 1;
+                    ST_UNKNOWN:   cnt_g[3] <= cnt_g[3] + 1;
+                    ST_MALFORMED: cnt_g[4] <= cnt_g[4] + 1;
+                    ST_PASS:      cnt_g[5] <= cnt_g[5] + 1;
+                    ST_KPU:       cnt_g[6] <= cnt_g[6] + 1;
+                    default: ;
+                endcase
+            end
+            // checksums of the rewritten frame (used only when it is modified)
+            s32 = fold16(pt_sum);
+            if (P[0]) s32 = {s32[7:0], s32[15:8]};
+            s32 = s32 + sum_words16(aad[127:0]) + sum_words16(aad[255:128])
+                + {hb(l4), hb(l4 + 1)} + {hb(l4 + 2), hb(l4 + 3)} + 2 * (udplen - 16'd16) + 17;
+            if (is4) begin
+                for (i = 0; i < 4; i = i + 1)
+                    s32 = s32 + {hb(l3 + 12 + 2*i), hb(l3 + 13 + 2*i)};
+            end else begin
+                for (i = 0; i < 16; i = i + 1)
+                    s32 = s32 + {hb(l3 + 8 + 2*i), hb(l3 + 9 + 2*i)};
+            end
+            udpcs <= (is4 && {hb(l4 + 6), hb(l4 + 7)} == 16'd0) ? 16'd0 :
+                     (~fold16(s32) == 16'd0) ? 16'hffff : ~fold16(s32);
+            s32 = 0;
+            for (i = 0; i < 30; i = i + 1)
+                if (i < 2 * ihl && i != 5)
+                    s32 = s32 + ((i == 1) ? iptot - 16'd16 : {hb(l3 + 2*i), hb(l3 + 2*i + 1)});
+            ipcs <= ~fold16(s32);
+            k <= 0;
+            wbeat <= 0; ovf <= 0;
+            if ((status == ST_OK && !tag_ok) || status == ST_KPU)
+                state <= r_cfg[160] ? S_OUT : S_IN;      // fail action: pass or drop
+            else
+                state <= S_OUT;
+            if (((status == ST_OK && !tag_ok) || status == ST_KPU) && !r_cfg[160])
+                cnt_g[7] <= cnt_g[7] + 1;
+        end
+        S_OUT: if (m_axis_tready) begin
+            k <= k + 1;
+            if ({k[11:0], 4'b0} + 16'd16 >= olen) state <= S_IN;
+        end
+        default: state <= S_IN;
+        endcase
+    end
+
+    // AES results counted while draining
+    always @(posedge clk)
+        if (state == S_PN2) got <= 0;
+        else if (ao_v && ao_tag[9:8] != K_HP) got <= got + 1;
+
+    // synchronous memory reads (block RAM)
+    always @(posedge clk) begin
+        r_cell_all <= bkt[hsh[BW-1:0]];
+        r_cfg <= e_cfg[eidx];
+        r_hp  <= e_hp[eidx];
+        r_k0  <= e_k0[eidx];
+        r_k1  <= e_k1[eidx];
+        r_st  <= e_st[eidx];
+        r_cnt <= e_cnt[eidx];
+    end
+
+    // window address and GHASH input, by state
+    always @* begin
+        ra     = 16'd0;
+        gh_in  = 128'd0;
+        ctm    = 128'd0;
+        mask_j = 128'd0;
+        rem    = L - {jj[11:0], 4'b0};
+        for (ci = 0; ci < 16; ci = ci + 1) mask_j[8*ci +: 8] = (ci < rem) ? 8'hff : 8'h00;
+        if (state == S_GH) begin
+            if (g < ((hlen > 16) ? 16'd2 : 16'd1))
+                gh_in = bswap(g[0] ? aad[255:128] : aad[127:0]);
+            else if (g < ((hlen > 16) ? 16'd2 : 16'd1) + nblk) begin
+                ra    = P + {jj[11:0], 4'b0};
+                ctm   = win & mask_j;
+                gh_in = bswap(ctm);
+            end else
+                gh_in = {48'd0, hlen[12:0], 3'b000, 48'd0, L[12:0], 3'b000};
+        end else if (state == S_TAG)
+            ra = P + L;
+    end
+
+    // ------------------------------------------------------------------
+    // output beat k
+    wire [15:0] ob   = {k[11:0], 4'b0};
+    wire [15:0] kpb  = k - P[15:4];
+    wire [255:0] ksc = {ksbuf[kpb[MW-1:0]], ksbuf[kpb[MW-1:0] - 1'b1]};
+    wire [127:0] ksa = ksc >> {5'd16 - P[3:0], 3'b000};
+    wire [127:0] obuf = fbuf[k[MW-1:0]];
+    reg  [127:0] odata;
+    reg  [15:0]  bi;
+    always @* begin
+        odata = obuf;
+        bi = 16'd0;
+        oi = 0;
+        if (fr_mod) begin
+            for (oi = 0; oi < 16; oi = oi + 1) begin
+                bi = ob + oi;
+                if (bi >= P && bi < P + L) odata[8*oi +: 8] = obuf[8*oi +: 8] ^ ksa[8*oi +: 8];
+                if (bi >= q && bi < P)     odata[8*oi +: 8] = aad[8*(bi - q) +: 8];
+                if (is4 && bi == l3 + 2)   odata[8*oi +: 8] = (iptot - 16'd16) >> 8;
+                if (is4 && bi == l3 + 3)   odata[8*oi +: 8] = (iptot - 16'd16);
+                if (is4 && bi == l3 + 10)  odata[8*oi +: 8] = ipcs[15:8];
+                if (is4 && bi == l3 + 11)  odata[8*oi +: 8] = ipcs[7:0];
+                if (is6 && bi == l3 + 4)   odata[8*oi +: 8] = (iptot - 16'd16) >> 8;
+                if (is6 && bi == l3 + 5)   odata[8*oi +: 8] = (iptot - 16'd16);
+                if (bi == l4 + 4)          odata[8*oi +: 8] = (udplen - 16'd16) >> 8;
+                if (bi == l4 + 5)          odata[8*oi +: 8] = (udplen - 16'd16);
+                if (bi == l4 + 6)          odata[8*oi +: 8] = udpcs[15:8];
+                if (bi == l4 + 7)          odata[8*oi +: 8] = udpcs[7:0];
+            end
+        end
+    end
+    wire        olast = (ob + 16'd16 >= olen);
+    wire [15:0] orem  = olen - ob;
+    genvar gi;
+    generate for (gi = 0; gi < NB; gi = gi + 1) begin : keep
+        assign m_axis_tkeep[gi] = !olast || (gi < orem);
+    end endgenerate
+    assign m_axis_tdata  = odata;
+    assign m_axis_tvalid = (state == S_OUT);
+    assign m_axis_tlast  = (state == S_OUT) && olast;
+    // tuser: [3:0] status, [4] key update (this frame made the next keys current),
+    // [5] decrypted with the previous generation's keys, [7:6] 0
+    assign m_axis_tuser  = {2'b00, mode == 2'd2 && fr_mod, kupd, status};
+endmodule

