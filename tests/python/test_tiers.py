@@ -6,6 +6,9 @@
   root: no euid check, no `ip netns`/`ip link`, no testbed, no quicoff-dpdk,
   no tcpdump, no raw socket. A test that needs root carries the marker
   (pyproject.toml) instead of skipping or failing on a non-root machine.
+* The same selection passes with no privileges at all (as root: under
+  setpriv with every capability dropped, so no namespaces, no raw sockets,
+  no tcpdump). It takes as long as the fast tier, so it is itself slow.
 * The markers test.sh selects on are the ones pyproject.toml registers.
 * `test.sh --list` shows what each option selects: the default runs every
   stage and leaves nothing out; --fast leaves out the DPDK, sanitizer and
@@ -14,6 +17,7 @@
 """
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -79,6 +83,19 @@ def test_the_fast_tier_selects_nothing_that_needs_root():
     # all root: its conftest marks every test
     assert collect(fast_markers(), "tests/dpdk") == []
     assert len(collect("root and netns", "tests/dpdk")) > 0
+
+
+@pytest.mark.slow  # runs the whole fast tier of Python tests again, ~40 s
+def test_the_fast_tier_passes_without_privileges(tmp_path):
+    cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-m", fast_markers(),
+           "--basetemp", str(tmp_path / "bt"), str(ROOT / "tests" / "python")]
+    if os.geteuid() == 0:
+        setpriv = shutil.which("setpriv")
+        assert setpriv, "setpriv (util-linux) not found: cannot drop root's capabilities"
+        cmd = [setpriv, "--bounding-set", "-all", "--inh-caps", "-all", "--"] + cmd
+    p = subprocess.run(cmd, capture_output=True, text=True, cwd=ROOT, timeout=900)
+    assert p.returncode == 0, ("the fast tier fails without privileges: a test needs the "
+                               "root marker\n" + p.stdout[-6000:] + p.stderr[-3000:])
 
 
 def test_the_markers_test_sh_selects_on_are_registered():
