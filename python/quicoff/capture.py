@@ -20,7 +20,9 @@ their datagrams interleave in the capture.
 
 The returned :class:`CaptureResult` says what the applications sent and
 received (``sent[(direction, stream_id)]``), to check a decryption against.
-Needs ``aioquic``, ``cryptography`` and ``scapy`` (imported when called).
+Needs ``aioquic`` and ``cryptography``, and ``scapy`` (the ``quicoff[scapy]``
+extra) for the pcap; all imported when called, so ``import quicoff.capture``
+needs none of them.
 """
 from __future__ import annotations
 
@@ -505,6 +507,11 @@ def record(pcap_path, keylog_path, specs: List[ConnectionSpec], *,
 
 
 def _write_pcap(path, log, start_time: float) -> None:
+    try:
+        import scapy  # noqa: F401
+    except ImportError as e:
+        raise ImportError("quicoff capture frames its datagrams with scapy, an optional "
+                          "extra: pip install 'quicoff[scapy]' (%s)" % e) from e
     from scapy.layers.inet import IP, UDP
     from scapy.layers.inet6 import IPv6
     from scapy.layers.l2 import Ether

@@ -38,6 +38,13 @@ When building, the DCID is written as given, whatever its length.
 
 from __future__ import annotations
 
+# scapy is an optional extra: say which one, not just "No module named scapy"
+try:
+    import scapy  # noqa: F401
+except ImportError as e:
+    raise ImportError("quicoff.scapy_layers needs scapy, an optional extra: "
+                      "pip install 'quicoff[scapy]' (%s)" % e) from e
+
 from scapy.fields import (BitField, ConditionalField, Field, FieldLenField,
                           StrLenField, XIntField)
 from scapy.layers.inet import UDP

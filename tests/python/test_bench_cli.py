@@ -35,6 +35,7 @@ def bench_run(tmp_path_factory):
                        timeout=900)
     return r, js, png
 
+@pytest.mark.slow  # bench_run: a real `quicoff bench --quick`, ~25 s
 def test_exit_status_and_table(bench_run):
     r, _, _ = bench_run
     assert r.returncode == 0, "quicoff bench failed (exit %d)\n--- stdout\n%s\n--- stderr\n%s" % (
@@ -44,6 +45,7 @@ def test_exit_status_and_table(bench_run):
     assert "| aes-128-gcm | 64 | unprotect |" in r.stdout
     assert "100%" in r.stderr  # the progress bar ran to the end
 
+@pytest.mark.slow  # bench_run: a real `quicoff bench --quick`, ~25 s
 def test_every_path_has_sane_records(bench_run):
     r, js, _ = bench_run
     assert js.is_file(), r.stderr[-4000:]
@@ -90,6 +92,7 @@ def test_every_path_has_sane_records(bench_run):
                 assert math.isclose(x["ratio_to_quicoff"], x["ns_median"] / best,
                                     rel_tol=0.01), x
 
+@pytest.mark.slow  # bench_run: a real `quicoff bench --quick`, ~25 s
 def test_png_is_valid(bench_run):
     r, _, png = bench_run
     assert png.is_file(), r.stderr[-4000:]

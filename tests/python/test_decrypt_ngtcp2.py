@@ -19,7 +19,7 @@ and the tools are test dependencies: tools/install_deps.sh installs
 ngtcp2-client, ngtcp2-server, tcpdump and tshark; a missing one fails.
 
 tcpdump on lo needs CAP_NET_RAW (the test suite runs as root, like the DPDK
-tests).  The tshark cases run the server with --max-gso-dgrams=1: with UDP
+tests): the tests are marked root, and tools/test.sh --fast leaves them out.  The tshark cases run the server with --max-gso-dgrams=1: with UDP
 GSO, lo carries the unsegmented super-datagram, which tshark does not split;
 test_gso_super_datagrams runs it with GSO and checks quicoff against the
 downloaded file instead.
@@ -38,6 +38,9 @@ from collections import Counter
 import pytest
 
 from quicoff.decrypt import decrypt_capture
+
+# tcpdump on lo: CAP_NET_RAW (the fast tier leaves these out)
+pytestmark = pytest.mark.root
 
 GTLSCLIENT = shutil.which("gtlsclient")
 GTLSSERVER = shutil.which("gtlsserver") or (

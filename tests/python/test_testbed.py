@@ -20,8 +20,10 @@ import pytest
 from quicoff import testbed as tbm
 from quicoff import traffic as tr
 
-pytestmark = pytest.mark.skipif(os.environ.get("QUICOFF_SKIP_TESTBED") == "1",
-                                reason="QUICOFF_SKIP_TESTBED=1")
+# root + netns: tools/test.sh --fast leaves these out (pyproject.toml's markers)
+pytestmark = [pytest.mark.root, pytest.mark.netns,
+              pytest.mark.skipif(os.environ.get("QUICOFF_SKIP_TESTBED") == "1",
+                                 reason="QUICOFF_SKIP_TESTBED=1")]
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
