@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Replace the long run's TX numbers for DCID lengths 0-6 and 7-13 (those two runs
 # failed on a test-generator bug, fixed in commit "test_tx: a 4-byte PN ...")
 # by the reruns of the fixed test; keep lengths 14-20 from the long run.

@@ -134,13 +134,13 @@ def test_the_default_tier_runs_everything():
     runs, out = list_stages()
     assert out == []
     assert runs == ["C build", "C tests", "Python tests", "DPDK app tests", "sanitizers",
-                    "fuzz (120s)", "fuzz wire (30s)"]
+                    "RTL (cocotb, bounded)", "fuzz (120s)", "fuzz wire (30s)"]
 
 
 def test_the_fast_tier_says_what_it_leaves_out_and_why():
     runs, out = list_stages("--fast")
     assert runs == ["C build", "C tests", "Python tests"]
-    for stage in ("DPDK app tests", "sanitizers", "fuzz", "fuzz wire",
+    for stage in ("DPDK app tests", "sanitizers", "RTL (cocotb, bounded)", "fuzz", "fuzz wire",
                   "Python tests marked root, netns or slow"):
         assert any(o.startswith(stage + " ") and "(--fast" in o for o in out), (stage, out)
 
