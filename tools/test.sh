@@ -142,5 +142,5 @@ fi
 echo
 for l in "${left_out[@]}"; do echo "left out: $l"; done
 [ ${#failed[@]} -gt 0 ] && echo "FAILED stages: ${failed[*]}"
-echo "stages: $passed passed, ${#failed[@]} failed, ${#left_out[@]} left out"
+echo "stages: $passed passed, ${#failed[@]} failed, ${#left_out[@]} skipped"
 [ ${#failed[@]} -eq 0 ]
