@@ -662,6 +662,18 @@ static void conn_state_init(struct qo_conn *c, const struct quicoff_conn_config 
     atomic_store_explicit(&c->key_packets[1], 0, memory_order_relaxed);
 }
 
+/* Whether an RX entry other than `self` (NULL: any) already has ks's lookup
+ * key (level, DCID, local address): an RX key leads to one entry only. TX
+ * entries are found by handle and never collide. With t->lock held. */
+static bool lookup_key_taken(const struct quicoff_table *t, const struct qo_keyset *ks,
+                             const struct qo_keyset *self)
+{
+    struct qo_keyset *found;
+    return ks->direction == QUICOFF_DIR_RX &&
+           qo_table_lookup(t, ks->level, ks->dcid, ks->dcid_len, &ks->addr, &found) != NULL &&
+           found != self;
+}
+
 quicoff_status_t quicoff_conn_add(struct quicoff_table *t, const struct quicoff_conn_config *cfg,
                                   quicoff_conn_t *out)
 {
@@ -674,9 +686,7 @@ quicoff_status_t quicoff_conn_add(struct quicoff_table *t, const struct quicoff_
 
     pthread_mutex_lock(&t->lock);
     qo_epoch_reclaim(&t->epoch, t);
-    struct qo_keyset *dup;
-    if (cfg->direction == QUICOFF_DIR_RX &&
-        qo_table_lookup(t, ks->level, ks->dcid, ks->dcid_len, &ks->addr, &dup)) {
+    if (lookup_key_taken(t, ks, NULL)) {
         st = QUICOFF_EXISTS;
         goto unlock;
     }
@@ -731,10 +741,7 @@ quicoff_status_t quicoff_conn_replace(struct quicoff_table *t, quicoff_conn_t h,
         st = QUICOFF_INVALID_ARGUMENT; /* TX and RX entries differ in more than keys */
         goto unlock;
     }
-    struct qo_keyset *dup;
-    if (ks->direction == QUICOFF_DIR_RX &&
-        qo_table_lookup(t, ks->level, ks->dcid, ks->dcid_len, &ks->addr, &dup) != NULL &&
-        dup != old) {
+    if (lookup_key_taken(t, ks, old)) {
         st = QUICOFF_EXISTS; /* another entry has the new lookup key */
         goto unlock;
     }
