@@ -563,7 +563,7 @@ def make_builder():
         "quicoff._quicoff",
         '#include "quicoff/quicoff.h"\n#include "quicoff/wire.h"\n',
         sources=_sources(),
-        include_dirs=_dirs("include", "src"),
+        include_dirs=_dirs("include", "src", "common"),
         libraries=libraries,
         define_macros=macros,
         extra_compile_args=["-O2", "-std=c11"],
