@@ -73,8 +73,8 @@ def build_parser() -> argparse.ArgumentParser:
             help_text += " (source checkout only: not installed here)"
         p = sub.add_parser(name, help=help_text, description=help_text)
         if mod is None:
-            p.add_argument("rest", nargs=argparse.REMAINDER, help=argparse.SUPPRESS)
-            p.set_defaults(func=_no_tooling(name))
+            # its options are unknown here: main() lets them through to the message
+            p.set_defaults(func=_no_tooling(name), tooling_missing=True)
         else:
             mod.add_arguments(p)
     return parser
@@ -82,7 +82,9 @@ def build_parser() -> argparse.ArgumentParser:
 
 def main(argv: Optional[List[str]] = None) -> int:
     parser = build_parser()
-    args = parser.parse_args(argv)
+    args, unknown = parser.parse_known_args(argv)
+    if unknown and not getattr(args, "tooling_missing", False):
+        parser.error("unrecognized arguments: %s" % " ".join(unknown))
     if getattr(args, "func", None) is None:
         parser.print_help(sys.stderr)
         return 2
