@@ -4,7 +4,7 @@ inside another network namespace. The one opener of the testbed, the DPDK
 tests (tests/dpdk/harness.py) and bench/fwd_cost.py.
 
 Linux constants the socket module does not export are named here, from
-<linux/if_ether.h>, <linux/if_packet.h> and <sched.h>.
+<linux/if_ether.h>, <linux/if_packet.h>, <asm-generic/socket.h> and <sched.h>.
 """
 from __future__ import annotations
 
@@ -14,7 +14,7 @@ import socket
 import threading
 
 __all__ = ["ETH_P_ALL", "SOL_PACKET", "PACKET_AUXDATA", "PACKET_IGNORE_OUTGOING",
-           "PACKET_OUTGOING", "open_raw", "open_raw_in_netns"]
+           "PACKET_OUTGOING", "SO_ATTACH_FILTER", "open_raw", "open_raw_in_netns"]
 
 ETH_P_ALL = 0x0003                  # every EtherType
 SOL_PACKET = 263
@@ -22,6 +22,7 @@ PACKET_AUXDATA = 8                  # VLAN tag and status as ancillary data
 PACKET_IGNORE_OUTGOING = 23         # do not see our own transmissions
 PACKET_OUTGOING = getattr(socket, "PACKET_OUTGOING", 4)   # sll_pkttype of those
 SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)    # beyond rmem_max (root)
+SO_ATTACH_FILTER = getattr(socket, "SO_ATTACH_FILTER", 26)  # a classic BPF program
 CLONE_NEWNET = 0x40000000
 
 

@@ -45,7 +45,7 @@ from quicoff import wire
 
 from . import links
 from .checkout import build_dir as default_build_dir
-from .rawsock import ETH_P_ALL, open_raw_in_netns
+from .rawsock import ETH_P_ALL, SO_ATTACH_FILTER, open_raw_in_netns
 
 __all__ = ["Testbed", "TestbedError", "cleanup_leftovers", "list_leftovers", "PREFIX",
            "find_dpdk_app", "dpdk_telemetry", "ns_socket"]
@@ -146,7 +146,7 @@ def _attach_no_data_filter(sock: socket.socket) -> None:
     buf = ctypes.create_string_buffer(b"".join(_st.pack("HBBI", *i) for i in prog))
     fprog = _st.pack("HL", len(prog), ctypes.addressof(buf))
     _BPF_KEEP.append(buf)  # the kernel copies it; kept anyway until exit
-    sock.setsockopt(socket.SOL_SOCKET, getattr(socket, "SO_ATTACH_FILTER", 26), fprog)
+    sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, fprog)
 
 
 def _drain(sock: socket.socket) -> None:
