@@ -28,7 +28,7 @@ Run as root: .venv/bin/python bench/fwd_cost.py [--rounds 3] [--frames 100000] [
 import argparse
 import json
 import os
-import socket
+import random
 import statistics
 import subprocess
 import sys
@@ -36,23 +36,50 @@ import time
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parents[1]
-sys.path.insert(0, str(ROOT / "tests" / "dpdk"))
+# this checkout's library and tooling (quicoff_lab), also without the venv's .pth
+sys.path.insert(0, str(ROOT / "lab"))
 sys.path.insert(0, str(ROOT / "python"))
 
-from harness import App, Veth  # noqa: E402  (runs quicoff-dpdk on veth pairs)
-import qdwire as W  # noqa: E402  (host<->offload frames, written from docs/protocol.md)
-from test_app import OFFLOAD_MAC, Host, enc4, keys_for  # noqa: E402  (the tests' host side)
 import quicoff.ref as ref  # noqa: E402
-from quicoff.demo import QuicoffCycles, TestpmdCycles  # noqa: E402  (busy-cycle readers)
+from quicoff import wire  # noqa: E402  (host<->offload frames)
+from quicoff_lab.demo import QuicoffCycles, TestpmdCycles  # noqa: E402  (busy-cycle readers)
+from quicoff_lab.dpdk_app import App, Veth  # noqa: E402  (quicoff-dpdk on veth pairs)
+from quicoff_lab.rawsock import open_raw  # noqa: E402
 from scapy.all import Ether, IP, UDP, raw  # noqa: E402
 
 SIZES = (64, 1400)
+OFFLOAD_MAC = "02:0f:f1:0a:d0:00"  # the app is promiscuous: any destination works
+TX_INDEX = 1
+DCID = b"\x11" * 8
+
+
+def add_tx_entry(app: App, host_mac: str) -> str:
+    """ADD of an AES-128-GCM TX entry (index TX_INDEX) over the host port;
+    the ACK's status name."""
+    r = random.Random(1)
+    rid = r.randrange(1 << 30)
+    add = wire.Add(request_id=rid, index=TX_INDEX, direction="tx", suite="aes-128-gcm",
+                   dcid=DCID, key=r.randbytes(16), iv=r.randbytes(12), hp=r.randbytes(16),
+                   encap=wire.Encap(dst_mac="02:00:00:00:be:ef", src_mac="02:00:00:00:a0:01",
+                                    src_ip="192.0.2.1", dst_ip="198.51.100.7",
+                                    src_port=4433, dst_port=443))
+    app.hp.send(wire.frame(add, OFFLOAD_MAC, host_mac))
+
+    def is_ack(f: bytes) -> bool:
+        try:
+            msg = wire.decode_frame(f)[1]
+        except wire.WireError:
+            return False
+        return getattr(msg, "kind", "") == "ack" and msg.request_id == rid
+    f = app.hp.recv_match(is_ack, 3)
+    return wire.decode_frame(f)[1].status if f else "no ACK"
 
 
 def frames(size: int, host_mac: str) -> dict:
-    hdr = ref.build_short_header(b"\x11" * 8, 5, pn_len=4)
+    hdr = ref.build_short_header(DCID, 5, pn_len=4)
     quic = hdr + b"p" * size
-    protect = W.eth(OFFLOAD_MAC, host_mac, W.ETH_SIGNAL) + W.data_to_offload(1, 5, quic)
+    protect = wire.frame(wire.DataToOffload(index=TX_INDEX, pn=5, packet=quic), OFFLOAD_MAC,
+                         host_mac)
     # the pass frame is as long as the protected one will be on the wire
     plen = len(quic) + 16
     passf = raw(Ether(src=host_mac, dst="02:00:00:00:00:09") / IP(src="198.18.0.1", dst="198.18.0.2")
@@ -61,8 +88,7 @@ def frames(size: int, host_mac: str) -> dict:
 
 
 def blast(ifname: str, frame: bytes, n: int) -> float:
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-    s.bind((ifname, 0))
+    s = open_raw(ifname, proto=0, rcvbuf=0)  # send only
     t = time.monotonic()
     for _ in range(n):
         s.send(frame)
@@ -87,16 +113,16 @@ def quicoff_round(n: int) -> dict:
     app = App("qfc", ["--workers", "1", "--idle-us", "0", "--unknown", "pass"], lcores="0@0")
     out = {}
     try:
-        h = Host(app)
-        st = h.add_tx(1, "aes-128-gcm", keys_for("aes-128-gcm", 1), b"\x11" * 8, enc4()).status_name
+        host_mac = app.host.mac
+        st = add_tx_entry(app, host_mac)
         if st != "ok":
             raise SystemExit("ADD failed: %s" % st)
         cycles = QuicoffCycles(app.prefix)
         # warm up (page faults in the rings and the pool, caches, CPU clock)
-        blast(app.host.outer, frames(64, h.mac)["protect"], n // 4)
+        blast(app.host.outer, frames(64, host_mac)["protect"], n // 4)
         time.sleep(0.2)
         for size in SIZES:
-            for kind, f in frames(size, h.mac).items():
+            for kind, f in frames(size, host_mac).items():
                 r = measure(cycles, app.host.outer, f, n)
                 if r:
                     out["%s-%d" % (kind, size)] = r

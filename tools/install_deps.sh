@@ -7,7 +7,9 @@
 #      to choose another). Debian's own python3 refuses `pip install` (PEP 668,
 #      "externally-managed-environment"), so quicoff never installs into it;
 #   3. quicoff itself into that venv, editable, with its test extras (this
-#      compiles src/*.c into the cffi module, hence python3-dev);
+#      compiles src/*.c into the cffi module, hence python3-dev), and the
+#      checkout's tooling (lab/quicoff_lab: testbed, demo, bench), which the
+#      wheel does not ship, made importable there by a .pth file;
 #   4. a check for the one optional piece: cargo >= 1.78 for the rustls peer of
 #      `quicoff bench`. Without it that peer is skipped with a note, nothing fails.
 # Safe and cheap to run again: each step skips what is already done (the venv
@@ -85,12 +87,23 @@ import_check() {
 import os, sys
 import quicoff, quicoff.ref, quicoff._quicoff  # noqa: F401  (the compiled module)
 import pytest, aioquic, scapy  # noqa: F401  (the test extras)
-want = os.path.join(sys.argv[1], "python", "quicoff")
-got = os.path.dirname(os.path.realpath(quicoff.__file__))
-if got != os.path.realpath(want):
-    sys.exit("quicoff is imported from %s, not from this checkout (%s)" % (got, want))
+import quicoff_lab  # the checkout's tooling (the .pth written below)
+for mod, where in ((quicoff, ("python", "quicoff")), (quicoff_lab, ("lab", "quicoff_lab"))):
+    want = os.path.join(sys.argv[1], *where)
+    got = os.path.dirname(os.path.realpath(mod.__file__))
+    if got != os.path.realpath(want):
+        sys.exit("%s is imported from %s, not from this checkout (%s)" % (mod.__name__, got, want))
 EOF
 }
+# the tooling package of the checkout (not in the wheel): a .pth file in the
+# venv's site-packages puts <checkout>/lab on sys.path
+install_tooling_path() {
+    local site
+    site=$("$venv/bin/python" -c 'import sysconfig; print(sysconfig.get_paths()["purelib"])') \
+        || return 1
+    printf '%s\n' "$here/lab" >"$site/quicoff_lab.pth"
+}
+install_tooling_path || die "writing quicoff_lab.pth into $venv (the checkout's tooling)"
 if [ "$(cat "$stamp_file" 2>/dev/null)" = "$stamp" ] && [ -x "$venv/bin/quicoff" ] \
         && import_check 2>/dev/null; then
     echo "quicoff is installed in $venv (up to date)"

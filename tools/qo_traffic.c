@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 /*
- * qo_traffic: the fast half of the quicoff testbed's traffic generator and
- * checker (python/quicoff/traffic.py drives it and has a Python twin of each
- * mode with the same options and the same JSON output).
+ * qo_traffic: the quicoff testbed's traffic generator, checker and tampering
+ * wire (lab/quicoff_lab/traffic.py writes its flow files, runs it in the
+ * testbed's namespaces and reads its JSON output).
  *
  *   qo_traffic send   --iface IF --flows FILE [--rate PPS] [--duration S]
  *                     [--count N] [--size BYTES] [--batch N]

@@ -63,7 +63,7 @@ from .keylog import (CLIENT_1RTT, CLIENT_EARLY, CLIENT_HANDSHAKE, SERVER_1RTT,
 from .pcap_io import (CaptureError, CaptureReader, CaptureWriter, Packet, Secrets,
                       parse_udp, replace_udp_payload)
 from .ref.errors import Malformed
-from .ref.header import is_padding, parse_header
+from .ref.header import parse_header, walk_coalesced
 from .tls_peek import TlsPeekError, peek_client_hello, peek_server_hello
 
 __all__ = ["decrypt_capture", "Decryptor", "Report", "ConnectionReport", "PacketRecord",
@@ -138,8 +138,8 @@ def split_datagram(data: bytes, cut: bool = False) -> Tuple[List[QuicPacket], in
     """Splits a UDP payload into QUIC packets (RFC 9000 §12.2).
 
     Returns (packets, end): bytes from ``end`` on are trailing padding.  The
-    headers are parsed by the reference model (``quicoff.ref``, the same
-    parser and padding rule as its ``split_coalesced``): only an all-zero
+    packets are walked by the reference model (:func:`quicoff.ref.walk_coalesced`,
+    which ``split_coalesced`` is made of): only an all-zero
     rest after a packet is padding (:func:`quicoff.ref.is_padding`); any
     other rest is a packet, and is tried -- a greased short header can
     start with 0x00.  Short headers, Retry, Version Negotiation and unknown
@@ -149,42 +149,39 @@ def split_datagram(data: bytes, cut: bool = False) -> Tuple[List[QuicPacket], in
     a long header whose Length runs past the cut is returned as its packet
     type with ``cut`` set (it cannot decrypt, but says whose it is)."""
     out: List[QuicPacket] = []
-    off = 0
     n = len(data)
-    while off < n:
-        if out and is_padding(data, off):
-            return out, off
-        try:
-            # short headers: the DCID length is found later, by CID lookup
-            h = parse_header(data, off, 0)
-        except Malformed:
-            h = None
-            if cut:
-                try:
-                    h = parse_header(data, off, 0, check_end=False)
-                except Malformed:
-                    pass
-            if h is None or h.pn_offset is None or h.length < 20:
-                form = "long" if data[off] & 0x80 else "short"
-                out.append(QuicPacket(off, n, form, "malformed", cut=cut))
+    off = 0                          # where the packet being parsed starts
+    try:
+        # short headers: the DCID length is found later, by CID lookup
+        for off, h in walk_coalesced(data, 0):
+            if h.form == "short":
+                out.append(QuicPacket(off, n, "short", "1rtt"))
                 return out, n
-            out.append(QuicPacket(off, n, "long", h.packet_type, h.version, h.dcid, h.scid,
-                                  h.length_offset, h.pn_offset - h.length_offset,
-                                  h.pn_offset, cut=True))
+            if h.pn_offset is None:      # vn, retry, unknown: no Length, run to the end
+                out.append(QuicPacket(off, n, "long", h.packet_type, h.version, h.dcid, h.scid))
+                return out, n
+            if h.length < 20:            # packet number + 16-byte tag + HP sample cannot fit
+                out.append(QuicPacket(off, n, "long", "malformed"))
+                return out, n
+            out.append(QuicPacket(off, h.packet_end, "long", h.packet_type, h.version, h.dcid,
+                                  h.scid, h.length_offset, h.pn_offset - h.length_offset,
+                                  h.pn_offset))
+            off = h.packet_end
+    except Malformed:
+        h = None
+        if cut:
+            try:
+                h = parse_header(data, off, 0, check_end=False)
+            except Malformed:
+                pass
+        if h is None or h.pn_offset is None or h.length < 20:
+            form = "long" if data[off] & 0x80 else "short"
+            out.append(QuicPacket(off, n, form, "malformed", cut=cut))
             return out, n
-        if h.form == "short":
-            out.append(QuicPacket(off, n, "short", "1rtt"))
-            return out, n
-        if h.pn_offset is None:      # vn, retry, unknown: no Length, run to the end
-            out.append(QuicPacket(off, n, "long", h.packet_type, h.version, h.dcid, h.scid))
-            return out, n
-        if h.length < 20:            # packet number + 16-byte tag + HP sample cannot fit
-            out.append(QuicPacket(off, n, "long", "malformed"))
-            return out, n
-        out.append(QuicPacket(off, h.packet_end, "long", h.packet_type, h.version, h.dcid,
-                              h.scid, h.length_offset, h.pn_offset - h.length_offset,
-                              h.pn_offset))
-        off = h.packet_end
+        out.append(QuicPacket(off, n, "long", h.packet_type, h.version, h.dcid, h.scid,
+                              h.length_offset, h.pn_offset - h.length_offset,
+                              h.pn_offset, cut=True))
+        return out, n
     return out, off
 
 

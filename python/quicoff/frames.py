@@ -14,6 +14,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Dict, Iterator, List, Optional, Tuple
 
+from .ref import varint as _ref_varint
+from .ref.errors import Malformed
+
 __all__ = [
     "FrameError", "encode_varint", "decode_varint", "varint_len",
     "Padding", "Ping", "Ack", "ResetStream", "StopSending", "Crypto", "NewToken",
@@ -24,7 +27,7 @@ __all__ = [
     "Reassembler", "stream_data",
 ]
 
-VARINT_MAX = (1 << 62) - 1
+VARINT_MAX = _ref_varint.VARINT_MAX
 
 
 class FrameError(ValueError):
@@ -32,43 +35,24 @@ class FrameError(ValueError):
 
 
 # --------------------------------------------------------------------------
-# Variable-length integers, RFC 9000 §16
+# Variable-length integers, RFC 9000 §16: the reference model's (quicoff.ref.varint),
+# with this module's error for a payload that ends inside one
 
-def varint_len(value: int) -> int:
-    if value < 0 or value > VARINT_MAX:
-        raise ValueError(f"varint out of range: {value}")
-    if value < 1 << 6:
-        return 1
-    if value < 1 << 14:
-        return 2
-    if value < 1 << 30:
-        return 4
-    return 8
+#: bytes the shortest encoding of a value takes (ValueError out of range)
+varint_len = _ref_varint.varint_size
 
 
 def encode_varint(value: int, width: Optional[int] = None) -> bytes:
     """Encodes ``value``; ``width`` (1, 2, 4 or 8) forces a longer encoding."""
-    n = varint_len(value)
-    if width is not None:
-        if width not in (1, 2, 4, 8) or width < n:
-            raise ValueError(f"cannot encode {value} in {width} bytes")
-        n = width
-    prefix = {1: 0, 2: 1, 4: 2, 8: 3}[n]
-    return ((prefix << (8 * n - 2)) | value).to_bytes(n, "big")
+    return _ref_varint.encode_varint(value, width)
 
 
 def decode_varint(buf, pos: int = 0) -> Tuple[int, int]:
     """Returns (value, position after it).  Raises FrameError when truncated."""
-    if pos >= len(buf):
-        raise FrameError("truncated varint")
-    first = buf[pos]
-    n = 1 << (first >> 6)
-    if pos + n > len(buf):
-        raise FrameError("truncated varint")
-    value = first & 0x3F
-    for i in range(1, n):
-        value = (value << 8) | buf[pos + i]
-    return value, pos + n
+    try:
+        return _ref_varint.decode_varint(buf, pos)
+    except Malformed as e:
+        raise FrameError("truncated varint (%s)" % e) from None
 
 
 class _Reader:

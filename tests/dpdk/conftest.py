@@ -9,7 +9,9 @@ import pytest
 HERE = Path(__file__).resolve().parent
 ROOT = HERE.parents[1]
 sys.path.insert(0, str(HERE))
-sys.path.insert(0, str(ROOT / "python"))  # this tree's quicoff.ref, not an installed one
+# this tree's quicoff and its tooling (quicoff_lab: harness.py), not installed ones
+sys.path.insert(0, str(ROOT / "python"))
+sys.path.insert(0, str(ROOT / "lab"))
 
 
 def pytest_configure(config):

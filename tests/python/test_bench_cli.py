@@ -14,7 +14,7 @@ import sys
 
 import pytest
 
-from quicoff import bench_peers
+from quicoff_lab import bench_peers
 
 REQUIRED_PATHS = ("quicoff", "openssl-evp", "ipsecmb-bare", "dpdk-aesni_gcm", "dpdk-aesni_mb",
                   "dpdk-openssl", "rustls-quic", "ngtcp2-gnutls")

@@ -5,8 +5,8 @@ later packet, key_exhausted). Checked on the Demo object alone, without the
 testbed: install() is recorded instead of signalled."""
 import os
 
-from quicoff import demo as dm
-from quicoff import traffic as tr
+from quicoff_lab import demo as dm
+from quicoff_lab import traffic as tr
 
 
 def make_demo():

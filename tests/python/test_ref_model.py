@@ -395,3 +395,20 @@ def test_coalesced_length_overrun_is_malformed():
     hdr = ref.build_long_header("handshake", b"\x01", b"\x02", 0, 100)
     with pytest.raises(ref.Malformed):
         ref.split_coalesced(hdr + bytes(50))
+
+
+def test_walk_coalesced_yields_the_good_packets_before_a_bad_one():
+    """walk_coalesced (what split_coalesced and quicoff decrypt are made of):
+    each packet's header as it is reached, the trailing padding left out,
+    and Malformed only at the packet that does not parse."""
+    hdr = ref.build_long_header("handshake", b"\x01", b"\x02", 0, 30)
+    good = hdr + bytes(ref.parse_header(hdr, check_end=False).packet_end - len(hdr))
+    walked = list(ref.walk_coalesced(good + good + bytes(9)))
+    assert [(o, h.packet_type, h.packet_end) for o, h in walked] == [
+        (0, "handshake", len(good)), (len(good), "handshake", 2 * len(good))]
+    bad = ref.build_long_header("handshake", b"\x01", b"\x02", 0, 100) + bytes(5)
+    seen = []
+    with pytest.raises(ref.Malformed):
+        for off, _ in ref.walk_coalesced(good + bad):
+            seen.append(off)
+    assert seen == [0]

@@ -1,17 +1,17 @@
 # SPDX-License-Identifier: Apache-2.0
-"""Engine.replace_connection (quicoff_conn_replace) and the stand-in offload's
-use of it (issue 8 item 4): replacing an entry is atomic, and a replacement
-that fails leaves the old entry exactly as it was. Packets are protected by
-quicoff.ref, the independent model.
+"""Engine.replace_connection (quicoff_conn_replace) (issue 8 item 4):
+replacing an entry is atomic, and a replacement that fails leaves the old
+entry exactly as it was. Packets are protected by quicoff.ref, the
+independent model. The offload application's use of it (REPLACE over the host
+protocol, compat DCIDs re-sent under another index) is tested against the app
+in tests/dpdk/test_control.py.
 """
 from __future__ import annotations
-
-import types
 
 import pytest
 
 import quicoff
-from quicoff import ref, standin_offload, wire
+from quicoff import ref
 
 K1 = ref.PacketKeys(bytes(range(16)), bytes(range(12)), bytes(range(16, 32)))
 K2 = ref.PacketKeys(bytes(range(32, 48)), bytes(range(48, 60)), bytes(range(64, 80)))
@@ -49,50 +49,3 @@ def test_engine_replace_connection():
         assert e.find_connection("1rtt", D3) == h and e.find_connection("1rtt", D1) is None
         assert e.connection_stats(h)["packets"] == 0
         assert dec(e, packet(K2, D3, 1)).payload == b"payload 1" * 4
-
-
-class _Standin(standin_offload.StandIn):
-    """The stand-in's control path without its sockets: replies are kept."""
-
-    def __init__(self):  # noqa: super().__init__ opens AF_PACKET sockets
-        self.a = types.SimpleNamespace(local_cid_len=8)
-        self.engine = quicoff.Engine(local_cid_len=8)
-        self.tx, self.rx, self.rx_by_dcid, self.rx_by_index = {}, {}, {}, {}
-        self.c = {k: 0 for k in ("signaling_errors",)}
-        self.done = {}
-        self.host = None
-        self.host_mac = b"\x02" * 6
-        self.sent = []
-
-    def _send(self, sock, frame):
-        self.sent.append(frame)
-
-    def add(self, rid, index, k, dcid, replace=False) -> str:
-        self.v1_request(wire.Add(request_id=rid, index=index, direction="rx", dcid=dcid,
-                                 key=k.key, iv=k.iv, hp=k.hp, replace=replace), b"\x04" * 6)
-        return wire.decode_frame(self.sent[-1])[1].status
-
-
-def test_standin_failed_replace_keeps_the_entry():
-    s = _Standin()
-    assert s.add(1, 10, K1, D1) == "ok"
-    assert s.add(2, 11, K2, D2) == "ok"
-    h = s.rx_by_index[10]
-    assert s.add(3, 10, K2, D2, replace=True) == "exists"
-    assert s.add(4, 10, K2, b"\x33" * 5, replace=True) == "invalid_argument"
-    assert s.rx_by_index[10] == h and s.engine.find_connection("1rtt", D1) == h
-    assert dec(s.engine, packet(K1, D1, 1)), "a failed REPLACE removed the entry"
-    assert s.add(5, 10, K2, D3, replace=True) == "ok"
-    assert s.engine.find_connection("1rtt", D3) == h and s.rx_by_dcid.get(D1) is None
-
-
-def test_standin_compat_peer_by_dcid():
-    """seed 000's RX table: a DCID re-sent under another index gets the new keys."""
-    s = _Standin()
-    s.compat_signaling(wire.CompatPeer(index=1, hp_key=K1.hp, quic_key=K1.key, iv=K1.iv,
-                                       dcid=D1, full_pn=wire.PN_NONE))
-    s.compat_signaling(wire.CompatPeer(index=2, hp_key=K2.hp, quic_key=K2.key, iv=K2.iv,
-                                       dcid=D1, full_pn=wire.PN_NONE))
-    h = s.rx_by_dcid[D1]
-    assert s.rx[h] == (2, "compat") and len(s.rx) == 1
-    assert dec(s.engine, packet(K2, D1, 1))

@@ -1,11 +1,10 @@
 # SPDX-License-Identifier: Apache-2.0
-"""The namespace testbed (python/quicoff/testbed.py), its traffic and `quicoff demo`.
+"""The namespace testbed (lab/quicoff_lab/testbed.py), its traffic and `quicoff demo`.
 
 Needs root and iproute2: these tests FAIL (not skip) when network namespaces
-cannot be made; set QUICOFF_SKIP_TESTBED=1 to skip them on purpose.  When
-build/apps/dpdk/quicoff-dpdk exists, the offloads are the real application
-(and a DPDK that cannot start is a failure); otherwise the Python stand-in
-(quicoff.standin_offload) runs, and the tests say so.
+cannot be made; set QUICOFF_SKIP_TESTBED=1 to skip them on purpose.  The
+offloads are quicoff-dpdk and the traffic tools/qo_traffic (both built by
+meson): a build without them, or a DPDK that cannot start, is a failure.
 """
 import json
 import os
@@ -17,8 +16,8 @@ import time
 
 import pytest
 
-from quicoff import testbed as tbm
-from quicoff import traffic as tr
+from quicoff_lab import testbed as tbm
+from quicoff_lab import traffic as tr
 
 # root + netns: tools/test.sh --fast leaves these out (pyproject.toml's markers)
 pytestmark = [pytest.mark.root, pytest.mark.netns,
@@ -43,7 +42,7 @@ def test_root_and_namespaces():
 
 
 def test_up_and_down_leaves_nothing():
-    with tbm.Testbed(offload="standin", start_offloads=False) as tb:
+    with tbm.Testbed(start_offloads=False) as tb:
         tag = tb.tag
         assert len(_ours(tag)) == 5
         # the veths are where they should be
@@ -57,7 +56,7 @@ def test_up_and_down_leaves_nothing():
 def test_exception_and_leftovers_are_cleaned():
     tag = None
     with pytest.raises(RuntimeError):
-        with tbm.Testbed(offload="standin", start_offloads=False) as tb:
+        with tbm.Testbed(start_offloads=False) as tb:
             tag = tb.tag
             raise RuntimeError("boom")
     assert _ours(tag) == []
@@ -81,8 +80,8 @@ def test_sigterm_removes_everything(tmp_path):
     marker = tmp_path / "tag"
     code = textwrap.dedent("""
         import sys, time
-        from quicoff.testbed import Testbed
-        with Testbed(offload="standin") as tb:
+        from quicoff_lab.testbed import Testbed
+        with Testbed(start_offloads=False) as tb:
             open(sys.argv[1], "w").write(tb.tag)
             time.sleep(60)
     """)
@@ -104,12 +103,10 @@ def test_sigterm_removes_everything(tmp_path):
 
 @pytest.fixture(scope="module")
 def bed():
-    app = tbm.find_dpdk_app()
-    # auto = the real app when built; a DPDK that cannot start raises: a failure
-    with tbm.Testbed(offload="auto") as tb:
-        assert tb.offload_kind == ("dpdk" if app else "standin")
-        if tb.offload_kind == "standin":
-            print("NOTE: quicoff-dpdk not built: testing with the Python stand-in")
+    assert tbm.find_dpdk_app(), "quicoff-dpdk is not built: meson setup build && ninja -C build"
+    # a DPDK that cannot start raises: a failure
+    with tbm.Testbed() as tb:
+        assert tb.offload_kind == "dpdk"
         yield tb
 
 
@@ -201,7 +198,7 @@ def test_demo_quick_json(tmp_path):
                        timeout=170)
     assert js.exists(), p.stdout[-3000:]
     res = json.loads(js.read_text())
-    assert res["offload"] == ("dpdk" if tbm.find_dpdk_app() else "standin")
+    assert res["offload"] == "dpdk"
     assert res["mismatches"] == 0
     assert res["payloads_checked"] > 1000
     assert res["tampered_sent"] == 20

@@ -12,7 +12,8 @@ Versions: 1 (VERSION_1) and 0x6b3343cf (VERSION_2).
 
 from .errors import AuthFailed, Malformed, RefError
 from .header import (MAX_CID_LEN, PACKET_TYPES, HeaderInfo, build_long_header,
-                     build_short_header, is_padding, parse_header, split_coalesced)
+                     build_short_header, is_padding, parse_header, split_coalesced,
+                     walk_coalesced)
 from .hp import hp_mask
 from .keys import (PacketKeys, derive_packet_keys, hkdf_expand,
                    hkdf_expand_label, hkdf_extract, initial_keys,
@@ -31,7 +32,7 @@ SUITE_NAMES = tuple(SUITES)
 __all__ = [
     "AuthFailed", "Malformed", "RefError",
     "HeaderInfo", "MAX_CID_LEN", "PACKET_TYPES", "build_long_header",
-    "build_short_header", "is_padding", "parse_header", "split_coalesced",
+    "build_short_header", "is_padding", "parse_header", "split_coalesced", "walk_coalesced",
     "hp_mask",
     "PacketKeys", "derive_packet_keys", "hkdf_expand", "hkdf_expand_label",
     "hkdf_extract", "initial_keys", "initial_secrets", "next_packet_keys",

@@ -20,6 +20,7 @@ Length counts the packet number, the payload and the 16-byte AEAD tag.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from typing import Iterator
 
 from .errors import Malformed
 from .pn import encode_pn_len, truncate_pn
@@ -176,15 +177,23 @@ def split_coalesced(datagram: bytes, dcid_len: int | None = None
     and is necessarily the last one. Bytes after the last span are trailing
     padding (:func:`is_padding`); ``len(datagram) - spans[-1][1]`` of them.
     """
-    out = []
+    return [(offset, info.packet_end) for offset, info in walk_coalesced(datagram, dcid_len)]
+
+
+def walk_coalesced(datagram: bytes, dcid_len: int | None = None
+                   ) -> Iterator[tuple[int, HeaderInfo]]:
+    """The coalesced packets of a UDP datagram one by one: ``(offset,
+    header)`` of each, as :func:`split_coalesced` finds them; it stops at the
+    trailing padding (:func:`is_padding`) or the end. A packet whose header
+    does not parse raises :class:`Malformed` when it is reached, after the
+    packets before it were yielded (``quicoff decrypt`` reports those)."""
     offset = 0
     while offset < len(datagram):
-        if out and is_padding(datagram, offset):
-            break
+        if offset and is_padding(datagram, offset):
+            return
         info = parse_header(datagram, offset, dcid_len)
-        out.append((offset, info.packet_end))
+        yield offset, info
         offset = info.packet_end
-    return out
 
 
 def is_padding(datagram: bytes, offset: int) -> bool:

@@ -334,9 +334,9 @@ def _cpu_model() -> str:
 def run(args) -> int:
     root = bp.source_root()
     if root is None:
-        sys.stderr.write("quicoff bench: the quicoff source tree was not found (it needs "
-                         "bench/ and meson.build: use an editable install, `pip install -e "
-                         "<source>`, or set QUICOFF_SOURCE_DIR)\n")
+        sys.stderr.write("quicoff bench: the quicoff source checkout was not found (it needs "
+                         "bench/ and meson.build: run it from a checkout, or set "
+                         "QUICOFF_SOURCE_DIR)\n")
         return 2
     plot_path = None if args.no_plot else args.plot
     if plot_path:

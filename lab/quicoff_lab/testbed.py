@@ -7,8 +7,7 @@ between the cards), in namespaces::
     host A          offload A                 wire                 offload B          host B
     [ho0] <-veth-> [host0 | net0] <-veth-> [wa  (bridge)  wb] <-veth-> [net0 | host0] <-veth-> [ho0]
 
-* The offloads (build/apps/dpdk/quicoff-dpdk, or the Python stand-in
-  quicoff.standin_offload until it exists) run inside their namespaces
+* The offloads (build/apps/dpdk/quicoff-dpdk) run inside their namespaces
   (``ip netns exec``) with net_af_packet vdevs on host0 and net0.
 * The wire is a Linux bridge, or the tampering bridge of tools/qo_traffic.c
   (``Testbed.set_wire("tamper", every=k)``).
@@ -42,7 +41,11 @@ import time
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional
 
-from . import wire
+from quicoff import wire
+
+from . import links
+from .checkout import build_dir as default_build_dir
+from .rawsock import ETH_P_ALL, SO_ATTACH_FILTER, open_raw_in_netns
 
 __all__ = ["Testbed", "TestbedError", "cleanup_leftovers", "list_leftovers", "PREFIX",
            "find_dpdk_app", "dpdk_telemetry", "ns_socket"]
@@ -79,21 +82,11 @@ IPS6 = {"A": "2001:2::a", "B": "2001:2::b"}
 UDP_PORT = {"A": 4433, "B": 4434}
 
 
-class TestbedError(RuntimeError):
-    pass
-
-
-def _run(argv: List[str], check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess:
-    p = subprocess.run(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       timeout=timeout)
-    if check and p.returncode != 0:
-        raise TestbedError("%s: %s" % (" ".join(argv), (p.stderr or p.stdout).strip()))
-    return p
-
-
-def _netns_list() -> List[str]:
-    p = _run(["ip", "netns", "list"], check=False)
-    return [ln.split()[0] for ln in p.stdout.splitlines() if ln.strip()]
+#: what the testbed raises: a failed command of its plumbing, or a testbed
+#: that cannot be (no root, an offload that does not start)
+TestbedError = links.LinkError
+_run = links.run
+_netns_list = links.netns_list
 
 
 def _pid_alive(pid: int) -> bool:
@@ -104,25 +97,6 @@ def _pid_alive(pid: int) -> bool:
         return False
     except PermissionError:
         return True
-
-
-def _kill_netns_procs(ns: str, grace: float = 3.0) -> None:
-    """Ends every process in namespace ns: SIGTERM, then SIGKILL."""
-    def pids():
-        p = _run(["ip", "netns", "pids", ns], check=False)
-        return [int(x) for x in p.stdout.split() if x.isdigit() and int(x) != os.getpid()]
-    for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 1.0)):
-        ps = pids()
-        if not ps:
-            return
-        for pid in ps:
-            try:
-                os.kill(pid, sig)
-            except ProcessLookupError:
-                pass
-        t = time.monotonic()
-        while time.monotonic() - t < wait and pids():
-            time.sleep(0.05)
 
 
 def list_leftovers(all_runs: bool = False) -> List[str]:
@@ -140,7 +114,7 @@ def cleanup_leftovers(all_runs: bool = False) -> List[str]:
     veths in them) and their DPDK runtime directories.  Returns the names."""
     gone = list_leftovers(all_runs)
     for ns in gone:
-        _kill_netns_procs(ns)
+        links.kill_netns_procs(ns)
         _run(["ip", "netns", "del", ns], check=False)
     if os.path.isdir(DPDK_RUN_DIR):
         for d in os.listdir(DPDK_RUN_DIR):
@@ -151,42 +125,10 @@ def cleanup_leftovers(all_runs: bool = False) -> List[str]:
     return gone
 
 
-def ns_socket(ns: str, iface: str, proto: int = 0x0003) -> socket.socket:
-    """An AF_PACKET socket bound to ``iface`` of namespace ``ns``, made from
-    this process: a helper thread enters the namespace (setns(2) is per
-    thread), creates and binds the socket, and ends; the socket keeps its
-    namespace."""
-    import ctypes
-    box: dict = {}
-
-    def work():
-        try:
-            libc = ctypes.CDLL(None, use_errno=True)
-            fd = os.open("/run/netns/" + ns, os.O_RDONLY)
-            try:
-                if libc.setns(fd, 0x40000000) != 0:  # CLONE_NEWNET
-                    raise OSError(ctypes.get_errno(), "setns(%s)" % ns)
-            finally:
-                os.close(fd)
-            s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(proto))
-            s.bind((iface, proto))
-            try:
-                s.setsockopt(socket.SOL_SOCKET, 33, 16 << 20)  # SO_RCVBUFFORCE
-            except OSError:
-                pass
-            try:
-                s.setsockopt(263, 23, 1)  # PACKET_IGNORE_OUTGOING
-            except OSError:
-                pass
-            box["s"] = s
-        except BaseException as e:  # reported in the caller's thread
-            box["e"] = e
-    t = threading.Thread(target=work, name="setns-" + ns)
-    t.start()
-    t.join()
-    if "e" in box:
-        raise box["e"]
-    return box["s"]
+def ns_socket(ns: str, iface: str, proto: int = ETH_P_ALL) -> socket.socket:
+    """A raw socket on ``iface`` of namespace ``ns`` with a large receive
+    buffer that does not see its own frames (rawsock.open_raw_in_netns)."""
+    return open_raw_in_netns(ns, iface, proto, ignore_outgoing=True)
 
 
 _BPF_KEEP: list = []
@@ -204,7 +146,7 @@ def _attach_no_data_filter(sock: socket.socket) -> None:
     buf = ctypes.create_string_buffer(b"".join(_st.pack("HBBI", *i) for i in prog))
     fprog = _st.pack("HL", len(prog), ctypes.addressof(buf))
     _BPF_KEEP.append(buf)  # the kernel copies it; kept anyway until exit
-    sock.setsockopt(socket.SOL_SOCKET, 26, fprog)  # SO_ATTACH_FILTER
+    sock.setsockopt(socket.SOL_SOCKET, SO_ATTACH_FILTER, fprog)
 
 
 def _drain(sock: socket.socket) -> None:
@@ -217,19 +159,14 @@ def _drain(sock: socket.socket) -> None:
     sock.setblocking(True)
 
 
-def _repo_root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
 def find_dpdk_app(build_dir: Optional[str] = None) -> Optional[str]:
-    """build/apps/dpdk/quicoff-dpdk, or $QUICOFF_DPDK_APP when set (an empty
-    value or "none": no application, i.e. the stand-in)."""
+    """build/apps/dpdk/quicoff-dpdk, or $QUICOFF_DPDK_APP when set; None
+    when it is not built."""
     env = os.environ.get("QUICOFF_DPDK_APP")
-    if env is not None:
-        cands = [] if env in ("", "none") else [env]
+    if env:
+        cands = [env]
     else:
-        cands = [os.path.join(build_dir or os.path.join(_repo_root(), "build"),
-                              "apps", "dpdk", "quicoff-dpdk")]
+        cands = [os.path.join(str(default_build_dir(build_dir)), "apps", "dpdk", "quicoff-dpdk")]
     for c in cands:
         if c and os.path.isfile(c) and os.access(c, os.X_OK):
             return c
@@ -261,14 +198,13 @@ class Port:
 
 @dataclass
 class Offload:
-    """One offload process (real or stand-in) and how to read its counters."""
+    """One offload process (quicoff-dpdk) and how to read its counters."""
     side: str                    # "A" or "B"
     ns: str
-    kind: str                    # "dpdk" or "standin"
+    kind: str                    # "dpdk": quicoff-dpdk
     proc: Optional[subprocess.Popen] = None
     argv: List[str] = field(default_factory=list)
     log_path: str = ""
-    stats_path: str = ""
     file_prefix: str = ""
     host_port: Optional[Port] = None
     net_port: Optional[Port] = None
@@ -285,12 +221,6 @@ class Offload:
 
     def stats(self) -> dict:
         """The offload's counters (C library names where it has them)."""
-        if self.kind == "standin":
-            try:
-                with open(self.stats_path) as f:
-                    return json.load(f)
-            except (OSError, ValueError):
-                return {}
         return dpdk_app_stats(self)
 
 
@@ -349,8 +279,9 @@ def dpdk_app_stats(off: Offload) -> dict:
 class Testbed:
     """``with Testbed() as tb: ...`` brings the namespaces, veths and wire up,
     starts the two offloads, and takes everything down again, whatever
-    happens.  ``offload``: "auto" (the real app when built, else the
-    stand-in), "dpdk" or "standin"."""
+    happens.  The offloads are quicoff-dpdk (``offload``: "auto" or "dpdk",
+    the same); without it built the testbed says so, unless
+    start_offloads=False (the plumbing alone)."""
 
     def __init__(self, offload: str = "auto", build_dir: Optional[str] = None,
                  workers: int = 1, crypto: str = "inline", local_cid_len: int = 8,
@@ -362,13 +293,14 @@ class Testbed:
         for tool in ("ip",):
             if not shutil.which(tool):
                 raise TestbedError("%s (iproute2) is not installed" % tool)
-        self.build_dir = build_dir or os.path.join(_repo_root(), "build")
+        self.build_dir = str(default_build_dir(build_dir))
         app = find_dpdk_app(self.build_dir)
-        if offload == "auto":
-            offload = "dpdk" if app else "standin"
-        if offload == "dpdk" and not app:
-            raise TestbedError("quicoff-dpdk is not built (build/apps/dpdk/quicoff-dpdk)")
-        self.offload_kind = offload
+        if offload not in ("auto", "dpdk"):
+            raise TestbedError("offload must be quicoff-dpdk ('auto' or 'dpdk'), not %r" % offload)
+        if start_offloads and not app:
+            raise TestbedError("quicoff-dpdk is not built (%s/apps/dpdk/quicoff-dpdk): "
+                               "meson setup build && ninja -C build" % self.build_dir)
+        self.offload_kind = "dpdk"
         self.app = app
         self.workers = workers
         # quicoff-dpdk --io-mode: rtc, each worker polls its own queue pair of
@@ -448,12 +380,10 @@ class Testbed:
 
     # -- bring up -----------------------------------------------------------
 
-    def _ip(self, *args, ns: Optional[str] = None, check=True):
-        argv = ["ip"] + (["-n", ns] if ns else []) + list(args)
-        return _run(argv, check=check)
+    _ip = staticmethod(links.ip)
 
     def exec_argv(self, ns_key: str, argv: List[str]) -> List[str]:
-        return ["ip", "netns", "exec", self.ns[ns_key]] + list(argv)
+        return links.in_netns(self.ns[ns_key], argv)
 
     def run_in(self, ns_key: str, argv: List[str], check=True, timeout=30):
         return _run(self.exec_argv(ns_key, argv), check=check, timeout=timeout)
@@ -467,24 +397,21 @@ class Testbed:
                 raise TestbedError("cannot create network namespace %s: %s" % (ns, e)) from e
             self.created.append(ns)
             self._ip("link", "set", "lo", "up", ns=ns)
-            for key in ("all", "default"):
-                _run(["ip", "netns", "exec", ns, "sysctl", "-qw",
-                      "net.ipv6.conf.%s.disable_ipv6=1" % key], check=False)
-        links = [  # (ns1, if1, mac1, ns2, if2, mac2)
+            for conf in ("all", "default"):
+                links.disable_ipv6(conf, ns=ns)
+        pairs = [  # (ns1, if1, mac1, ns2, if2, mac2)
             ("hA", "ho0", MACS["hostA"], "oA", "host0", MACS["offA_host"]),
             ("oA", "net0", MACS["offA_net"], "w", "wa", MACS["wire_a"]),
             ("w", "wb", MACS["wire_b"], "oB", "net0", MACS["offB_net"]),
             ("oB", "host0", MACS["offB_host"], "hB", "ho0", MACS["hostB"]),
         ]
-        for n1, i1, m1, n2, i2, m2 in links:
-            self._ip("link", "add", i1, "netns", self.ns[n1], "address", m1, "type", "veth",
-                     "peer", "name", i2, "netns", self.ns[n2], "address", m2)
-        for n, i in [(l[0], l[1]) for l in links] + [(l[3], l[4]) for l in links]:
+        for n1, i1, m1, n2, i2, m2 in pairs:
+            links.add_veth(i1, i2, ns=self.ns[n1], peer_ns=self.ns[n2], mac=m1, peer_mac=m2)
+        for n, i in [(p[0], p[1]) for p in pairs] + [(p[3], p[4]) for p in pairs]:
             ns = self.ns[n]
             self._ip("link", "set", i, "up", "promisc", "on", "mtu", str(LINK_MTU), ns=ns)
             if shutil.which("ethtool"):
-                _run(["ip", "netns", "exec", ns, "ethtool", "-K", i, "tso", "off", "gso", "off",
-                      "gro", "off", "tx", "off", "rx", "off"], check=False)
+                links.ethtool_off(i, ("tso", "gso", "gro", "tx", "rx"), ns=ns)
         self.set_wire("bridge")
         if self.start_offloads:
             self.start_offload("A")
@@ -591,55 +518,41 @@ class Testbed:
         other = "B" if side == "A" else "A"
         off = Offload(side=side, ns=ns, kind=self.offload_kind,
                       log_path=os.path.join(self.log_dir, "offload%s.log" % side),
-                      stats_path=os.path.join(self.log_dir, "offload%s.json" % side),
                       file_prefix="%s-%s" % (self.tag, side),
                       host_port=Port(ns, "host0", MACS["off%s_host" % side]),
                       net_port=Port(ns, "net0", MACS["off%s_net" % side]))
-        if self.offload_kind == "standin":
-            off.argv = [sys.executable, "-m", "quicoff.standin_offload",
-                        "--host-if", "host0", "--net-if", "net0", "--stats", off.stats_path,
-                        "--local-cid-len", str(self.local_cid_len),
-                        "--src-ip", IPS[side], "--dst-ip", IPS[other],
-                        "--src-port", str(UDP_PORT[side]), "--dst-port", str(UDP_PORT[other]),
-                        "--dst-mac", MACS["off%s_net" % other], "--unknown", self.unknown]
-        else:
-            cpu = self.offload_cpu(side)
-            rtc = self.io_mode == "rtc"
-            nl = self.workers + (0 if rtc else 1)
-            qp = self.workers if rtc else 1
-            lcores = ",".join("%d@%d" % (i, cpu) for i in range(nl))
-            off.argv = [self.app, "--lcores", lcores, "--no-huge", "-m", str(self.mem_mb),
-                        "--no-pci", "--file-prefix", off.file_prefix, "--log-level", "lib.eal:5",
-                        # rings sized for LINK_MTU frames: the default framesz
-                        # would cut them, and a cut frame is dropped (truncated_dropped)
-                        "--vdev", "net_af_packet0,iface=host0,qpairs=%d%s"
-                        % (qp, af_packet_ring_args(LINK_MTU)),
-                        "--vdev", "net_af_packet1,iface=net0,qpairs=%d%s"
-                        % (qp, af_packet_ring_args(LINK_MTU)),
-                        "--", "--host-port", "0", "--net-port", "1",
-                        "--net-mtu", str(LINK_MTU),
-                        "--workers", str(self.workers), "--io-mode", self.io_mode,
-                        "--crypto", self.crypto] + (
-                        # crypto_aesni_mb does all four QUIC AEADs (aesni_gcm, the
-                        # app's default, only AES-GCM: the demo mixes suites)
-                        ["--cryptodev", "crypto_aesni_mb"] if self.crypto == "lookaside" else []) + [
-                        "--local-cid-len", str(self.local_cid_len), "--unknown", self.unknown,
-                        "--stats-interval", "0", "--idle-us", str(self.idle_us_side.get(side, self.idle_us)), "--compat",
-                        # the static encapsulation of compat entries (seed 000's)
-                        "--encap-src-mac", MACS["off%s_net" % side],
-                        "--encap-dst-mac", MACS["off%s_net" % other],
-                        "--encap-src-ip", IPS[side], "--encap-dst-ip", IPS[other],
-                        "--encap-sport", str(UDP_PORT[side]),
-                        "--encap-dport", str(UDP_PORT[other])] + self.app_args
+        cpu = self.offload_cpu(side)
+        rtc = self.io_mode == "rtc"
+        nl = self.workers + (0 if rtc else 1)
+        qp = self.workers if rtc else 1
+        lcores = ",".join("%d@%d" % (i, cpu) for i in range(nl))
+        off.argv = [self.app, "--lcores", lcores, "--no-huge", "-m", str(self.mem_mb),
+                    "--no-pci", "--file-prefix", off.file_prefix, "--log-level", "lib.eal:5",
+                    # rings sized for LINK_MTU frames: the default framesz
+                    # would cut them, and a cut frame is dropped (truncated_dropped)
+                    "--vdev", "net_af_packet0,iface=host0,qpairs=%d%s"
+                    % (qp, af_packet_ring_args(LINK_MTU)),
+                    "--vdev", "net_af_packet1,iface=net0,qpairs=%d%s"
+                    % (qp, af_packet_ring_args(LINK_MTU)),
+                    "--", "--host-port", "0", "--net-port", "1",
+                    "--net-mtu", str(LINK_MTU),
+                    "--workers", str(self.workers), "--io-mode", self.io_mode,
+                    "--crypto", self.crypto] + (
+                    # crypto_aesni_mb does all four QUIC AEADs (aesni_gcm, the
+                    # app's default, only AES-GCM: the demo mixes suites)
+                    ["--cryptodev", "crypto_aesni_mb"] if self.crypto == "lookaside" else []) + [
+                    "--local-cid-len", str(self.local_cid_len), "--unknown", self.unknown,
+                    "--stats-interval", "0", "--idle-us", str(self.idle_us_side.get(side, self.idle_us)), "--compat",
+                    # the static encapsulation of compat entries (seed 000's)
+                    "--encap-src-mac", MACS["off%s_net" % side],
+                    "--encap-dst-mac", MACS["off%s_net" % other],
+                    "--encap-src-ip", IPS[side], "--encap-dst-ip", IPS[other],
+                    "--encap-sport", str(UDP_PORT[side]),
+                    "--encap-dport", str(UDP_PORT[other])] + self.app_args
         return off
 
     def start_offload(self, side: str) -> Offload:
         off = self.offload_argv(side)
-        for p in (off.stats_path,):
-            try:
-                os.unlink(p)
-            except OSError:
-                pass
         env = dict(os.environ)
         env.setdefault("PYTHONUNBUFFERED", "1")
         off.proc = self._spawn("o" + side, off.argv, os.path.basename(off.log_path), env=env)
@@ -656,11 +569,8 @@ class Testbed:
                 if not off.alive():
                     raise TestbedError("offload %s (%s) exited with %s:\n%s"
                                        % (side, off.kind, off.proc.returncode, off.log_tail()))
-                if off.kind == "standin":
-                    ready = os.path.exists(off.stats_path)
-                else:
-                    sock = os.path.join(DPDK_RUN_DIR, off.file_prefix, "dpdk_telemetry.v2")
-                    ready = os.path.exists(sock) and self._dpdk_ready(off)
+                sock = os.path.join(DPDK_RUN_DIR, off.file_prefix, "dpdk_telemetry.v2")
+                ready = os.path.exists(sock) and self._dpdk_ready(off)
                 if ready:
                     del pending[side]
             if pending and time.monotonic() - t > timeout:
@@ -699,7 +609,7 @@ class Testbed:
 
     # -- connections ----------------------------------------------------------
 
-    def host_socket(self, side: str, proto: int = 0x0003) -> socket.socket:
+    def host_socket(self, side: str, proto: int = ETH_P_ALL) -> socket.socket:
         port = self.host_a if side == "A" else self.host_b
         return ns_socket(port.ns, port.iface, proto)
 
@@ -793,7 +703,7 @@ class Testbed:
             except Exception:
                 pass
         for ns in reversed(self.created):
-            _kill_netns_procs(ns, grace=2.0)
+            links.kill_netns_procs(ns, grace=2.0)
             _run(["ip", "netns", "del", ns], check=False)
         for side in ("A", "B"):
             shutil.rmtree(os.path.join(DPDK_RUN_DIR, "%s-%s" % (self.tag, side)),
@@ -815,12 +725,11 @@ class Testbed:
         kind = ("quicoff-dpdk (%s, %d worker%s, %s, %s crypto, --idle-us %d)"
                 % (self.app, self.workers, "s" if self.workers != 1 else "",
                    "run to completion" if self.io_mode == "rtc" else "pipeline", self.crypto,
-                   self.idle_us)
-                if self.offload_kind == "dpdk" else "STAND-IN offload (python -m quicoff.standin_offload)")
+                   self.idle_us))
         return ("testbed %s: hostA[%s] - offloadA - wire(%s) - offloadB - hostB[%s]; offloads: %s"
                 % (self.tag, self.ns["hA"], self.wire_mode, self.ns["hB"], kind))
 
 
-if __name__ == "__main__":  # python -m quicoff.testbed [--cleanup-all]
+if __name__ == "__main__":  # python -m quicoff_lab.testbed [--cleanup-all]
     gone = cleanup_leftovers(all_runs="--cleanup-all" in sys.argv)
     print("removed: %s" % (", ".join(gone) or "nothing"))

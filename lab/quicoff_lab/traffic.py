@@ -10,11 +10,9 @@ byte against what was sent.  No storage is needed: a payload is a function of
     0 "QOTP" | 4 flow u32 | 8 pn u64 | 16 send time ns u64 (CLOCK_MONOTONIC)
     | 24 length u32 | 28.. PATTERN[(fill_offset(flow, pn) + i) % PATTERN_LEN]
 
-The fast path is ``tools/qo_traffic.c`` (built by meson as
-``build/tools/qo_traffic``); this module has a Python twin of each of its
-modes (``python -m quicoff.traffic send|recv|bridge``, same options, same
-JSON) used when the C tool is not built, and the code that drives either in
-a network namespace.
+Sending, checking and the tampering bridge are ``tools/qo_traffic.c`` (built
+by meson as ``build/tools/qo_traffic``); this module writes its flow files,
+runs it in a network namespace and reads its JSON results.
 
 The framing of the host<->offload protocol lives in :class:`HostProtocol`,
 which builds and parses every frame with :mod:`quicoff.wire`: the senders and
@@ -23,95 +21,27 @@ protocol.
 """
 from __future__ import annotations
 
-import argparse
 import json
 import os
 import select
-import shutil
 import signal
-import socket
-import struct
 import subprocess
-import sys
-import tempfile
 import time
-from dataclasses import dataclass, field
-from typing import Dict, Iterable, List, Optional, Sequence
+from dataclasses import dataclass
+from typing import List, Optional, Sequence
 
-from . import wire
+from quicoff import wire
+
+from .checkout import build_dir as default_build_dir
 
 __all__ = [
-    "PATTERN", "PATTERN_LEN", "PAYLOAD_HDR", "MAGIC", "fill_offset", "make_payload",
-    "check_payload", "Flow", "FrameTemplate", "RxFormat", "HostProtocol",
+    "Flow", "FrameTemplate", "RxFormat", "HostProtocol",
     "CompatProtocol", "V1Protocol", "host_protocol", "write_flows_file", "traffic_tool",
     "Sender", "Receiver", "latency_summary",
 ]
 
-MAGIC = b"QOTP"
-PAYLOAD_HDR = 28
-PATTERN_LEN = 8192
-ETH_P_ALL = 0x0003
 ETH_DATA = wire.ETHERTYPE_DATA
 ETH_SIGNALING = wire.ETHERTYPE_SIGNAL
-_M64 = (1 << 64) - 1
-
-
-# ---------------------------------------------------------------------------
-# payloads (identical to tools/qo_traffic.c)
-
-def _splitmix64(x: int) -> int:
-    x = (x + 0x9E3779B97F4A7C15) & _M64
-    x = ((x ^ (x >> 30)) * 0xBF58476D1CE4E5B9) & _M64
-    x = ((x ^ (x >> 27)) * 0x94D049BB133111EB) & _M64
-    return x ^ (x >> 31)
-
-
-def _make_pattern() -> bytes:
-    s = 0x717569636F666621  # "quicoff!"
-    out = bytearray(PATTERN_LEN)
-    for i in range(PATTERN_LEN):
-        s = _splitmix64(s)
-        out[i] = s >> 56
-    return bytes(out)
-
-
-PATTERN = _make_pattern()
-_PATTERN2 = PATTERN * 2
-
-
-def fill_offset(flow: int, pn: int) -> int:
-    return _splitmix64(((flow << 48) ^ pn) & _M64) % PATTERN_LEN
-
-
-def make_payload(flow: int, pn: int, size: int, ts_ns: Optional[int] = None) -> bytes:
-    """The payload of (flow, pn): ``size`` bytes (at least PAYLOAD_HDR)."""
-    size = max(size, PAYLOAD_HDR)
-    if ts_ns is None:
-        ts_ns = time.monotonic_ns()
-    off = fill_offset(flow, pn)
-    n = size - PAYLOAD_HDR
-    fill = _PATTERN2[off:off + n] if n <= PATTERN_LEN else \
-        (PATTERN[off:] + PATTERN * (n // PATTERN_LEN + 1))[:n]
-    return MAGIC + struct.pack(">IQQI", flow, pn, ts_ns, size) + fill
-
-
-def check_payload(payload: bytes, flow: int, pn: int) -> Optional[str]:
-    """None if ``payload`` is exactly what (flow, pn) sends (any timestamp),
-    else what is wrong."""
-    if len(payload) < PAYLOAD_HDR:
-        return "short"
-    if payload[:4] != MAGIC:
-        return "bad magic"
-    f, p, _ts, size = struct.unpack_from(">IQQI", payload, 4)
-    if f != flow or p != pn:
-        return "flow/pn %d/%d, expected %d/%d" % (f, p, flow, pn)
-    if size < PAYLOAD_HDR or size > len(payload):
-        return "bad length %d" % size
-    expect = make_payload(flow, pn, size, _ts)
-    if payload[:size] != expect:
-        first = next(i for i in range(size) if payload[i] != expect[i])
-        return "byte %d differs" % first
-    return None
 
 
 # ---------------------------------------------------------------------------
@@ -263,7 +193,7 @@ class HostProtocol:
 
 
 def _secret_gen(flow: Flow, generation: int) -> bytes:
-    from . import derive_next_secret
+    from quicoff import derive_next_secret
     secret = flow.secret
     for _ in range(generation):
         secret = derive_next_secret(flow.suite, secret)
@@ -271,7 +201,7 @@ def _secret_gen(flow: Flow, generation: int) -> bytes:
 
 
 def _keys(flow: Flow, generation: int = 0):
-    from . import derive_packet_keys
+    from quicoff import derive_packet_keys
     return derive_packet_keys(flow.suite, _secret_gen(flow, generation))
 
 
@@ -465,46 +395,19 @@ def write_flows_file(path: str, flows: Sequence[Flow], proto: HostProtocol, dst_
                 -1 if fl.key_update_pn is None else fl.key_update_pn, fl.weight))
 
 
-def _read_flows_file(path: str) -> List[dict]:
-    out = []
-    with open(path) as f:
-        for line in f:
-            if not line.startswith("F "):
-                continue
-            p = line.split()
-            v = [int(x) for x in p[4:]]
-            out.append(dict(id=int(p[1]), rx_conn=int(p[2]), tmpl=bytes.fromhex(p[3]),
-                            full_pn_off=v[0], full_pn_size=v[1], trunc_pn_off=v[2],
-                            trunc_pn_len=v[3], quic_off=v[4], dcid_len=v[5], len_off=v[6],
-                            len_size=v[7], len_base=v[8], pn_start=v[9], ku_pn=v[10],
-                            weight=max(1, v[11])))
-    if not out:
-        raise SystemExit("no flows in %s" % path)
-    return out
-
-
 # ---------------------------------------------------------------------------
-# the tools: C binary or the Python twin
+# the traffic tool (tools/qo_traffic.c), run in a namespace
 
-def _repo_root() -> str:
-    return os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-
-
-def traffic_tool(build_dir: Optional[str] = None, prefer: str = "c") -> List[str]:
-    """argv prefix of the traffic tool: build/tools/qo_traffic if built (and
-    prefer="c"), else the Python twin."""
-    if prefer == "c":
-        candidates = []
-        if build_dir:
-            candidates.append(os.path.join(build_dir, "tools", "qo_traffic"))
-        candidates.append(os.path.join(_repo_root(), "build", "tools", "qo_traffic"))
-        env = os.environ.get("QUICOFF_TRAFFIC_TOOL")
-        if env:
-            candidates.insert(0, env)
-        for c in candidates:
-            if os.path.isfile(c) and os.access(c, os.X_OK):
-                return [c]
-    return [sys.executable, "-m", "quicoff.traffic"]
+def traffic_tool(build_dir: Optional[str] = None) -> List[str]:
+    """argv prefix of the traffic tool: $QUICOFF_TRAFFIC_TOOL, else
+    <build>/tools/qo_traffic (meson builds it). Raises FileNotFoundError
+    when it is not built."""
+    env = os.environ.get("QUICOFF_TRAFFIC_TOOL")
+    path = env or os.path.join(str(default_build_dir(build_dir)), "tools", "qo_traffic")
+    if not (os.path.isfile(path) and os.access(path, os.X_OK)):
+        raise FileNotFoundError("the traffic tool %s is not built: meson setup build && "
+                                "ninja -C build" % path)
+    return [path]
 
 
 def latency_summary(samples_ns: List[int]) -> dict:
@@ -569,312 +472,3 @@ class Receiver(_Proc):
                              "--duration", str(duration), "--idle", str(idle),
                              "--expect", str(expect), "--batch", str(batch)] + rx_format.args()
         super().__init__(argv, netns, env)
-
-
-# ---------------------------------------------------------------------------
-# the Python twin of tools/qo_traffic.c
-
-_stop = False
-
-
-def _on_signal(*_):
-    global _stop
-    _stop = True
-
-
-def _raw_socket(iface: str, proto: int) -> socket.socket:
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(proto))
-    s.bind((iface, proto))
-    for opt in (getattr(socket, "SO_RCVBUFFORCE", 33), socket.SO_RCVBUF):
-        try:
-            s.setsockopt(socket.SOL_SOCKET, opt, 16 << 20)
-            break
-        except OSError:
-            continue
-    try:
-        s.setsockopt(263, 23, 1)  # SOL_PACKET, PACKET_IGNORE_OUTGOING
-    except OSError:
-        pass
-    return s
-
-
-def _py_send(a) -> dict:
-    flows = _read_flows_file(a.flows)
-    size = max(a.size, PAYLOAD_HDR)
-    s = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, 0)
-    s.bind((a.iface, 0))
-    sched = [i for i, f in enumerate(flows) for _ in range(f["weight"])]
-    pn_next = [f["pn_start"] for f in flows]
-    sent = [0] * len(flows)
-    t0 = time.monotonic_ns()
-    deadline = t0 + int(a.duration * 1e9) if a.duration > 0 else None
-    total, si = 0, 0
-    ns_per = 1e9 / a.rate if a.rate > 0 else 0
-    last = t0
-    while not _stop:
-        now = time.monotonic_ns()
-        if (deadline and now >= deadline) or (a.count and total >= a.count):
-            break
-        if ns_per:
-            due = t0 + int(total * ns_per)
-            if due > now:
-                time.sleep(min((due - now) / 1e9, 0.05))
-                continue
-        i = sched[si % len(sched)]
-        si += 1
-        f = flows[i]
-        pn = pn_next[i]
-        pn_next[i] += 1
-        b = bytearray(f["tmpl"])
-        if f["full_pn_off"] >= 0:
-            b[f["full_pn_off"]:f["full_pn_off"] + f["full_pn_size"]] = \
-                pn.to_bytes(f["full_pn_size"], "big")
-        n = f["trunc_pn_len"]
-        b[f["trunc_pn_off"]:f["trunc_pn_off"] + n] = (pn & ((1 << (8 * n)) - 1)).to_bytes(n, "big")
-        if f["ku_pn"] >= 0 and pn >= f["ku_pn"]:
-            b[f["quic_off"]] ^= 0x04
-        if f["len_off"] >= 0:
-            b[f["len_off"]:f["len_off"] + f["len_size"]] = \
-                (size + f["len_base"]).to_bytes(f["len_size"], "big")
-        b += make_payload(f["id"], pn, size)
-        while True:
-            try:
-                s.send(b)
-                break
-            except OSError:
-                time.sleep(0.0001)
-        sent[i] += 1
-        total += 1
-        last = time.monotonic_ns()
-    return {"mode": "send", "sent": total, "size": size, "rate": a.rate, "start_ns": t0,
-            "end_ns": last, "retries": 0, "twin": "python",
-            "flows": {str(f["id"]): {"sent": sent[i], "pn_first": f["pn_start"],
-                                     "pn_next": pn_next[i]} for i, f in enumerate(flows)}}
-
-
-def _py_recv(a) -> dict:
-    flows = _read_flows_file(a.flows)
-    by_conn = {f["rx_conn"]: f for f in flows}
-    et = int(a.rx_ethertype, 0)
-    fmt = RxFormat(et, a.rx_conn_off, a.rx_conn_size, a.rx_pn_off, a.rx_quic_off,
-                   a.rx_match_off, int(a.rx_match_val, 0))
-    s = _raw_socket(a.iface, et)
-    s.setblocking(False)
-    stats = {k: 0 for k in ("frames", "checked", "unique", "dups", "mismatches", "bad_magic",
-                            "bad_meta", "bad_fill", "bad_len", "unknown_conn", "other", "bytes")}
-    per = {f["id"]: {"received": 0, "dups": 0, "mismatches": 0, "bytes": 0} for f in flows}
-    seen = {f["id"]: set() for f in flows}
-    lat: List[int] = []
-    jitter, prev = 0.0, None
-    first_mism = ""
-    t0 = time.monotonic_ns()
-    deadline = t0 + int(a.duration * 1e9) if a.duration > 0 else None
-    idle = int(a.idle * 1e9) if a.idle > 0 else None
-    first = last = 0
-    last_rx = t0
-    while not _stop:
-        now = time.monotonic_ns()
-        if (deadline and now >= deadline) or (idle and now - last_rx > idle):
-            break
-        if a.expect and stats["unique"] + stats["dups"] >= a.expect:
-            break
-        r, _, _ = select.select([s], [], [], 0.02)
-        if not r:
-            continue
-        while True:
-            try:
-                frame = s.recv(65536)
-            except BlockingIOError:
-                break
-            t = time.monotonic_ns()
-            last_rx = last = t
-            first = first or t
-            stats["frames"] += 1
-            if not fmt.is_data(frame):
-                stats["other"] += 1
-                continue
-            if len(frame) < a.rx_quic_off + 1:
-                stats["bad_len"] += 1
-                stats["mismatches"] += 1
-                continue
-            conn = int.from_bytes(frame[a.rx_conn_off:a.rx_conn_off + a.rx_conn_size], "big")
-            pn = int.from_bytes(frame[a.rx_pn_off:a.rx_pn_off + 8], "big")
-            f = by_conn.get(conn)
-            if f is None:
-                stats["unknown_conn"] += 1
-                continue
-            q = a.rx_quic_off
-            poff = q + 1 + f["dcid_len"] + (frame[q] & 3) + 1
-            stats["checked"] += 1
-            payload = frame[poff:]
-            err = check_payload(payload, f["id"], pn)
-            if err is None:
-                ts = struct.unpack_from(">Q", payload, 16)[0]
-                if ts > t:
-                    err = "timestamp in the future"
-            if err:
-                key = ("bad_magic" if "magic" in err else "bad_meta" if "/" in err or "time" in err
-                       else "bad_fill" if "byte" in err else "bad_len")
-                stats[key] += 1
-                stats["mismatches"] += 1
-                per[f["id"]]["mismatches"] += 1
-                first_mism = first_mism or "flow %d conn %d pn %d: %s" % (f["id"], conn, pn, err)
-                continue
-            l_ns = t - ts
-            lat.append(l_ns)
-            if prev is not None:
-                jitter += (abs(l_ns - prev) - jitter) / 16.0
-            prev = l_ns
-            size = struct.unpack_from(">I", payload, 24)[0]
-            stats["bytes"] += size
-            per[f["id"]]["bytes"] += size
-            if pn in seen[f["id"]]:
-                stats["dups"] += 1
-                per[f["id"]]["dups"] += 1
-            else:
-                seen[f["id"]].add(pn)
-                stats["unique"] += 1
-                per[f["id"]]["received"] += 1
-    for f in flows:   # as the C tool: lowest/highest PN received, longest run missing
-        pns = sorted(seen[f["id"]])
-        per[f["id"]].update(pn_lowest=pns[0] if pns else -1, pn_highest=pns[-1] if pns else -1,
-                            max_gap=max([b - a - 1 for a, b in zip(pns, pns[1:])] or [0]))
-    out = dict(mode="recv", twin="python", **stats)
-    out.update(first_ns=first, last_ns=last, first_mismatch=first_mism,
-               latency_ns=latency_summary(lat), jitter_ns=jitter,
-               flows={str(k): v for k, v in per.items()})
-    return out
-
-
-def _tamper(frame: bytearray) -> bool:
-    """Flips the last UDP payload byte and repairs the UDP checksum (as the C tool)."""
-    off = 12
-    et = int.from_bytes(frame[off:off + 2], "big")
-    while et in (0x8100, 0x88A8):
-        off += 4
-        et = int.from_bytes(frame[off:off + 2], "big")
-    off += 2
-    if et == 0x0800 and len(frame) >= off + 20 and frame[off + 9] == 17:
-        u = off + (frame[off] & 15) * 4
-    elif et == 0x86DD and len(frame) >= off + 48 and frame[off + 6] == 17:
-        u = off + 40
-    else:
-        return False
-    ulen = int.from_bytes(frame[u + 4:u + 6], "big")
-    if ulen < 28 or u + ulen > len(frame):
-        return False
-    pos = u + ulen - 1
-    w = u + ((pos - u) & ~1)
-
-    def word():
-        return (frame[w] << 8) | (frame[w + 1] if w + 1 < u + ulen else 0)
-    old = word()
-    frame[pos] ^= 0x5A
-    new = word()
-    ck = int.from_bytes(frame[u + 6:u + 8], "big")
-    if ck or et == 0x86DD:
-        s = (~ck & 0xFFFF) + (~old & 0xFFFF) + new
-        while s >> 16:
-            s = (s & 0xFFFF) + (s >> 16)
-        nck = ~s & 0xFFFF or 0xFFFF
-        frame[u + 6:u + 8] = nck.to_bytes(2, "big")
-    return True
-
-
-def _udp_frame(frame) -> bool:
-    off = 12
-    et = int.from_bytes(frame[off:off + 2], "big")
-    while et in (0x8100, 0x88A8):
-        off += 4
-        et = int.from_bytes(frame[off:off + 2], "big")
-    off += 2
-    return ((et == 0x0800 and len(frame) >= off + 28 and frame[off + 9] == 17)
-            or (et == 0x86DD and len(frame) >= off + 48 and frame[off + 6] == 17))
-
-
-def _py_bridge(a) -> dict:
-    socks = [_raw_socket(a.a, ETH_P_ALL), _raw_socket(a.b, ETH_P_ALL)]
-    for s in socks:
-        s.setblocking(False)
-    st = {"fwd": [0, 0], "eligible": [0, 0], "tampered": [0, 0], "errors": 0}
-    tdir = [a.tamper_dir != "ba", a.tamper_dir != "ab"]
-    tmax = a.tamper_max if a.tamper_max is not None else float("inf")
-
-    def result(final):
-        return {"mode": "bridge", "final": final, "twin": "python",
-                "forwarded_ab": st["fwd"][0], "forwarded_ba": st["fwd"][1],
-                "eligible_ab": st["eligible"][0], "eligible_ba": st["eligible"][1],
-                "tampered_ab": st["tampered"][0], "tampered_ba": st["tampered"][1],
-                "tampered": sum(st["tampered"]), "errors": st["errors"]}
-
-    def write(final=False):
-        if a.stats:
-            tmp = a.stats + ".tmp"
-            with open(tmp, "w") as f:
-                json.dump(result(final), f)
-            os.replace(tmp, a.stats)
-    t0 = time.monotonic()
-    last_write = 0.0
-    write()
-    while not _stop and not (a.duration > 0 and time.monotonic() - t0 > a.duration):
-        if time.monotonic() - last_write > 0.1:
-            write()
-            last_write = time.monotonic()
-        r, _, _ = select.select(socks, [], [], 0.05)
-        for s in r:
-            d = socks.index(s)
-            for _ in range(64):
-                try:
-                    frame = bytearray(s.recv(65536))
-                except BlockingIOError:
-                    break
-                if _udp_frame(frame):
-                    st["eligible"][d] += 1
-                    if (a.tamper_every and tdir[d] and sum(st["tampered"]) < tmax
-                            and st["eligible"][d] % a.tamper_every == 0 and _tamper(frame)):
-                        st["tampered"][d] += 1
-                try:
-                    socks[1 - d].send(frame)
-                    st["fwd"][d] += 1
-                except OSError:
-                    st["errors"] += 1
-    write(True)
-    return result(True)
-
-
-def main(argv: Optional[List[str]] = None) -> int:
-    p = argparse.ArgumentParser(prog="python -m quicoff.traffic",
-                                description="Python twin of tools/qo_traffic.c")
-    p.add_argument("mode", choices=("send", "recv", "bridge"))
-    p.add_argument("--iface")
-    p.add_argument("--flows")
-    p.add_argument("--rate", type=float, default=0)
-    p.add_argument("--duration", type=float, default=0)
-    p.add_argument("--idle", type=float, default=0)
-    p.add_argument("--count", type=int, default=0)
-    p.add_argument("--expect", type=int, default=0)
-    p.add_argument("--size", type=int, default=64)
-    p.add_argument("--batch", type=int, default=32)
-    p.add_argument("--rx-ethertype", default="0x88b6")
-    p.add_argument("--rx-conn-off", type=int, default=14)
-    p.add_argument("--rx-conn-size", type=int, default=2)
-    p.add_argument("--rx-pn-off", type=int, default=16)
-    p.add_argument("--rx-quic-off", type=int, default=24)
-    p.add_argument("--rx-match-off", type=int, default=-1)
-    p.add_argument("--rx-match-val", default="0")
-    p.add_argument("--a")
-    p.add_argument("--b")
-    p.add_argument("--tamper-every", type=int, default=0)
-    p.add_argument("--tamper-max", type=int, default=None)
-    p.add_argument("--tamper-dir", default="both")
-    p.add_argument("--stats")
-    a = p.parse_args(argv)
-    signal.signal(signal.SIGINT, _on_signal)
-    signal.signal(signal.SIGTERM, _on_signal)
-    fn = {"send": _py_send, "recv": _py_recv, "bridge": _py_bridge}[a.mode]
-    print(json.dumps(fn(a)), flush=True)
-    return 0
-
-
-if __name__ == "__main__":
-    sys.exit(main())

@@ -21,6 +21,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Callable, Dict, Iterable, List, Optional, Sequence, Tuple
 
+from .checkout import repo_root
+
 SUITES = ("aes-128-gcm", "aes-256-gcm", "aes-128-ccm", "chacha20-poly1305")
 OPS = ("protect", "unprotect")
 DEFAULT_SIZES = ("seed002", "64", "128", "256", "512", "1024", "1400")
@@ -80,14 +82,13 @@ def rustls_skip_note(why: str) -> str:
 
 
 def source_root() -> Optional[Path]:
-    """The quicoff source tree (editable install), or $QUICOFF_SOURCE_DIR."""
-    env = os.environ.get("QUICOFF_SOURCE_DIR")
-    cands = [Path(env)] if env else []
-    cands.append(Path(__file__).resolve().parents[2])
-    for c in cands:
-        if (c / "bench" / "bench_protect.c").is_file() and (c / "meson.build").is_file():
-            return c
-    return None
+    """The quicoff checkout with the benchmarks' sources (checkout.repo_root,
+    $QUICOFF_SOURCE_DIR honoured), or None."""
+    try:
+        root = repo_root()
+    except FileNotFoundError:
+        return None
+    return root if (root / "bench" / "bench_protect.c").is_file() else None
 
 
 def size_info(tok: str) -> Dict:

@@ -36,6 +36,7 @@ from typing import Dict, List, Optional
 
 from . import testbed as tbm
 from . import traffic as tr
+from .checkout import repo_root
 
 SUITES4 = ("aes-128-gcm", "aes-256-gcm", "chacha20-poly1305", "aes-128-ccm")
 
@@ -57,8 +58,8 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
                    help="suites of the throughput sweep (default all four)")
     p.add_argument("--loads", type=_csv(float), default=None,
                    help="offered load steps as fractions of the measured maximum")
-    p.add_argument("--offload", choices=("auto", "dpdk", "standin"), default="auto",
-                   help="quicoff-dpdk (default when built) or the Python stand-in")
+    p.add_argument("--offload", choices=("auto", "dpdk"), default="auto",
+                   help="the offloads: quicoff-dpdk (the only one; 'auto' is the same)")
     p.add_argument("--protocol", choices=("v1", "compat"), default="v1")
     p.add_argument("--workers", type=int, default=1)
     p.add_argument("--io-mode", choices=("rtc", "pipeline"), default="rtc",
@@ -87,14 +88,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
 # building
 
 def _repo() -> str:
-    return tbm._repo_root()
+    return str(repo_root())
 
 
 def ensure_built(build_dir: str, log) -> None:
     """meson setup (if needed) + ninja: the library, tools/qo_traffic and,
     when its sources exist, apps/dpdk/quicoff-dpdk."""
     if not shutil.which("meson") or not shutil.which("ninja"):
-        log("meson/ninja not installed: using what is built (or the Python twins)")
+        log("meson/ninja not installed: using what is built")
         return
     repo = _repo()
     if not os.path.exists(os.path.join(build_dir, "build.ninja")):
@@ -200,7 +201,7 @@ class Demo:
         # the key update of the check runs on a connection of its own, in v1
         self.ku_proto = self.proto if self.proto.key_updates else tr.V1Protocol()
         self.flow_proto: Dict[int, tr.HostProtocol] = {}
-        self.tool = tr.traffic_tool(args.build_dir)
+        self.tool: List[str] = []     # tools/qo_traffic, found once it is built (run)
         self.flows: List[tr.Flow] = []
         self.pn_next: Dict[int, int] = {}
         self.rx_high: Dict[int, int] = {}     # highest PN host B (A) received, per flow
@@ -457,7 +458,11 @@ class Demo:
         if not a.no_build:
             prog.step(0, "building")
             ensure_built(build_dir, self.log)
-        self.tool = tr.traffic_tool(build_dir)
+        try:
+            self.tool = tr.traffic_tool(build_dir)
+        except FileNotFoundError as e:
+            self.log("demo: %s" % e)
+            return 2
         res = self.results
         res.update(started=time.strftime("%Y-%m-%dT%H:%M:%S"), quick=quick, step_seconds=dur,
                    protocol=self.proto.name, traffic_tool=" ".join(self.tool))
@@ -475,9 +480,6 @@ class Demo:
                 res["testbed"] = tb.describe()
                 res["offload"] = tb.offload_kind
                 self.log(tb.describe())
-                if tb.offload_kind == "standin":
-                    self.log("NOTE: quicoff-dpdk is not built; the Python STAND-IN offload runs "
-                             "(same library, ~100x slower). Build apps/dpdk for real figures.")
                 self.make_flows(suites)
                 prog.step(0, "installing %d entries" % (2 * len(self.flows)))
                 acks = self.install(tb, self.flows)
