@@ -350,6 +350,8 @@ QO_STAGE void rx_parse(const struct quicoff_table *t, struct quicoff_pkt *p,
     s->c = NULL;
     s->st = qo_parse_header(p->data, p->len, p->offset, t->local_cid_len, &s->h);
     r->packet_end = s->h.end;
+    r->dcid_off = s->h.dcid_off; /* 0/0 unless the DCID is inside the buffer */
+    r->dcid_len = s->h.dcid_len;
     r->level = s->h.level;
     r->flags = s->h.is_long ? QUICOFF_FLAG_LONG_HEADER : 0;
     if (s->st != QUICOFF_OK)
@@ -372,6 +374,7 @@ QO_STAGE void rx_lookup(const struct quicoff_table *t, struct quicoff_pkt *p,
         return;
     }
     r->conn = qo_handle(s->c);
+    r->user = s->ks->user;
     /* Only now is the packet identified, so only now can a clear fixed bit
      * be judged: allowed when the host advertised grease_quic_bit (RFC 9287
      * §3) for this connection, else malformed as RFC 9000 §17 has it
@@ -609,6 +612,7 @@ QO_STAGE void tx_resolve(const struct quicoff_table *t, struct quicoff_pkt *p,
             atomic_load_explicit(&c->handle_gen, memory_order_relaxed) == (uint32_t)(p->conn >> 32)) {
             s->c = c;
             s->ks = ks;
+            r->user = ks->user;
             __builtin_prefetch(ks);
             __builtin_prefetch(&c->cur_gen);
             return;
@@ -632,6 +636,8 @@ QO_STAGE void tx_prepare(struct quicoff_pkt *p, struct quicoff_result *r, struct
     }
     uint32_t end = p->len + QUICOFF_TAG_LEN;
     s->st = qo_parse_header(d, end, p->offset, ks->dcid_len, h);
+    r->dcid_off = h->dcid_off;
+    r->dcid_len = h->dcid_len;
     r->level = h->level;
     r->flags = h->is_long ? QUICOFF_FLAG_LONG_HEADER : 0;
     if (s->st != QUICOFF_OK)
@@ -960,24 +966,71 @@ static bool all_zero(const uint8_t *p, uint32_t n)
     return true;
 }
 
+/*
+ * Coalesced packets (RFC 9000 §12.2) of many datagrams, in rounds: round r
+ * unprotects the r-th packet of every datagram still going as one chunk, so
+ * datagrams of one packet each (the usual 1-RTT case) cost one burst. Groups
+ * of QO_CHUNK datagrams keep the per-datagram state on the stack.
+ */
+unsigned quicoff_unprotect_datagrams(struct quicoff_worker *w, struct quicoff_datagram *dgs,
+                                     unsigned n, unsigned flags)
+{
+    bool stop_at_failure = flags & QUICOFF_DATAGRAM_STOP_AT_FAILURE;
+    unsigned ok = 0;
+    qo_worker_enter(w);
+    for (unsigned base = 0; base < n; base += QO_CHUNK) {
+        struct quicoff_datagram *d = dgs + base;
+        unsigned m = n - base < QO_CHUNK ? n - base : QO_CHUNK, cnt = 0;
+        uint32_t next_off[QO_CHUNK];
+        uint8_t todo[QO_CHUNK]; /* datagrams (index in d) with a packet in this round */
+        for (unsigned i = 0; i < m; i++) {
+            d[i].n_results = 0;
+            d[i].n_ok = 0;
+            next_off[i] = 0;
+            if (d[i].len > 0 && d[i].max_results > 0 && d[i].res)
+                todo[cnt++] = (uint8_t)i;
+        }
+        while (cnt) {
+            struct quicoff_pkt pkts[QO_CHUNK];
+            struct quicoff_result res[QO_CHUNK];
+            for (unsigned j = 0; j < cnt; j++) {
+                const struct quicoff_datagram *g = &d[todo[j]];
+                pkts[j] = (struct quicoff_pkt){.data = g->data, .len = g->len, .cap = g->len,
+                                               .offset = next_off[todo[j]],
+                                               .local_addr = g->local_addr};
+            }
+            unprotect_chunk(w, pkts, res, cnt);
+            unsigned more = 0;
+            for (unsigned j = 0; j < cnt; j++) {
+                unsigned i = todo[j];
+                struct quicoff_datagram *g = &d[i];
+                g->res[g->n_results++] = res[j];
+                bool good = quicoff_status_ok(res[j].status);
+                g->n_ok += good;
+                ok += good;
+                uint32_t end = res[j].packet_end;
+                /* Zero bytes after the last packet are padding (§12.2); an
+                 * extent that is unknown (malformed, unsupported) ends the walk. */
+                if ((stop_at_failure && !good) || end <= next_off[i] || end >= g->len ||
+                    g->n_results == g->max_results || all_zero(g->data + end, g->len - end))
+                    continue;
+                next_off[i] = end;
+                todo[more++] = (uint8_t)i;
+            }
+            cnt = more;
+        }
+    }
+    qo_worker_exit(w);
+    return ok;
+}
+
 unsigned quicoff_unprotect_datagram(struct quicoff_worker *w, uint8_t *data, uint32_t len,
                                     const struct quicoff_addr *local_addr,
                                     struct quicoff_result *res, unsigned max_results)
 {
-    unsigned n = 0;
-    uint32_t off = 0;
-    while (off < len && n < max_results) {
-        /* Zero bytes after the last packet are padding (RFC 9000 §12.2). */
-        if (n > 0 && all_zero(data + off, len - off))
-            break;
-        struct quicoff_pkt p = {.data = data, .len = len, .cap = len, .offset = off,
-                                .local_addr = local_addr};
-        quicoff_unprotect_burst(w, &p, &res[n], 1);
-        uint32_t end = res[n].packet_end;
-        n++;
-        if (end <= off || end > len)
-            break; /* extent unknown (malformed, unsupported): stop here */
-        off = end;
-    }
-    return n;
+    struct quicoff_datagram d = {.data = data, .len = len, .local_addr = local_addr, .res = res,
+                                 .max_results = max_results > UINT16_MAX ? UINT16_MAX
+                                                                         : (uint16_t)max_results};
+    quicoff_unprotect_datagrams(w, &d, 1, 0);
+    return d.n_results;
 }

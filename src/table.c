@@ -602,6 +602,7 @@ static quicoff_status_t build_keyset(struct quicoff_table *t, const struct quico
     ks->grease_quic_bit = cfg->grease_quic_bit;
     ks->version = version;
     ks->path_id = cfg->path_id;
+    ks->user = cfg->user;
     ks->dcid_len = cfg->dcid_len;
     memcpy(ks->dcid, cfg->dcid, cfg->dcid_len);
     if (cfg->dcid_len == 0)
@@ -803,8 +804,10 @@ quicoff_status_t quicoff_conn_update(struct quicoff_table *t, quicoff_conn_t h,
         st = QUICOFF_INVALID_ARGUMENT;
         goto unlock;
     }
+    /* What lives in the keyset (immutable once published) needs a new copy. */
     bool new_keys = u->what & (QUICOFF_UPDATE_KEYS | QUICOFF_UPDATE_DROP_OLD |
-                               QUICOFF_UPDATE_FAIL_ACTION | QUICOFF_UPDATE_THRESHOLD);
+                               QUICOFF_UPDATE_FAIL_ACTION | QUICOFF_UPDATE_THRESHOLD |
+                               QUICOFF_UPDATE_USER);
     struct qo_keyset *ks = old;
     if (new_keys) {
         ks = keyset_clone(t, old);
@@ -839,6 +842,8 @@ quicoff_status_t quicoff_conn_update(struct quicoff_table *t, quicoff_conn_t h,
             ks->fail_action = (uint8_t)u->fail_action;
         if (u->what & QUICOFF_UPDATE_THRESHOLD)
             ks->threshold = u->usage_threshold ? u->usage_threshold : default_threshold(ks);
+        if (u->what & QUICOFF_UPDATE_USER)
+            ks->user = u->user;
     }
     if (u->what & QUICOFF_UPDATE_ROLL) {
         struct qo_keyslot *n = &ks->phase[(cur + 1) & 1];
@@ -921,6 +926,17 @@ quicoff_conn_t quicoff_conn_find(struct quicoff_table *t, quicoff_level_t level,
     quicoff_conn_t h = c ? qo_handle(c) : QUICOFF_CONN_INVALID;
     pthread_mutex_unlock(&t->lock);
     return h;
+}
+
+void *quicoff_conn_user(struct quicoff_table *t, quicoff_conn_t h)
+{
+    if (!t)
+        return NULL;
+    pthread_mutex_lock(&t->lock); /* keeps the keyset alive while we look */
+    struct qo_keyset *ks;
+    void *user = conn_of(t, h, &ks) ? ks->user : NULL;
+    pthread_mutex_unlock(&t->lock);
+    return user;
 }
 
 size_t quicoff_table_reclaim(struct quicoff_table *t)

@@ -46,6 +46,7 @@ struct qo_keyset {
     uint32_t path_id;
     uint32_t hash;
     uint32_t state_gen; /* the slot's state_gen this keyset may write the state under */
+    void *user;         /* quicoff_conn_config.user, returned in every result */
     uint8_t dcid[QUICOFF_MAX_CID_LEN];
     struct quicoff_addr addr;
     /* limits (RFC 9001 §6.6) and the caller's threshold */
