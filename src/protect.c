@@ -5,6 +5,7 @@
  * phases; §6.6: usage limits). Nothing here allocates, locks, logs or aborts:
  * every outcome is a status in the packet's result and a counter.
  */
+#include "index.h"
 #include "parse.h"
 #include "table.h"
 

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Connection table internals, shared by table.c (control path) and
- * protect.c (data path).
+ * Connection table internals, shared by table.c, index.c, keyset.c,
+ * stats.c, worker.c (control path) and protect.c (data path).
  *
  * - qo_keyset: everything immutable about an entry (lookup key, suite,
  *   keys and their pre-keyed crypto contexts). Never changed once published:
@@ -149,25 +149,6 @@ struct quicoff_table {
                           memory_order_relaxed)
 #define QO_GET(field) atomic_load_explicit(&(field), memory_order_relaxed)
 
-uint32_t qo_table_hash(const struct quicoff_table *t, uint8_t level, const uint8_t *dcid,
-                       size_t dcid_len, const struct quicoff_addr *addr);
-/* Data-path lookup of an RX entry; returns the slot or NULL, and its keyset. */
-struct qo_conn *qo_table_lookup(const struct quicoff_table *t, uint8_t level,
-                                const uint8_t *dcid, size_t dcid_len,
-                                const struct quicoff_addr *addr, struct qo_keyset **ks_out);
-
-/* The same in two steps, so a burst can prefetch every packet's index cell
- * (qo_table_prefetch) before it probes any. */
-struct qo_conn *qo_table_lookup_hashed(const struct quicoff_table *t, uint32_t hash,
-                                       uint8_t level, const uint8_t *dcid, size_t dcid_len,
-                                       const struct quicoff_addr *addr, struct qo_keyset **ks_out);
-
-static inline void qo_table_prefetch(const struct quicoff_table *t, uint32_t hash)
-{
-    const struct qo_index *ix = atomic_load_explicit(&t->index, memory_order_relaxed);
-    __builtin_prefetch(&ix->cells[hash & ix->mask]);
-}
-
 /* Worker read-side section (epoch.h), nesting-aware: see quicoff_worker.open. */
 static inline void qo_worker_enter(struct quicoff_worker *w)
 {
@@ -179,6 +160,28 @@ static inline void qo_worker_exit(struct quicoff_worker *w)
 {
     if (--w->open == 0)
         qo_epoch_exit(&w->announce);
+}
+
+/* The slot of a live handle, and its keyset; NULL for a handle of a removed
+ * (or never added) entry. The caller holds the table mutex or is inside a
+ * worker's read-side section, so the keyset stays valid while used. */
+static inline struct qo_conn *qo_conn_of(const struct quicoff_table *t, quicoff_conn_t h,
+                                         struct qo_keyset **ks)
+{
+    uint32_t slot = (uint32_t)h;
+    if (slot >= t->capacity)
+        return NULL;
+    struct qo_conn *c = &t->conns[slot];
+    *ks = atomic_load_explicit(&c->ks, memory_order_acquire);
+    if (!*ks || atomic_load_explicit(&c->handle_gen, memory_order_relaxed) != (uint32_t)(h >> 32))
+        return NULL;
+    return c;
+}
+
+/* Sizes of cache-line-aligned allocations. */
+static inline size_t qo_round_up(size_t n)
+{
+    return (n + QO_CACHE_LINE - 1) & ~(size_t)(QO_CACHE_LINE - 1);
 }
 
 static inline quicoff_conn_t qo_handle(const struct qo_conn *c)

@@ -10,7 +10,7 @@
  * 1,000,000 entries with removal and re-adding (index rebuild), and the three
  * nonce layouts checked against an independent AES-GCM computation.
  */
-#include "table.h"
+#include "index.h"
 #include "test_packets.h"
 #include "test_util.h"
 
