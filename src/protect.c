@@ -613,7 +613,6 @@ QO_STAGE void tx_resolve(const struct quicoff_table *t, struct quicoff_pkt *p,
             atomic_load_explicit(&c->handle_gen, memory_order_relaxed) == (uint32_t)(p->conn >> 32)) {
             s->c = c;
             s->ks = ks;
-            r->user = ks->user;
             __builtin_prefetch(ks);
             __builtin_prefetch(&c->cur_gen);
             return;
@@ -637,6 +636,7 @@ QO_STAGE void tx_prepare(struct quicoff_pkt *p, struct quicoff_result *r, struct
     }
     uint32_t end = p->len + QUICOFF_TAG_LEN;
     s->st = qo_parse_header(d, end, p->offset, ks->dcid_len, h);
+    r->user = ks->user; /* here, not in tx_resolve: stage 1 only prefetches ks */
     r->dcid_off = h->dcid_off;
     r->dcid_len = h->dcid_len;
     r->level = h->level;
