@@ -847,7 +847,7 @@ static void job_fill(struct quicoff_aead_job *j, const struct quicoff_pkt *p,
     j->key_id = m->id;
     j->key_user = m->user;
     j->key = ks->phase[kp].key;
-    j->key_len = (uint8_t)ks->aead->key_len;
+    j->key_len = qo_suites[ks->suite].key_len;
     j->suite = ks->suite;
     j->pending = 1;
     j->decrypt = decrypt;
