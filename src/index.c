@@ -54,8 +54,7 @@ uint32_t qo_table_hash(const struct quicoff_table *t, uint8_t level, const uint8
         /* only the bytes key_matches() compares: an IPv4 lookup must not
          * depend on whatever the caller left in ip[4..15] */
         memcpy(buf + 1, addr->ip, addr->family == 4 ? 4 : 16);
-        buf[17] = (uint8_t)(addr->port >> 8);
-        buf[18] = (uint8_t)addr->port;
+        qo_store_be16(buf + 17, addr->port);
         key = buf;
         n = 19;
     }

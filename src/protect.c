@@ -7,6 +7,7 @@
  */
 #include "index.h"
 #include "parse.h"
+#include "qo_bytes.h"
 #include "table.h"
 
 #include <string.h>
@@ -17,31 +18,6 @@
  * calls: forced inline, so each burst function compiles to the code it had
  * when it was their only caller. */
 #define QO_STAGE static inline __attribute__((always_inline))
-
-/* Big-endian words (compilers turn these into one load or store + bswap). */
-static inline uint32_t load_be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline void store_be32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-static inline uint64_t load_be64(const uint8_t *p)
-{
-    return (uint64_t)load_be32(p) << 32 | load_be32(p + 4);
-}
-
-static inline void store_be64(uint8_t *p, uint64_t v)
-{
-    store_be32(p, (uint32_t)(v >> 32));
-    store_be32(p + 4, (uint32_t)v);
-}
 
 /* nonce = IV ^ (path part in bytes 0..3 | packet number, 64-bit big-endian, in 4..11) */
 static inline void build_nonce(uint8_t nonce[QUICOFF_IV_LEN], const struct qo_keyset *ks,
@@ -54,8 +30,8 @@ static inline void build_nonce(uint8_t nonce[QUICOFF_IV_LEN], const struct qo_ke
         /* listing 4.5: htonl() then shifted out high byte first on a
          * little-endian CPU, so the path ID lands byte-reversed */
         head = (path & 0xff) << 24 | (path & 0xff00) << 8 | (path >> 8 & 0xff00) | path >> 24;
-    store_be32(nonce, load_be32(iv) ^ head);
-    store_be64(nonce + 4, load_be64(iv + 4) ^ pn);
+    qo_store_be32(nonce, qo_load_be32(iv) ^ head);
+    qo_store_be64(nonce + 4, qo_load_be64(iv + 4) ^ pn);
 }
 
 /*
@@ -66,12 +42,12 @@ static inline void build_nonce(uint8_t nonce[QUICOFF_IV_LEN], const struct qo_ke
  */
 static inline uint32_t pn_mask(const uint8_t mask[5], unsigned pn_len)
 {
-    return load_be32(mask + 1) & (UINT32_C(0xffffffff) << (8 * (4 - pn_len)));
+    return qo_load_be32(mask + 1) & (UINT32_C(0xffffffff) << (8 * (4 - pn_len)));
 }
 
 static inline void xor_pn_field(uint8_t *field, uint32_t m)
 {
-    store_be32(field, load_be32(field) ^ m);
+    qo_store_be32(field, qo_load_be32(field) ^ m);
 }
 
 static inline uint8_t first_byte_mask(const struct qo_header *h)
@@ -420,7 +396,7 @@ QO_STAGE void rx_unmask(struct quicoff_pkt *p, struct quicoff_result *r, struct 
     uint8_t first = d[p->offset] ^ (s->mask[0] & first_byte_mask(h));
     unsigned pn_len = (first & 3) + 1;
     uint32_t m = pn_mask(s->mask, pn_len);
-    uint64_t truncated = (load_be32(d + h->pn_off) ^ m) >> (8 * (4 - pn_len));
+    uint64_t truncated = (qo_load_be32(d + h->pn_off) ^ m) >> (8 * (4 - pn_len));
     s->largest = QO_GET(s->c->largest_pn);
     uint64_t pn = quicoff_pn_decode(s->largest, truncated, pn_len * 8);
 
@@ -658,7 +634,7 @@ QO_STAGE void tx_prepare(struct quicoff_pkt *p, struct quicoff_result *r, struct
         s->st = QUICOFF_MALFORMED;
         return;
     }
-    uint64_t encoded = load_be32(d + h->pn_off) >> (8 * (4 - pn_len));
+    uint64_t encoded = qo_load_be32(d + h->pn_off) >> (8 * (4 - pn_len));
     if (encoded != (p->pn & ((UINT64_C(1) << (8 * pn_len)) - 1))) {
         s->st = QUICOFF_MALFORMED;
         return;
