@@ -26,10 +26,10 @@ static inline void build_nonce(uint8_t nonce[QUICOFF_IV_LEN], const struct qo_ke
     uint32_t path = ks->path_id, head = 0; /* bytes 0..3, big-endian */
     if (ks->nonce_layout == QUICOFF_NONCE_MULTIPATH)
         head = path;
-    else if (ks->nonce_layout == QUICOFF_NONCE_SEED000)
-        /* listing 4.5: htonl() then shifted out high byte first on a
-         * little-endian CPU, so the path ID lands byte-reversed */
-        head = (path & 0xff) << 24 | (path & 0xff00) << 8 | (path >> 8 & 0xff00) | path >> 24;
+    else if (ks->nonce_layout == QUICOFF_NONCE_MULTIPATH_PATH_ID_LE)
+        /* htonl() then shifted out high byte first on a little-endian CPU:
+         * the path ID lands byte-reversed */
+        head = __builtin_bswap32(path);
     qo_store_be32(nonce, qo_load_be32(iv) ^ head);
     qo_store_be64(nonce + 4, qo_load_be64(iv + 4) ^ pn);
 }

@@ -110,9 +110,12 @@ typedef enum quicoff_nonce_layout {
     /** draft-ietf-quic-multipath-19 (RFC 10069) §2.4 nonce: IV ^ (path ID as 32-bit
      *  big-endian || PN as 64-bit big-endian). */
     QUICOFF_NONCE_MULTIPATH = 1,
-    /** Seed 000 (listing 4.5) as it runs on its little-endian DPU: the path ID's
-     *  four bytes in reversed (little-endian) order, then PN big-endian. */
-    QUICOFF_NONCE_SEED000 = 2,
+    /** The multipath nonce with the path ID's four bytes in reversed
+     *  (little-endian) order, then PN big-endian: what a DPDK offload of
+     *  draft-ietf-quic-multipath-01 put on the wire (htonl() then bytes shifted
+     *  out high first on a little-endian CPU). Equal to the others for path 0.
+     *  docs/design.md, "Nonces and multipath". */
+    QUICOFF_NONCE_MULTIPATH_PATH_ID_LE = 2,
 } quicoff_nonce_layout_t;
 
 /** What the data plane does with a packet that fails authentication. */

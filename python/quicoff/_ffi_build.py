@@ -68,7 +68,7 @@ typedef enum quicoff_level {
 } quicoff_level_t;
 
 typedef enum quicoff_nonce_layout {
-    QUICOFF_NONCE_RFC9001, QUICOFF_NONCE_MULTIPATH, QUICOFF_NONCE_SEED000, ...
+    QUICOFF_NONCE_RFC9001, QUICOFF_NONCE_MULTIPATH, QUICOFF_NONCE_MULTIPATH_PATH_ID_LE, ...
 } quicoff_nonce_layout_t;
 
 typedef enum quicoff_fail_action {

@@ -1422,7 +1422,7 @@ static int gcm_seal(const uint8_t *key, const uint8_t nonce[12], const uint8_t *
 
 static void test_nonce_layouts(void)
 {
-    static const char *const names[3] = {"RFC9001", "MULTIPATH", "SEED000"};
+    static const char *const names[3] = {"RFC9001", "MULTIPATH", "MULTIPATH_PATH_ID_LE"};
     static const uint32_t paths[2] = {7, 0x01020304};
     struct quicoff_table *t = table_new(16, 8);
     struct quicoff_worker *w = quicoff_worker_create(t);
@@ -1453,7 +1453,7 @@ static void test_nonce_layouts(void)
             if (L == QUICOFF_NONCE_MULTIPATH) {
                 pad[0] = (uint8_t)(path >> 24), pad[1] = (uint8_t)(path >> 16);
                 pad[2] = (uint8_t)(path >> 8), pad[3] = (uint8_t)path;
-            } else if (L == QUICOFF_NONCE_SEED000) {
+            } else if (L == QUICOFF_NONCE_MULTIPATH_PATH_ID_LE) {
                 pad[0] = (uint8_t)path, pad[1] = (uint8_t)(path >> 8);
                 pad[2] = (uint8_t)(path >> 16), pad[3] = (uint8_t)(path >> 24);
             }
