@@ -59,7 +59,7 @@ static inline void result_init(struct quicoff_result *r, const struct quicoff_pk
 {
     memset(r, 0, sizeof(*r));
     r->hdr_off = p->offset;
-    r->packet_end = p->len;
+    r->packet_end = p->end;
     r->conn = QUICOFF_CONN_INVALID;
 }
 
@@ -78,14 +78,14 @@ struct tally {
  * or counters (its short PNs would decode against the old PN space and fail,
  * its keys be out of phase). NULL: counted on the worker only. Checked right
  * before the writes (docs/design.md, "Replacing an entry"). */
-static inline struct qo_conn *state_of(struct qo_conn *c, const struct qo_keyset *ks)
+static inline struct qo_slot *state_of(struct qo_slot *c, const struct qo_keyset *ks)
 {
     return c && atomic_load_explicit(&c->state_gen, memory_order_acquire) == ks->state_gen ? c
                                                                                           : NULL;
 }
 
 /* Counts a failed outcome in the worker (and connection, if known). */
-static void count_failure(struct quicoff_worker *w, struct qo_conn *c, quicoff_status_t st)
+static void count_failure(struct quicoff_worker *w, struct qo_slot *c, quicoff_status_t st)
 {
     switch (st) {
     case QUICOFF_UNKNOWN_CONNECTION:
@@ -302,7 +302,7 @@ static void aead_run(struct aead_batch *b, bool seal, uint8_t *scratch, void *ws
 /* Per-packet state carried between the stages of one chunk. */
 struct rx_state {
     struct qo_header h;
-    struct qo_conn *c;
+    struct qo_slot *c;
     struct qo_keyset *ks;
     const struct qo_keyslot *slot;
     uint32_t hash;
@@ -325,7 +325,7 @@ QO_STAGE void rx_parse(const struct quicoff_table *t, struct quicoff_pkt *p,
 {
     result_init(r, p);
     s->c = NULL;
-    s->st = qo_parse_header(p->data, p->len, p->offset, t->local_cid_len, &s->h);
+    s->st = qo_parse_header(p->data, p->end, p->offset, t->local_cid_len, &s->h);
     r->packet_end = s->h.end;
     r->dcid_off = s->h.dcid_off; /* 0/0 unless the DCID is inside the buffer */
     r->dcid_len = s->h.dcid_len;
@@ -457,7 +457,7 @@ QO_STAGE void rx_outcome(struct quicoff_worker *w, struct quicoff_pkt *p,
     uint8_t *d = p->data;
     const struct qo_header *h = &s->h;
     struct qo_keyset *ks = s->ks;
-    struct qo_conn *c = state_of(s->c, ks); /* NULL: overtaken by a replace */
+    struct qo_slot *c = state_of(s->c, ks); /* NULL: overtaken by a replace */
     unsigned pn_len = r->pn_len, kp = r->key_phase;
     uint64_t pn = r->pn;
     uint32_t payload_off = h->pn_off + pn_len;
@@ -563,7 +563,7 @@ static void unprotect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
 
 struct tx_state {
     struct qo_header h;
-    struct qo_conn *c;
+    struct qo_slot *c;
     struct qo_keyset *ks;
     const struct qo_keyslot *slot;
     quicoff_status_t st;
@@ -583,7 +583,7 @@ QO_STAGE void tx_resolve(const struct quicoff_table *t, struct quicoff_pkt *p,
     s->st = QUICOFF_OK;
     uint32_t slot_index = (uint32_t)p->conn;
     if (slot_index < t->capacity) {
-        struct qo_conn *c = &t->conns[slot_index];
+        struct qo_slot *c = &t->slots[slot_index];
         struct qo_keyset *ks = atomic_load_explicit(&c->ks, memory_order_acquire);
         if (ks && ks->direction == QUICOFF_DIR_TX &&
             atomic_load_explicit(&c->handle_gen, memory_order_relaxed) == (uint32_t)(p->conn >> 32)) {
@@ -606,11 +606,11 @@ QO_STAGE void tx_prepare(struct quicoff_pkt *p, struct quicoff_result *r, struct
     uint8_t *d = p->data;
     struct qo_keyset *ks = s->ks;
     struct qo_header *h = &s->h;
-    if (p->offset >= p->len || p->len > p->cap || p->cap - p->len < QUICOFF_TAG_LEN) {
-        s->st = p->offset >= p->len ? QUICOFF_MALFORMED : QUICOFF_NO_SPACE;
+    if (p->offset >= p->end || p->end > p->cap || p->cap - p->end < QUICOFF_TAG_LEN) {
+        s->st = p->offset >= p->end ? QUICOFF_MALFORMED : QUICOFF_NO_SPACE;
         return;
     }
-    uint32_t end = p->len + QUICOFF_TAG_LEN;
+    uint32_t end = p->end + QUICOFF_TAG_LEN;
     s->st = qo_parse_header(d, end, p->offset, ks->dcid_len, h);
     r->user = ks->user; /* here, not in tx_resolve: stage 1 only prefetches ks */
     r->dcid_off = h->dcid_off;
@@ -629,7 +629,7 @@ QO_STAGE void tx_prepare(struct quicoff_pkt *p, struct quicoff_result *r, struct
     /* A long header's Length must already count PN, payload and tag; the
      * packet must be long enough for the header-protection sample (the host
      * pads, §5.4.2); the header's PN bytes must encode pn. */
-    if (h->level != ks->level || h->end != end || (uint64_t)h->pn_off + pn_len > p->len ||
+    if (h->level != ks->level || h->end != end || (uint64_t)h->pn_off + pn_len > p->end ||
         (uint64_t)h->pn_off + 4 + QUICOFF_SAMPLE_LEN > end || p->pn > PN_MAX) {
         s->st = QUICOFF_MALFORMED;
         return;
@@ -659,7 +659,7 @@ QO_STAGE void tx_prepare(struct quicoff_pkt *p, struct quicoff_result *r, struct
         return;
     }
     /* Count it now: a later packet of this chunk with the same key sees it. */
-    struct qo_conn *c = state_of(s->c, ks); /* NULL: overtaken by a replace */
+    struct qo_slot *c = state_of(s->c, ks); /* NULL: overtaken by a replace */
     if (s->next && c) {
         atomic_store_explicit(&c->key_packets[kp], 0, memory_order_relaxed);
         atomic_store_explicit(&c->cur_gen, cur + 1, memory_order_release);
@@ -680,8 +680,8 @@ QO_STAGE void tx_aead_op(const struct quicoff_pkt *p, const struct quicoff_resul
                          .aad = d + p->offset,
                          .aad_len = payload_off - p->offset,
                          .data = d + payload_off,
-                         .len = p->len - payload_off,
-                         .tag = d + p->len};
+                         .len = p->end - payload_off,
+                         .tag = d + p->end};
     build_nonce(op->nonce, s->ks, s->slot->iv, p->pn);
 }
 
@@ -697,7 +697,7 @@ QO_STAGE void tx_finish(struct quicoff_worker *w, struct quicoff_pkt *p,
     }
     uint8_t *d = p->data;
     struct qo_keyset *ks = s->ks;
-    struct qo_conn *c = state_of(s->c, ks); /* NULL: overtaken by a replace */
+    struct qo_slot *c = state_of(s->c, ks); /* NULL: overtaken by a replace */
     const struct qo_header *h = &s->h;
     unsigned pn_len = r->pn_len;
     const uint8_t *mask = s->mask;
@@ -705,7 +705,7 @@ QO_STAGE void tx_finish(struct quicoff_worker *w, struct quicoff_pkt *p,
     xor_pn_field(d + h->pn_off, pn_mask(mask, pn_len));
 
     uint32_t payload_off = h->pn_off + pn_len;
-    uint32_t payload_len = p->len - payload_off;
+    uint32_t payload_len = p->end - payload_off;
     if (s->next) {
         if (c)
             QO_ADD(c->key_updates, 1);
@@ -723,7 +723,7 @@ QO_STAGE void tx_finish(struct quicoff_worker *w, struct quicoff_pkt *p,
     ok->bytes += payload_len;
     r->payload_off = payload_off;
     r->payload_len = payload_len;
-    r->packet_end = p->len + QUICOFF_TAG_LEN;
+    r->packet_end = p->end + QUICOFF_TAG_LEN;
     if (s->used + 1 >= ks->threshold) {
         QO_ADD(w->c.usage_limit_reached, 1);
         r->status = QUICOFF_USAGE_LIMIT_REACHED;
@@ -972,7 +972,7 @@ unsigned quicoff_unprotect_datagrams(struct quicoff_worker *w, struct quicoff_da
             struct quicoff_result res[QO_CHUNK];
             for (unsigned j = 0; j < cnt; j++) {
                 const struct quicoff_datagram *g = &d[todo[j]];
-                pkts[j] = (struct quicoff_pkt){.data = g->data, .len = g->len, .cap = g->len,
+                pkts[j] = (struct quicoff_pkt){.data = g->data, .end = g->len, .cap = g->len,
                                                .offset = next_off[todo[j]],
                                                .local_addr = g->local_addr};
             }

@@ -761,7 +761,7 @@ class Engine:
             for i, (b, ln, h, pn) in enumerate(bufs):
                 p = pkts[i]
                 p.data = views[i]
-                p.len = ln
+                p.end = ln
                 p.cap = len(b)
                 p.offset = 0
                 p.conn = h
@@ -823,7 +823,7 @@ class Engine:
             for i in range(n):
                 p = pkts[i]
                 p.data = views[i]
-                p.len = len(items[i])
+                p.end = len(items[i])
                 p.cap = len(items[i])
                 p.offset = 0
                 p.conn = CONN_INVALID

@@ -212,7 +212,7 @@ void quicoff_worker_destroy(struct quicoff_worker *w);
 
 struct quicoff_pkt {
     uint8_t *data;
-    uint32_t len;
+    uint32_t end;
     uint32_t cap;
     uint32_t offset;
     quicoff_conn_t conn;

@@ -1091,7 +1091,7 @@ static void test_tx_threshold(void)
           "4th packet: %s", S(r.status));
     unsigned ok_count = 0;
     {
-        struct quicoff_pkt pk = {.data = p.b, .len = p.len - 16, .cap = p.len, .conn = tx,
+        struct quicoff_pkt pk = {.data = p.b, .end = p.len - 16, .cap = p.len, .conn = tx,
                                  .pn = 4};
         uint8_t payload[PAYLOAD_LEN];
         payload_for(4, payload);
@@ -1219,7 +1219,7 @@ static void test_ccm_hard_limit(void)
             b[3] = (uint8_t)(v >> 8);
             b[4] = (uint8_t)v;
             b[5] = 0x01; /* PING */
-            pk[i] = (struct quicoff_pkt){.data = b, .len = 6, .cap = 22, .conn = tx, .pn = pn + i};
+            pk[i] = (struct quicoff_pkt){.data = b, .end = 6, .cap = 22, .conn = tx, .pn = pn + i};
         }
         quicoff_protect_burst(w, pk, res, n);
         for (unsigned i = 0; i < n; i++) {
