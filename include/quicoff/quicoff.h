@@ -15,8 +15,8 @@
  *  - Data calls (quicoff_*_burst, quicoff_unprotect_datagrams, and the
  *    split quicoff_*_prepare / quicoff_*_complete for an AEAD done by the
  *    caller) take a quicoff_worker; a worker belongs to exactly one
- *    thread.  They take no
- *    lock, never allocate, log or abort, and never see a half-written entry
+ *    thread.  They take no lock, never allocate, log or abort, and never
+ *    see a half-written entry
  *    (entries are replaced by copy and pointer swap; the old copy is zeroed
  *    and freed after every worker has left the burst, or prepare..complete
  *    window, that could have seen it: epoch-based reclamation).
