@@ -1,10 +1,13 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * QUIC header parsing (RFC 9000 §17.2, §17.3; RFC 9369 §3.2 for v2 long
- * header types). Every read is bounds-checked against the buffer: packet
- * bytes come from the network.
+ * header types), for the data path and, as quicoff_peek_header, for callers
+ * that steer packets: one parser. Every read is bounds-checked against the
+ * buffer: packet bytes come from the network.
  */
 #include "parse.h"
+
+#include "qo_bytes.h"
 
 unsigned qo_varint_read(const uint8_t *p, const uint8_t *end, uint64_t *v)
 {
@@ -54,32 +57,40 @@ quicoff_status_t qo_parse_header(const uint8_t *buf, uint32_t len, uint32_t off,
         h->is_long = 0;
         h->level = QUICOFF_LEVEL_ONE_RTT;
         h->version = 0;
+        if ((uint64_t)off + 1 + short_dcid_len > len)
+            return QUICOFF_MALFORMED; /* the DCID does not fit */
         h->dcid_len = short_dcid_len;
         h->dcid_off = off + 1;
         h->pn_off = off + 1 + short_dcid_len;
-        if (h->pn_off > len)
-            return QUICOFF_MALFORMED;
         return QUICOFF_OK;
     }
 
     /* long header: 1 1 T T x x x x | version | DCID len | DCID | SCID len | SCID */
     if ((size_t)(end - p) < 7)
         return QUICOFF_MALFORMED;
-    uint32_t version = (uint32_t)p[1] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 8 | p[4];
+    uint32_t version = qo_load_be32(p + 1);
     h->is_long = 1;
     h->version = version;
+    /* The DCID sits at the same place in every version (RFC 8999 §5.1), so it
+     * is reported before the version is judged: a caller steering or handing
+     * on an unsupported packet still finds it. The SCID length byte after it
+     * must be there too for the packet to go on. */
+    const uint8_t *q = p + 5;
+    uint8_t dcid_len = *q++;
+    bool dcid_fits = dcid_len <= QUICOFF_MAX_CID_LEN && (size_t)(end - q) >= dcid_len;
+    if (dcid_fits) {
+        h->dcid_len = dcid_len;
+        h->dcid_off = (uint32_t)(q - buf);
+    }
     if (version == 0)
         return QUICOFF_UNSUPPORTED; /* Version Negotiation: not protected */
     int level = long_type_level(version, (first >> 4) & 3);
     if (level < 0)
         return QUICOFF_UNSUPPORTED; /* Retry (integrity tag only) or unknown version */
     h->level = (uint8_t)level;
-    const uint8_t *q = p + 5;
-    h->dcid_len = *q++;
-    if (h->dcid_len > QUICOFF_MAX_CID_LEN || (size_t)(end - q) < (size_t)h->dcid_len + 1)
+    if (!dcid_fits || (size_t)(end - q) < (size_t)dcid_len + 1)
         return QUICOFF_MALFORMED;
-    h->dcid_off = (uint32_t)(q - buf);
-    q += h->dcid_len;
+    q += dcid_len;
     uint8_t scid_len = *q++;
     if (scid_len > QUICOFF_MAX_CID_LEN || (size_t)(end - q) < scid_len)
         return QUICOFF_MALFORMED;
@@ -99,4 +110,33 @@ quicoff_status_t qo_parse_header(const uint8_t *buf, uint32_t len, uint32_t off,
         return QUICOFF_MALFORMED; /* Length runs past the datagram */
     h->end = h->pn_off + (uint32_t)v;
     return QUICOFF_OK;
+}
+
+quicoff_status_t quicoff_peek_header(const uint8_t *data, uint32_t len, uint32_t offset,
+                                     uint8_t short_dcid_len, struct quicoff_header_info *out)
+{
+    if (!out)
+        return QUICOFF_INVALID_ARGUMENT;
+    *out = (struct quicoff_header_info){0};
+    if (!data || short_dcid_len > QUICOFF_MAX_CID_LEN)
+        return QUICOFF_INVALID_ARGUMENT;
+    struct qo_header h;
+    quicoff_status_t st = qo_parse_header(data, len, offset, short_dcid_len, &h);
+    if (offset >= len)
+        return st;
+    uint8_t first = data[offset];
+    /* from the first byte itself: a long header too short for its version
+     * is still a long header */
+    out->long_header = first >> 7;
+    out->fixed_bit = (first >> 6) & 1;
+    out->long_type = out->long_header ? (first >> 4) & 3 : 0;
+    out->version = h.version;
+    out->dcid_len = h.dcid_len;
+    out->dcid_off = h.dcid_off;
+    if (st == QUICOFF_OK) {
+        out->level = h.level;
+        out->pn_off = h.pn_off;
+        out->packet_end = h.end;
+    }
+    return st;
 }

@@ -1,15 +1,16 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
- * Connection table internals, shared by table.c (control path) and
- * protect.c (data path).
+ * Connection table internals, shared by table.c, index.c, keyset.c,
+ * stats.c, worker.c (control path) and protect.c (data path).
  *
  * - qo_keyset: everything immutable about an entry (lookup key, suite,
  *   keys and their pre-keyed crypto contexts). Never changed once published:
  *   an update builds a new keyset and swaps the pointer; the old one is
  *   zeroed after the grace period (epoch.h). Readers never see it torn.
- * - qo_conn: the slot a handle names; holds the keyset pointer and the
- *   mutable per-connection data-plane state (largest PN, current key
- *   generation, counters), written by the one worker serving the connection.
+ * - qo_slot: what a handle (quicoff_conn_t) names; holds the keyset pointer
+ *   and the entry's mutable data-plane state (largest PN, current key
+ *   generation, counters), written by the one worker serving the entry.
+ *   (The words per layer: docs/glossary.md.)
  * - qo_index: open-addressed hash (linear probing) from (level, DCID) or
  *   (level, address+port) to slot, for RX entries. Cells are 64-bit words
  *   (hash fingerprint << 32 | slot+1), so a reader reads a cell in one load;
@@ -46,6 +47,7 @@ struct qo_keyset {
     uint32_t path_id;
     uint32_t hash;
     uint32_t state_gen; /* the slot's state_gen this keyset may write the state under */
+    void *user;         /* quicoff_conn_config.user, returned in every result */
     uint8_t dcid[QUICOFF_MAX_CID_LEN];
     struct quicoff_addr addr;
     /* limits (RFC 9001 §6.6) and the caller's threshold */
@@ -71,7 +73,7 @@ struct qo_keyset {
     _Alignas(QO_CACHE_LINE) uint8_t ctx_mem[];
 };
 
-struct qo_conn {
+struct qo_slot {
     _Atomic(struct qo_keyset *) ks; /* NULL = free slot */
     _Atomic uint32_t handle_gen;    /* bumped on remove */
     /* Bumped by quicoff_conn_replace before it restarts the state below: a
@@ -123,7 +125,7 @@ struct quicoff_worker {
 
 struct quicoff_table {
     /* read-mostly, used by the data path */
-    struct qo_conn *conns;
+    struct qo_slot *slots;
     uint32_t capacity;
     uint8_t local_cid_len;
     uint64_t hash_seed;
@@ -148,25 +150,6 @@ struct quicoff_table {
                           memory_order_relaxed)
 #define QO_GET(field) atomic_load_explicit(&(field), memory_order_relaxed)
 
-uint32_t qo_table_hash(const struct quicoff_table *t, uint8_t level, const uint8_t *dcid,
-                       size_t dcid_len, const struct quicoff_addr *addr);
-/* Data-path lookup of an RX entry; returns the slot or NULL, and its keyset. */
-struct qo_conn *qo_table_lookup(const struct quicoff_table *t, uint8_t level,
-                                const uint8_t *dcid, size_t dcid_len,
-                                const struct quicoff_addr *addr, struct qo_keyset **ks_out);
-
-/* The same in two steps, so a burst can prefetch every packet's index cell
- * (qo_table_prefetch) before it probes any. */
-struct qo_conn *qo_table_lookup_hashed(const struct quicoff_table *t, uint32_t hash,
-                                       uint8_t level, const uint8_t *dcid, size_t dcid_len,
-                                       const struct quicoff_addr *addr, struct qo_keyset **ks_out);
-
-static inline void qo_table_prefetch(const struct quicoff_table *t, uint32_t hash)
-{
-    const struct qo_index *ix = atomic_load_explicit(&t->index, memory_order_relaxed);
-    __builtin_prefetch(&ix->cells[hash & ix->mask]);
-}
-
 /* Worker read-side section (epoch.h), nesting-aware: see quicoff_worker.open. */
 static inline void qo_worker_enter(struct quicoff_worker *w)
 {
@@ -180,7 +163,29 @@ static inline void qo_worker_exit(struct quicoff_worker *w)
         qo_epoch_exit(&w->announce);
 }
 
-static inline quicoff_conn_t qo_handle(const struct qo_conn *c)
+/* The slot of a live handle, and its keyset; NULL for a handle of a removed
+ * (or never added) entry. The caller holds the table mutex or is inside a
+ * worker's read-side section, so the keyset stays valid while used. */
+static inline struct qo_slot *qo_slot_of(const struct quicoff_table *t, quicoff_conn_t h,
+                                         struct qo_keyset **ks)
+{
+    uint32_t slot = (uint32_t)h;
+    if (slot >= t->capacity)
+        return NULL;
+    struct qo_slot *c = &t->slots[slot];
+    *ks = atomic_load_explicit(&c->ks, memory_order_acquire);
+    if (!*ks || atomic_load_explicit(&c->handle_gen, memory_order_relaxed) != (uint32_t)(h >> 32))
+        return NULL;
+    return c;
+}
+
+/* Sizes of cache-line-aligned allocations. */
+static inline size_t qo_round_up(size_t n)
+{
+    return (n + QO_CACHE_LINE - 1) & ~(size_t)(QO_CACHE_LINE - 1);
+}
+
+static inline quicoff_conn_t qo_handle(const struct qo_slot *c)
 {
     return ((uint64_t)atomic_load_explicit(&c->handle_gen, memory_order_relaxed) << 32) |
            c->index;

@@ -214,7 +214,7 @@ void qd_rx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
         struct rte_mbuf *mb[QD_BURST];
         for (unsigned j = 0; j < cnt; j++) {
             unsigned i = todo[j];
-            pkts[j] = (struct quicoff_pkt){.data = dg[i], .len = dglen[i], .cap = dglen[i],
+            pkts[j] = (struct quicoff_pkt){.data = dg[i], .end = dglen[i], .cap = dglen[i],
                                            .offset = next_off[i], .local_addr = &local[i]};
             mb[j] = m[i];
         }

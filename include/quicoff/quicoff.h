@@ -12,10 +12,11 @@
  * Threading contract
  *  - Control calls (quicoff_conn_add/update/remove, stats, reclaim) may come
  *    from any thread; they serialise among themselves on a mutex.
- *  - Data calls (quicoff_*_burst, and the split quicoff_*_prepare /
- *    quicoff_*_complete for an AEAD done by the caller) take a
- *    quicoff_worker; a worker belongs to exactly one thread.  They take no
- *    lock, never allocate, log or abort, and never see a half-written entry
+ *  - Data calls (quicoff_*_burst, quicoff_unprotect_datagrams, and the
+ *    split quicoff_*_prepare / quicoff_*_complete for an AEAD done by the
+ *    caller) take a quicoff_worker; a worker belongs to exactly one
+ *    thread.  They take no lock, never allocate, log or abort, and never
+ *    see a half-written entry
  *    (entries are replaced by copy and pointer swap; the old copy is zeroed
  *    and freed after every worker has left the burst, or prepare..complete
  *    window, that could have seen it: epoch-based reclamation).
@@ -110,9 +111,12 @@ typedef enum quicoff_nonce_layout {
     /** draft-ietf-quic-multipath-19 (RFC 10069) §2.4 nonce: IV ^ (path ID as 32-bit
      *  big-endian || PN as 64-bit big-endian). */
     QUICOFF_NONCE_MULTIPATH = 1,
-    /** Seed 000 (listing 4.5) as it runs on its little-endian DPU: the path ID's
-     *  four bytes in reversed (little-endian) order, then PN big-endian. */
-    QUICOFF_NONCE_SEED000 = 2,
+    /** The multipath nonce with the path ID's four bytes in reversed
+     *  (little-endian) order, then PN big-endian: what a DPDK offload of
+     *  draft-ietf-quic-multipath-01 put on the wire (htonl() then bytes shifted
+     *  out high first on a little-endian CPU). Equal to the others for path 0.
+     *  docs/design.md, "Nonces and multipath". */
+    QUICOFF_NONCE_MULTIPATH_PATH_ID_LE = 2,
 } quicoff_nonce_layout_t;
 
 /** What the data plane does with a packet that fails authentication. */
@@ -166,8 +170,11 @@ quicoff_status_t quicoff_derive_initial_secrets(const uint8_t *dcid, size_t dcid
 struct quicoff_table;
 struct quicoff_worker;
 
-/** A connection handle: slot index in the low 32 bits, a generation above, so
- *  a handle of a removed connection never reaches its slot's next tenant. */
+/** The handle of a connection entry: one direction and one encryption level of
+ *  a QUIC connection (the API's "connection" is always such an entry; the
+ *  words per layer: docs/glossary.md). Slot index in the low 32 bits, a
+ *  generation above, so a handle of a removed entry never reaches its slot's
+ *  next tenant. */
 typedef uint64_t quicoff_conn_t;
 #define QUICOFF_CONN_INVALID UINT64_MAX
 
@@ -186,7 +193,8 @@ void quicoff_table_destroy(struct quicoff_table *t);
 /** Name of the crypto backend the table uses ("openssl", ...). */
 const char *quicoff_table_backend(const struct quicoff_table *t);
 
-/** Everything one entry holds (seed 000 fig. 3.3.2, seed 002 table 3.2, MsQuic QEO). */
+/** Everything one entry holds: the fields an offload's connection entry has
+ *  (MsQuic's QEO connection has the same shape), plus what this library adds. */
 struct quicoff_conn_config {
     quicoff_direction_t direction;
     quicoff_level_t level;
@@ -227,6 +235,14 @@ struct quicoff_conn_config {
      *  are MALFORMED (RFC 9000 §17). The bit is judged only once the packet is
      *  identified: a clear bit with an unknown DCID is UNKNOWN_CONNECTION. */
     bool grease_quic_bit;
+    /** The caller's own pointer for this entry (e.g. its per-connection
+     *  state), handed back in quicoff_result.user with every packet of the
+     *  entry, so an application above the library keeps no second table.
+     *  Never dereferenced by the library. Changed with QUICOFF_UPDATE_USER;
+     *  a replace takes the new config's. A worker may still return the old
+     *  pointer for a packet of a burst that began before the change: keep
+     *  what it points to alive until your workers have left such bursts. */
+    void *user;
 };
 
 /** Fills cfg with defaults: TX, 1-RTT, AES-128-GCM, v1, no keys, largest_pn
@@ -250,6 +266,7 @@ enum quicoff_update_what {
     QUICOFF_UPDATE_LARGEST_PN = 1u << 3, /**< PN reset (0..2^62-1 or UINT64_MAX = none) */
     QUICOFF_UPDATE_FAIL_ACTION = 1u << 4,
     QUICOFF_UPDATE_THRESHOLD = 1u << 5,
+    QUICOFF_UPDATE_USER = 1u << 6, /**< the entry's user pointer (quicoff_conn_config.user) */
 };
 
 struct quicoff_conn_update {
@@ -261,6 +278,7 @@ struct quicoff_conn_update {
     uint64_t largest_pn;
     quicoff_fail_action_t fail_action;
     uint64_t usage_threshold;
+    void *user;
 };
 
 quicoff_status_t quicoff_conn_update(struct quicoff_table *t, quicoff_conn_t conn,
@@ -283,6 +301,9 @@ quicoff_status_t quicoff_conn_remove(struct quicoff_table *t, quicoff_conn_t con
 quicoff_conn_t quicoff_conn_find(struct quicoff_table *t, quicoff_level_t level,
                                  const uint8_t *dcid, size_t dcid_len,
                                  const struct quicoff_addr *local_addr);
+/** The entry's user pointer (quicoff_conn_config.user); NULL for an unknown
+ *  handle (or when it is NULL). Control path. */
+void *quicoff_conn_user(struct quicoff_table *t, quicoff_conn_t conn);
 /** Frees retired entries no worker can hold any more; returns how many are still waiting. */
 size_t quicoff_table_reclaim(struct quicoff_table *t);
 
@@ -348,9 +369,10 @@ void quicoff_worker_destroy(struct quicoff_worker *w);
 /** One QUIC packet inside a buffer (a UDP payload), processed in place. */
 struct quicoff_pkt {
     uint8_t *data;   /**< the datagram */
-    uint32_t len;    /**< end of the valid bytes in data (an offset, not a length
-                          from `offset`); protect: where the plaintext payload ends */
-    uint32_t cap;    /**< protect: bytes writable at data (>= packet end + 16) */
+    uint32_t end;    /**< one past the last valid byte of data: an offset, not a
+                          length from `offset` (unprotect: the datagram's length;
+                          protect: where the plaintext payload ends) */
+    uint32_t cap;    /**< protect: bytes writable at data (>= end + 16) */
     uint32_t offset; /**< where this QUIC packet starts (coalesced packets) */
     /* protect only */
     quicoff_conn_t conn; /**< TX entry */
@@ -367,6 +389,7 @@ enum quicoff_result_flag {
     QUICOFF_FLAG_OLD_KEYS = 1u << 3,     /**< decrypted with the previous generation's keys */
 };
 
+/** What the data plane says about one packet. 64 bytes: one cache line. */
 struct quicoff_result {
     quicoff_status_t status;
     uint8_t flags;      /**< enum quicoff_result_flag */
@@ -378,8 +401,15 @@ struct quicoff_result {
     uint32_t payload_off;
     uint32_t payload_len; /**< plaintext bytes (tag excluded) */
     uint32_t packet_end;  /**< one past the tag: where a coalesced next packet starts */
+    /** The DCID is data[dcid_off, dcid_off + dcid_len), as the header parse
+     *  found it (also for UNKNOWN_CONNECTION and UNSUPPORTED packets, for
+     *  steering or handing on); dcid_len 0 and dcid_off 0 when the packet
+     *  carries none or it does not fit in the buffer. */
+    uint32_t dcid_off;
     uint64_t pn;          /**< full decoded packet number */
-    quicoff_conn_t conn;
+    quicoff_conn_t conn;  /**< the entry (QUICOFF_CONN_INVALID when none was found) */
+    void *user;           /**< the entry's quicoff_conn_config.user (NULL when none) */
+    uint8_t dcid_len;
 };
 
 /** Removes protection from n packets in place. Returns how many are ok
@@ -389,7 +419,7 @@ unsigned quicoff_unprotect_burst(struct quicoff_worker *w, struct quicoff_pkt *p
 
 /** Protects n packets in place: each holds header (with its plaintext PN bytes
  *  and, for long headers, a Length that counts the tag) + plaintext payload in
- *  [offset, len); the 16-byte tag is written at len (cap must allow it).
+ *  [offset, end); the 16-byte tag is written at end (cap must allow it).
  *  Returns how many are ok. A packet that is not ok is left unprotected and
  *  must not be sent. */
 unsigned quicoff_protect_burst(struct quicoff_worker *w, struct quicoff_pkt *pkts,
@@ -401,6 +431,81 @@ unsigned quicoff_protect_burst(struct quicoff_worker *w, struct quicoff_pkt *pkt
 unsigned quicoff_unprotect_datagram(struct quicoff_worker *w, uint8_t *data, uint32_t len,
                                     const struct quicoff_addr *local_addr,
                                     struct quicoff_result *res, unsigned max_results);
+
+/** One datagram of quicoff_unprotect_datagrams. */
+struct quicoff_datagram {
+    uint8_t *data;  /**< the UDP payload, unprotected in place */
+    uint32_t len;
+    const struct quicoff_addr *local_addr; /**< for zero-length DCIDs; may be NULL */
+    struct quicoff_result *res; /**< room for max_results results */
+    uint16_t max_results;
+    uint16_t n_results; /**< out: results written (one per packet looked at) */
+    uint16_t n_ok;      /**< out: of them ok (OK or USAGE_LIMIT_REACHED) */
+};
+
+/** How quicoff_unprotect_datagrams walks a datagram. */
+enum quicoff_datagram_flag {
+    /** Stop a datagram at its first packet that is not ok: that packet is
+     *  the last result, and the bytes after it are left as received (for a
+     *  caller that hands the rest on to the host, which may hold its keys).
+     *  Without it a datagram goes on after a failed packet whose extent is
+     *  known (RFC 9000 §12.2: each coalesced packet is processed on its own). */
+    QUICOFF_DATAGRAM_STOP_AT_FAILURE = 1u << 0,
+};
+
+/** Unprotects n datagrams, each possibly carrying several coalesced QUIC
+ *  packets (RFC 9000 §12.2), with one result per packet in the datagram's
+ *  own res array. Round r takes the r-th packet of every datagram still
+ *  going, as one burst (so a burst of 1-RTT datagrams costs what
+ *  quicoff_unprotect_burst costs). A datagram ends at its end, at trailing
+ *  zero padding, where a packet's extent is unknown (malformed, unsupported),
+ *  at max_results, and with QUICOFF_DATAGRAM_STOP_AT_FAILURE at its first
+ *  packet that is not ok. flags: enum quicoff_datagram_flag. Returns the
+ *  number of ok packets over all datagrams. Data-path call, as the bursts. */
+unsigned quicoff_unprotect_datagrams(struct quicoff_worker *w, struct quicoff_datagram *dgs,
+                                     unsigned n, unsigned flags);
+
+/** One round of quicoff_walk_datagrams: unprotect pkts[0..n) in place, one
+ *  result each in res[0..n) (as quicoff_unprotect_burst does). dgram[j] is
+ *  the index in dgs of packet j's datagram (e.g. to find its mbuf). n <= 32. */
+typedef void (*quicoff_round_fn)(void *arg, struct quicoff_pkt *pkts,
+                                 struct quicoff_result *res, const unsigned *dgram, unsigned n);
+
+/** quicoff_unprotect_datagrams' walk with the unprotect done by fn: for a
+ *  caller whose packets go through the split calls and its own AEAD engine
+ *  (lookaside crypto) but that wants the library's coalesced-packet walk.
+ *  Same outputs and return value; fn runs on the caller's thread. */
+unsigned quicoff_walk_datagrams(struct quicoff_datagram *dgs, unsigned n, unsigned flags,
+                                quicoff_round_fn fn, void *arg);
+
+/* ------------------------------------------------------------------------ */
+/* Header peek: the library's own parse, for steering                        */
+
+/** What quicoff_peek_header reads from a header without keys. */
+struct quicoff_header_info {
+    uint8_t long_header; /**< header form bit (0x80): 1 long, 0 short (1-RTT) */
+    uint8_t fixed_bit;   /**< 0x40 of the first byte: 1 as RFC 9000 has it, 0 when greased (RFC 9287) */
+    uint8_t long_type;   /**< long header: the type bits ((first >> 4) & 3) as on the wire */
+    uint8_t level;       /**< quicoff_level_t: 1-RTT, or the long type read by its version
+                              (v1 and v2 number them differently); valid when OK */
+    uint8_t dcid_len;    /**< 0 when the DCID is not inside the buffer */
+    uint32_t version;    /**< long header: the version (0 = Version Negotiation) */
+    uint32_t dcid_off;   /**< DCID at data[dcid_off, dcid_off + dcid_len) */
+    uint32_t pn_off;     /**< where the (protected) packet number starts; valid when OK */
+    uint32_t packet_end; /**< one past the packet (long: its Length; short: len); valid when OK */
+};
+
+/** Parses the header at data[offset..len) as the data path does, with the
+ *  same code: short headers carry short_dcid_len DCID bytes (the table's
+ *  local_cid_len). Reads only, never past len. The key phase bit and the
+ *  packet number length are under header protection (RFC 9001 §5.4.1), so
+ *  they are not here: quicoff_result has them once the packet is unprotected.
+ *  Returns OK, MALFORMED (too short, bad lengths) or UNSUPPORTED (Version
+ *  Negotiation, Retry, an unknown version). The DCID is given whenever it is
+ *  inside the buffer: also for UNSUPPORTED, since RFC 8999 puts it at the
+ *  same place in every version (up to 20 bytes here). */
+quicoff_status_t quicoff_peek_header(const uint8_t *data, uint32_t len, uint32_t offset,
+                                     uint8_t short_dcid_len, struct quicoff_header_info *out);
 
 /* ------------------------------------------------------------------------ */
 /* Split data path: the AEAD on the caller's engine (lookaside crypto)        */
