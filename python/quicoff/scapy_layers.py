@@ -523,8 +523,11 @@ def qo_tlv(t, value) -> QOTLV:
     if isinstance(t, str):
         t = {v: k for k, v in _QO_TLVS.items()}[t]
     if isinstance(value, int):
-        width = {0x0001: 1, 0x0002: 1, 0x0007: 1, 0x0008: 1, 0x0003: 4, 0x0006: 4,
-                 0x000B: 4, 0x0013: 4}.get(t, 8)
+        # 1-byte: SUITE, LEVEL, NONCE_LAYOUT, FAIL_ACTION, GREASE_QUIC_BIT; 4-byte:
+        # QUIC_VERSION, PATH_ID, KEY_GENERATION, ROLL_GENERATION, MTU; the rest 8
+        # (tests/python/test_wire_tlv_table.py holds this to include/quicoff/wire_tlvs.h)
+        width = {0x0001: 1, 0x0002: 1, 0x0007: 1, 0x0008: 1, 0x0014: 1, 0x0003: 4, 0x0006: 4,
+                 0x000B: 4, 0x0013: 4, 0x0034: 4}.get(t, 8)
         value = value.to_bytes(width, "big")
     return QOTLV(type=t, value=bytes(value))
 
