@@ -40,7 +40,7 @@ sys.path.insert(0, str(ROOT / "tests" / "dpdk"))
 sys.path.insert(0, str(ROOT / "python"))
 
 from harness import App, Veth  # noqa: E402  (runs quicoff-dpdk on veth pairs)
-import qdwire as W  # noqa: E402  (host<->offload frames, written from docs/protocol.md)
+import offload_frames as W  # noqa: E402  (host<->offload frames, through quicoff.wire)
 from test_app import OFFLOAD_MAC, Host, enc4, keys_for  # noqa: E402  (the tests' host side)
 import quicoff.ref as ref  # noqa: E402
 from quicoff.demo import QuicoffCycles, TestpmdCycles  # noqa: E402  (busy-cycle readers)

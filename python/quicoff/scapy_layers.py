@@ -417,6 +417,8 @@ _QO_STATUS = dict(enumerate((
     "ok", "unknown_connection", "auth_failed", "malformed", "key_phase_unavailable",
     "usage_limit_reached", "key_exhausted", "unsupported", "no_space", "invalid_argument",
     "exists", "table_full", "no_memory", "backend_unavailable")))
+# the TLV registry, checked against include/quicoff/wire_tlvs.h by
+# tests/python/test_wire_tlv_table.py
 _QO_TLVS = {0x0001: "SUITE", 0x0002: "LEVEL", 0x0003: "QUIC_VERSION", 0x0004: "DCID",
             0x0005: "LOCAL_ADDR", 0x0006: "PATH_ID", 0x0007: "NONCE_LAYOUT",
             0x0008: "FAIL_ACTION", 0x0009: "LARGEST_PN", 0x000A: "USAGE_THRESHOLD",
