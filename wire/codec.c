@@ -8,6 +8,9 @@
 #include "compat.h"
 #include "v1.h"
 
+/* ------------------------------------------------------------------------ */
+/* Decode                                                                    */
+
 quicoff_status_t quicoff_wire_decode_payload(uint16_t ethertype, const uint8_t *p, size_t len,
                                              struct quicoff_wire_msg *m)
 {
@@ -112,6 +115,9 @@ quicoff_status_t quicoff_wire_data_hdr_read(uint16_t ethertype, const uint8_t *p
         memset(d, 0, sizeof(*d)); /* as the full decoder's m->u.data after an error */
     return st;
 }
+
+/* ------------------------------------------------------------------------ */
+/* Encode                                                                    */
 
 static quicoff_status_t encode_payload(const struct quicoff_wire_msg *m, struct wbuf *w,
                                        uint16_t *ethertype)
