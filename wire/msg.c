@@ -45,26 +45,6 @@ const char *quicoff_wire_event_name(unsigned code)
     }
 }
 
-bool qo_wire_is_v1_signal(unsigned kind)
-{
-    switch (kind) {
-    case QUICOFF_WIRE_ADD:
-    case QUICOFF_WIRE_UPDATE:
-    case QUICOFF_WIRE_REMOVE:
-    case QUICOFF_WIRE_QUERY:
-    case QUICOFF_WIRE_ACK:
-    case QUICOFF_WIRE_STATS:
-    case QUICOFF_WIRE_EVENT:
-        return true;
-    default:
-        return false;
-    }
-}
-
-bool qo_wire_is_v1_data(unsigned kind)
-{
-    return kind == QUICOFF_WIRE_DATA_TO_OFFLOAD || kind == QUICOFF_WIRE_DATA_TO_HOST;
-}
 
 /* ------------------------------------------------------------------------ */
 /* Message set-up and tear-down                                              */
