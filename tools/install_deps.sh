@@ -73,7 +73,7 @@ if ! venv_ok; then
 fi
 
 # ---- 3. quicoff into the venv (editable: python/ is used in place)
-# The cffi module compiles src/*.c, so a change there (or to the package
+# The cffi module compiles src/*.c and wire/*.c, so a change there (or to the package
 # metadata, the Python version or intel-ipsec-mb being present) needs a
 # reinstall; anything else is picked up by the editable install as it is.
 stamp_file=$venv/.quicoff-install-stamp
@@ -81,7 +81,7 @@ stamp=$( { "$venv/bin/python" -c 'import sys; print(sys.version)'
            echo "$here"
            [ -e /usr/include/intel-ipsec-mb.h ] && echo "intel-ipsec-mb"
            cd "$here" && cat setup.py pyproject.toml python/quicoff/_ffi_build.py \
-               src/*.c src/*.h include/quicoff/*.h; } 2>/dev/null | sha256sum | cut -d' ' -f1)
+               src/*.c src/*.h wire/*.c wire/*.h include/quicoff/*.h; } 2>/dev/null | sha256sum | cut -d' ' -f1)
 import_check() {
     "$venv/bin/python" - "$here" <<'EOF'
 import os, sys

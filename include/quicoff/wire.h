@@ -8,8 +8,9 @@
  *
  * Two formats share the two IEEE 802 local-experimental EtherTypes:
  *
- *  - compat (seed 000, §3.2.1 and listings 4.9-4.11): signaling on 0x88B5
- *    whose first byte is the thesis's Type (0 = signaling_peer, 1 =
+ *  - compat (docs/protocol.md §3): the fixed-layout frames of the first
+ *    BlueField-2 multipath-QUIC offload prototype, byte for byte: signaling
+ *    on 0x88B5 whose first byte is its Type (0 = signaling_peer, 1 =
  *    signaling_host), and data on 0x88B6 (Index 16 + Full_pn 64 + QUIC).
  *  - v1: every v1 frame (signaling, data, events) is on 0x88B5 and starts with
  *    the byte 0x51 ('Q') then the version byte 0x01.  Compat signaling starts
@@ -35,6 +36,7 @@
 #include <stdint.h>
 
 #include "quicoff/quicoff.h"
+#include "quicoff/wire_tlvs.h"
 
 #ifdef __cplusplus
 extern "C" {
@@ -86,7 +88,7 @@ typedef enum quicoff_wire_kind {
     QUICOFF_WIRE_STATS = 0x82,  /**< reply to QUERY */
     QUICOFF_WIRE_EVENT = 0x83,  /**< unsolicited notification */
     QUICOFF_WIRE_DATA_TO_HOST = 0x90, /**< unprotected QUIC packet + metadata */
-    /* compat (seed 000) */
+    /* compat (docs/protocol.md §3) */
     QUICOFF_WIRE_COMPAT_PEER = 0x100, /**< 0x88B5 Type 0: signaling_peer -> RX entry by DCID */
     QUICOFF_WIRE_COMPAT_HOST = 0x101, /**< 0x88B5 Type 1: signaling_host -> TX entry by index */
     QUICOFF_WIRE_COMPAT_DATA = 0x102, /**< 0x88B6: data_pkt, either direction */
@@ -113,38 +115,15 @@ typedef enum quicoff_wire_event_code {
     QUICOFF_WIRE_EV_COUNT
 } quicoff_wire_event_code_t;
 
-/** TLV types (docs/protocol.md §5, the registry).  Types with bit 15 set are
- *  "critical": a receiver that does not know one rejects the message
- *  (UNSUPPORTED); unknown non-critical types are skipped. */
+/** TLV types (docs/protocol.md §5): QUICOFF_WIRE_T_<name> for every row of
+ *  the registry in quicoff/wire_tlvs.h (type, width, which messages).  Types
+ *  with bit 15 set are "critical": a receiver that does not know one rejects
+ *  the message (UNSUPPORTED); unknown non-critical types are skipped. */
 enum quicoff_wire_tlv {
-    QUICOFF_WIRE_T_SUITE = 0x0001,           /**< u8 quicoff_suite_t */
-    QUICOFF_WIRE_T_LEVEL = 0x0002,           /**< u8 quicoff_level_t */
-    QUICOFF_WIRE_T_QUIC_VERSION = 0x0003,    /**< u32 (0 = v1) */
-    QUICOFF_WIRE_T_DCID = 0x0004,            /**< 0..20 bytes */
-    QUICOFF_WIRE_T_LOCAL_ADDR = 0x0005,      /**< family u8, port u16, 4|16 address bytes */
-    QUICOFF_WIRE_T_PATH_ID = 0x0006,         /**< u32 */
-    QUICOFF_WIRE_T_NONCE_LAYOUT = 0x0007,    /**< u8 quicoff_nonce_layout_t */
-    QUICOFF_WIRE_T_FAIL_ACTION = 0x0008,     /**< u8 quicoff_fail_action_t */
-    QUICOFF_WIRE_T_LARGEST_PN = 0x0009,      /**< u64 (all ones = none) */
-    QUICOFF_WIRE_T_USAGE_THRESHOLD = 0x000A, /**< u64 (0 = 3/4 of the RFC 9001 limit) */
-    QUICOFF_WIRE_T_KEY_GENERATION = 0x000B,  /**< u32 */
-    QUICOFF_WIRE_T_PACKET_KEY = 0x000C,      /**< 16|32 bytes */
-    QUICOFF_WIRE_T_IV = 0x000D,              /**< 12 bytes */
-    QUICOFF_WIRE_T_HP_KEY = 0x000E,          /**< 16|32 bytes */
-    QUICOFF_WIRE_T_NEXT_PACKET_KEY = 0x000F, /**< 16|32 bytes: generation + 1 */
-    QUICOFF_WIRE_T_NEXT_IV = 0x0010,         /**< 12 bytes: generation + 1 */
-    QUICOFF_WIRE_T_SECRET = 0x0011,          /**< 32|48 bytes: TLS traffic secret */
-    QUICOFF_WIRE_T_ENCAP = 0x0012,           /**< 30 (IPv4) | 54 (IPv6) bytes */
-    QUICOFF_WIRE_T_ROLL_GENERATION = 0x0013, /**< u32: generation that ROLL makes current */
-    QUICOFF_WIRE_T_GREASE_QUIC_BIT = 0x0014, /**< u8: 1 = fixed bit 0 accepted (RFC 9287), 0 = not; absent = 1 */
-    QUICOFF_WIRE_T_CONN_STATS = 0x0020,      /**< n x u64, quicoff_conn_stats order */
-    QUICOFF_WIRE_T_TABLE_STATS = 0x0021,     /**< n x u64, quicoff_table_stats order */
-    QUICOFF_WIRE_T_COUNT = 0x0030,           /**< u64: cumulative count behind an event */
-    QUICOFF_WIRE_T_PN = 0x0031,              /**< u64: full packet number behind an event */
-    QUICOFF_WIRE_T_REMOTE_ADDR = 0x0032,     /**< as LOCAL_ADDR */
-    QUICOFF_WIRE_T_DETAIL = 0x0033,          /**< UTF-8 text, 0..255 bytes, diagnostics only */
-    QUICOFF_WIRE_T_MTU = 0x0034,             /**< u32: the network MTU (largest IP packet) */
-    QUICOFF_WIRE_T_CRITICAL = 0x8000,        /**< bit: unknown => reject */
+#define QUICOFF_WIRE_TLV_ENUM(name, type, critical, kind, messages) QUICOFF_WIRE_T_##name = type,
+    QUICOFF_WIRE_TLVS(QUICOFF_WIRE_TLV_ENUM)
+#undef QUICOFF_WIRE_TLV_ENUM
+    QUICOFF_WIRE_T_CRITICAL = 0x8000, /**< bit: unknown => reject */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -184,7 +163,7 @@ struct quicoff_wire_conn {
     bool has_encap;
     struct quicoff_wire_encap encap;
     /** compat: 128-bit keys arrived right-padded (stored form) instead of the
-     *  thesis's left-padded (value) form; informational. */
+     *  prototype's left-padded (value) form; informational. */
     bool compat_right_padded;
     /** compat signaling_host: DCID_len was a bit count (a multiple of 8 in
      *  24..160) and was divided by 8; informational. */

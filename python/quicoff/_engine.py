@@ -61,8 +61,6 @@ _NONCE_IDS = {
     "multipath": lib.QUICOFF_NONCE_MULTIPATH,
     "multipath-path-id-le": lib.QUICOFF_NONCE_MULTIPATH_PATH_ID_LE,
 }
-# The layout's earlier name, still spoken by quicoff.ref and quicoff.wire.
-_NONCE_ALIASES = {"seed000": "multipath-path-id-le"}
 
 FAIL_ACTIONS = ("drop", "pass")
 _FAIL_IDS = {"drop": lib.QUICOFF_FAIL_DROP, "pass": lib.QUICOFF_FAIL_PASS}
@@ -140,11 +138,9 @@ def _suite_id(suite):
     raise ValueError("unknown suite %r (one of %s)" % (suite, ", ".join(SUITES)))
 
 
-def _choice(value, table, what, aliases=None):
+def _choice(value, table, what):
     if isinstance(value, str):
         v = value.lower()
-        if aliases:
-            v = aliases.get(v, v)
         if v in table:
             return table[v]
     raise ValueError("unknown %s %r (one of %s)" % (what, value, ", ".join(table)))
@@ -578,7 +574,7 @@ class Engine:
             cfg.dcid_len = len(dcid)
             _fill_addr(cfg.local_addr, local_addr)
             cfg.path_id = int(path_id or 0)
-            cfg.nonce_layout = _choice(nonce_layout, _NONCE_IDS, "nonce_layout", _NONCE_ALIASES)
+            cfg.nonce_layout = _choice(nonce_layout, _NONCE_IDS, "nonce_layout")
             cfg.fail_action = _choice(fail_action, _FAIL_IDS, "fail_action")
             cfg.largest_pn = _u64(largest_pn, "largest_pn")
             cfg.usage_threshold = _u64(usage_threshold or 0, "usage_threshold")

@@ -1,8 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """cffi build script (API mode, out-of-line) for ``quicoff._quicoff``.
 
-The library's C sources (every ``src/*.c``) are compiled straight into the
-extension module, so ``pip install`` needs nothing but a C compiler and the
+The C sources of the data-plane library (every ``src/*.c``) and of the
+host <-> offload protocol library (every ``wire/*.c``) are compiled straight
+into the extension module, so ``pip install`` needs nothing but a C compiler and the
 OpenSSL 3 headers (Debian: ``libssl-dev``).  setuptools runs this through
 ``cffi_modules`` (see setup.py); ``python python/quicoff/_ffi_build.py``
 builds the module in place for a quick development loop.
@@ -545,11 +546,12 @@ const char *quicoff_wire_event_name(unsigned code);
 
 
 def _sources():
-    """Every C source of the library, as paths setuptools accepts.
+    """Every C source of libquicoff and libquicoff-wire, as paths setuptools accepts.
 
     setuptools runs build scripts from the project root and wants relative
     paths there; anywhere else (a direct run) absolute ones work."""
-    files = sorted(glob.glob(os.path.join(ROOT, "src", "*.c")))
+    files = sorted(glob.glob(os.path.join(ROOT, "src", "*.c")) +
+                   glob.glob(os.path.join(ROOT, "wire", "*.c")))
     if os.path.abspath(os.getcwd()) == ROOT:
         files = [os.path.relpath(f, ROOT) for f in files]
     return files

@@ -417,6 +417,8 @@ _QO_STATUS = dict(enumerate((
     "ok", "unknown_connection", "auth_failed", "malformed", "key_phase_unavailable",
     "usage_limit_reached", "key_exhausted", "unsupported", "no_space", "invalid_argument",
     "exists", "table_full", "no_memory", "backend_unavailable")))
+# the TLV registry, checked against include/quicoff/wire_tlvs.h by
+# tests/python/test_wire_tlv_table.py
 _QO_TLVS = {0x0001: "SUITE", 0x0002: "LEVEL", 0x0003: "QUIC_VERSION", 0x0004: "DCID",
             0x0005: "LOCAL_ADDR", 0x0006: "PATH_ID", 0x0007: "NONCE_LAYOUT",
             0x0008: "FAIL_ACTION", 0x0009: "LARGEST_PN", 0x000A: "USAGE_THRESHOLD",
@@ -523,8 +525,11 @@ def qo_tlv(t, value) -> QOTLV:
     if isinstance(t, str):
         t = {v: k for k, v in _QO_TLVS.items()}[t]
     if isinstance(value, int):
-        width = {0x0001: 1, 0x0002: 1, 0x0007: 1, 0x0008: 1, 0x0003: 4, 0x0006: 4,
-                 0x000B: 4, 0x0013: 4}.get(t, 8)
+        # 1-byte: SUITE, LEVEL, NONCE_LAYOUT, FAIL_ACTION, GREASE_QUIC_BIT; 4-byte:
+        # QUIC_VERSION, PATH_ID, KEY_GENERATION, ROLL_GENERATION, MTU; the rest 8
+        # (tests/python/test_wire_tlv_table.py holds this to include/quicoff/wire_tlvs.h)
+        width = {0x0001: 1, 0x0002: 1, 0x0007: 1, 0x0008: 1, 0x0014: 1, 0x0003: 4, 0x0006: 4,
+                 0x000B: 4, 0x0013: 4, 0x0034: 4}.get(t, 8)
         value = value.to_bytes(width, "big")
     return QOTLV(type=t, value=bytes(value))
 

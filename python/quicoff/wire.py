@@ -1,9 +1,9 @@
 # SPDX-License-Identifier: Apache-2.0
 """The host <-> offload protocol in plain Python (docs/protocol.md).
 
-Encoders and decoders for every compat (seed 000) and v1 frame, byte-identical
-to the C library's (``include/quicoff/wire.h``; tests/python/test_wire.py
-checks both against each other).  Pure Python: needs neither the compiled
+Encoders and decoders for every compat and v1 frame, byte-identical
+to the C library libquicoff-wire's (``include/quicoff/wire.h``;
+tests/python/test_wire.py checks both against each other).  Pure Python: needs neither the compiled
 extension nor Scapy, so a host-side tool (``quicoff demo``, a test harness, a
 QUIC stack shim) can use it anywhere.  The Scapy layers for the same frames
 are in :mod:`quicoff.scapy_layers` (section 3).
@@ -73,7 +73,7 @@ DIRECTIONS = ("tx", "rx")
 #: An ACK's direction when the request's was neither tx nor rx (it cannot be
 #: echoed; protocol.md §4.8). Only ACKs carry it; decoded as "none".
 DIRECTION_NONE = 0xFF
-NONCE_LAYOUTS = ("rfc9001", "multipath", "seed000")
+NONCE_LAYOUTS = ("rfc9001", "multipath", "multipath-path-id-le")
 FAIL_ACTIONS = ("drop", "pass")
 STATUSES = ("ok", "unknown_connection", "auth_failed", "malformed", "key_phase_unavailable",
             "usage_limit_reached", "key_exhausted", "unsupported", "no_space",
@@ -96,7 +96,9 @@ _SECRET_LEN = {0: 32, 1: 48, 2: 32, 3: 32}
 
 
 class TLV:
-    """TLV type registry (docs/protocol.md §5.1)."""
+    """TLV type registry (docs/protocol.md §5.1), a copy of the one table in
+    include/quicoff/wire_tlvs.h: tests/python/test_wire_tlv_table.py checks
+    that this class and _ALLOWED below agree with it."""
     SUITE = 0x0001
     LEVEL = 0x0002
     QUIC_VERSION = 0x0003
@@ -681,10 +683,10 @@ class DataToHost:
 
 
 # ---------------------------------------------------------------------------
-# compat (seed 000)
+# compat: the first prototype's fixed-layout frames (docs/protocol.md §3)
 
 def _compat_key(key: bytes, klen: int, what: str) -> bytes:
-    """The thesis's rule: the key as a 256-bit number, i.e. left-padded."""
+    """The prototype's rule: the key as a 256-bit number, i.e. left-padded."""
     key = _bytes(key, klen, what)
     return bytes(32 - klen) + key
 
@@ -702,7 +704,7 @@ def _compat_unkey(field_: bytes, klen: int):
 
 @dataclass
 class CompatPeer:
-    """seed 000 signaling_peer (Type 0, listing 4.10): an RX entry keyed by DCID.
+    """Compat signaling_peer (Type 0, docs/protocol.md §3.1): an RX entry keyed by DCID.
     full_pn becomes the entry's largest PN (PN_NONE: none)."""
     index: int = 0
     suite: Union[str, int] = "aes-128-gcm"
@@ -729,7 +731,7 @@ class CompatPeer:
 
 @dataclass
 class CompatHost:
-    """seed 000 signaling_host (Type 1, listing 4.9): a TX entry keyed by index."""
+    """Compat signaling_host (Type 1, docs/protocol.md §3.2): a TX entry keyed by index."""
     index: int = 0
     suite: Union[str, int] = "aes-128-gcm"
     hp_key: bytes = bytes(16)
@@ -755,7 +757,7 @@ class CompatHost:
 
 @dataclass
 class CompatData:
-    """seed 000 data_pkt (listing 4.11) + QUIC packet, on EtherType 0x88B6."""
+    """Compat data_pkt (docs/protocol.md §3.5) + QUIC packet, on EtherType 0x88B6."""
     index: int = 0
     full_pn: int = 0
     packet: bytes = b""

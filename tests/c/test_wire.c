@@ -581,7 +581,7 @@ static void test_compat_by_hand(void)
            c->dcid_len == 8 && c->nonce_layout == QUICOFF_NONCE_MULTIPATH_PATH_ID_LE &&
            c->level == QUICOFF_LEVEL_ONE_RTT && c->direction == QUICOFF_DIR_RX &&
            !d.u.add.compat_right_padded,
-       "IV, Path_id, Full_pn -> largest_pn, DCID (8), seed000 nonce, 1-RTT, RX");
+       "IV, Path_id, Full_pn -> largest_pn, DCID (8), multipath-path-id-le nonce, 1-RTT, RX");
     fill(k, 8, 0xd0);
     ok(c && memcmp(c->dcid, k, 8) == 0, "DCID bytes");
 

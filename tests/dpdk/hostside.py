@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import random
 
-import qdwire as W
+import offload_frames as W
 from harness import App
 
 OFFLOAD_MAC = "02:0f:f1:0a:d0:00"  # the app is promiscuous: any destination works

@@ -18,7 +18,7 @@ import pytest
 from scapy.all import ARP, IP, UDP, Dot1Q, Ether, IPv6, Raw, raw
 
 import hostside
-import qdwire as W
+import offload_frames as W
 from harness import App
 from hostside import OFFLOAD_MAC
 from quicoff import ref
@@ -403,7 +403,7 @@ def test_compat_thesis_frames(host):
     p = Ether(f)
     assert (p[IP].src, p[IP].dst, p[UDP].sport, p[UDP].dport) == ("10.1.0.1", "10.2.0.1",
                                                                    1111, 2222)
-    u = ref.unprotect(suite, k, quic_of(f), dcid_len=8, path_id=path_id, nonce_layout="seed000")
+    u = ref.unprotect(suite, k, quic_of(f), dcid_len=8, path_id=path_id, nonce_layout="multipath-path-id-le")
     assert u.payload == b"thesis" * 10
     # and back: the peer's packet reaches the host as a compat data_pkt
     host.app.np.send(net_frame(quic_of(f)))
@@ -413,7 +413,7 @@ def test_compat_thesis_frames(host):
     assert host.app.stats()["compat_rejected"] == 0
     # a Full_pn past 2^62-1 (protocol.md §3.7) does not decode: a bad frame, never sent
     before = host.app.stats()
-    host.send(W.compat_data(7, 1 << 62, hdr + b"x" * 40), W.ETH_DATA)
+    host.send(W.crafted_compat_data(7, 1 << 62, hdr + b"x" * 40), W.ETH_DATA)
     bad = host.app.wait_stat("host_bad_frame", before["host_bad_frame"] + 1)
     assert bad == before["host_bad_frame"] + 1
     assert host.app.np.recv(0.3) is None, "a packet left for an invalid Full_pn"

@@ -27,7 +27,7 @@ import pytest
 from scapy.all import IP, UDP, Ether, Raw, raw
 
 import hostside
-import qdwire as W
+import offload_frames as W
 from harness import App
 from quicoff import ref
 from quicoff.scapy_layers import compat_key_field, quic, signaling_peer
@@ -70,7 +70,7 @@ def peer_packet(k: ref.PacketKeys, dcid: bytes, pn: int, payload: bytes, path_id
                 compat: bool = False) -> bytes:
     hdr = thesis_header(dcid, pn) if compat else ref.build_short_header(dcid, pn, pn_len=2)
     if compat:
-        return ref.protect(SUITE, k, hdr, payload, pn, path_id=path_id, nonce_layout="seed000")
+        return ref.protect(SUITE, k, hdr, payload, pn, path_id=path_id, nonce_layout="multipath-path-id-le")
     return ref.protect(SUITE, k, hdr, payload, pn)
 
 
@@ -79,7 +79,7 @@ class Host(hostside.Host):
         return self.request(lambda r: W.add(r, index, W.RX, SUITE, k.key, k.iv, k.hp, dcid=dcid,
                                             **kw)).status_name
 
-    def add_tx(self, index, k, dcid, encap=b"", **kw) -> str:
+    def add_tx(self, index, k, dcid, encap=None, **kw) -> str:
         return self.request(lambda r: W.add(r, index, W.TX, SUITE, k.key, k.iv, k.hp, dcid=dcid,
                                             encap=encap, **kw)).status_name
 

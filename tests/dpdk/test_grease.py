@@ -18,7 +18,7 @@ import pytest
 from scapy.all import IP, UDP, Ether, Raw, raw
 
 import hostside
-import qdwire as W
+import offload_frames as W
 from harness import App
 from quicoff import ref
 

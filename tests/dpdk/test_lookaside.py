@@ -18,7 +18,7 @@ import re
 import pytest
 from scapy.all import UDP, Ether
 
-import qdwire as W
+import offload_frames as W
 from harness import App
 from quicoff import ref
 from test_app import Host, enc4, keys_for, net_frame, quic_of
@@ -51,12 +51,11 @@ def run_scenario(app: App, suites) -> tuple:
         nk = keys_for(suite, 900 + idx)
         nk = ref.PacketKeys(nk.key, nk.iv, k.hp)
         extra = dict(next_key=nk.key, next_iv=nk.iv) if level == "1rtt" else {}
-        a = host.request(lambda r: _with_level(W.add(r, idx, W.TX, suite, k.key, k.iv, k.hp,
-                                                     dcid=txd, encap=enc4(sport=6000 + idx),
-                                                     **kw), lvl))
+        a = host.request(lambda r: W.add(r, idx, W.TX, suite, k.key, k.iv, k.hp, dcid=txd,
+                                         encap=enc4(sport=6000 + idx), level=lvl, **kw))
         assert a.status_name == "ok", (idx, a.status_name)
-        a = host.request(lambda r: _with_level(W.add(r, idx, W.RX, suite, k.key, k.iv, k.hp,
-                                                     dcid=rxd, **kw, **extra), lvl))
+        a = host.request(lambda r: W.add(r, idx, W.RX, suite, k.key, k.iv, k.hp, dcid=rxd,
+                                         level=lvl, **kw, **extra))
         assert a.status_name == "ok", (idx, a.status_name)
 
     rng = random.Random(7)
@@ -139,16 +138,6 @@ def run_scenario(app: App, suites) -> tuple:
     return net, [f[12:] for f in hostf], stats, (table, conn)
 
 
-def _with_level(frame: bytes, level: int) -> bytes:
-    """Adds a LEVEL TLV to an encoded ADD (qdwire.add has no level argument)."""
-    if level == 0:
-        return frame
-    import struct
-    tl = struct.unpack_from("!H", frame, 14)[0]
-    t = W.tlv(W.T_LEVEL, bytes([level]))
-    return frame[:14] + struct.pack("!H", tl + len(t)) + frame[16:] + t
-
-
 ALL = ["aes-128-gcm", "aes-256-gcm", "aes-128-ccm", "chacha20-poly1305"]
 
 
@@ -219,8 +208,8 @@ def test_sessions_follow_the_library_keys():
         # a 1-RTT key gets its four short-header sessions (PN length 1..4) at once
         assert (la()["keys"], la()["sessions"]) == (2, 8)
         txd = b"\x62" * 5
-        a = host.request(lambda r: _with_level(W.add(r, 2, W.TX, "aes-128-gcm", k.key, k.iv, k.hp,
-                                                     dcid=txd, encap=enc4()), 3))
+        a = host.request(lambda r: W.add(r, 2, W.TX, "aes-128-gcm", k.key, k.iv, k.hp,
+                                         dcid=txd, encap=enc4(), level=3))
         assert a.status_name == "ok"
         assert (la()["keys"], la()["sessions"]) == (3, 8)
         # a long header's session on first use

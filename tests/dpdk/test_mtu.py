@@ -3,9 +3,9 @@
 
 A protected packet over the network MTU was counted as sent and dropped by
 the kernel; now it is dropped before protection (tx_too_big) and the host
-gets EVENT too_big carrying the MTU (decoded here by quicoff.wire, the
-package's own decoder, and by the tests' qdwire). Frames exactly at the MTU
-still pass, both ways. On a jumbo port (veths of MTU 9000, af_packet rings
+gets EVENT too_big carrying the MTU (decoded here by quicoff.wire, and by
+offload_frames, which checks quicoff.wire's reading against Scapy's). Frames
+exactly at the MTU still pass, both ways. On a jumbo port (veths of MTU 9000, af_packet rings
 sized for it, --net-mtu 9000) 9,000-byte packets pass whole; with the PMD's
 default rings the kernel cuts frames over ~2 kB, and a cut frame must never
 be forwarded (truncated_dropped).
@@ -19,7 +19,7 @@ import time
 import pytest
 from scapy.all import IP, UDP, Ether, IPv6, Raw, raw
 
-import qdwire as W
+import offload_frames as W
 from harness import App
 from quicoff import ref
 from quicoff import wire as QW

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 from scapy.all import IP, UDP, Raw, raw
 
-import qdwire as W
+import offload_frames as W
 from harness import App
 from quicoff import ref
 

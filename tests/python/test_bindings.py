@@ -371,7 +371,7 @@ def test_roundtrip_all_suites(engine, suite):
 
 @pytest.mark.parametrize("suite", quicoff.SUITES)
 @pytest.mark.parametrize("layout,path_id", [("rfc9001", None), ("multipath", 3),
-                                            ("seed000", 3)])
+                                            ("multipath-path-id-le", 3)])
 def test_matches_reference_model(suite, layout, path_id):
     ref = pytest.importorskip("quicoff.ref")
     secret = bytes(range(quicoff.suite_secret_len(suite)))
@@ -393,19 +393,20 @@ def test_matches_reference_model(suite, layout, path_id):
             assert r.ok and r.payload == payload and r.pn == pn
 
 
-def test_multipath_path_id_le_layout_and_its_earlier_name():
-    """The byte-reversed path ID layout is "multipath-path-id-le"; "seed000",
-    its earlier name (quicoff.ref still uses it), names the same layout."""
+def test_multipath_path_id_le_layout():
+    """The byte-reversed path ID layout is "multipath-path-id-le"; its earlier
+    name, after the document it came from, is gone (0.x: no alias)."""
     k = keys_for("aes-128-gcm", 3)
     hdr, payload = short_header(DCID, 9), bytes(20)
     assert "multipath-path-id-le" in quicoff.NONCE_LAYOUTS
-    assert "seed000" not in quicoff.NONCE_LAYOUTS
     with quicoff.Engine() as e:
         out = {name: e.protect(e.add_connection("tx", "aes-128-gcm", DCID, keys=k,
                                                 path_id=0x01020304, nonce_layout=name),
                                hdr, payload, 9)
-               for name in ("multipath-path-id-le", "seed000", "multipath")}
-    assert out["multipath-path-id-le"] == out["seed000"] != out["multipath"]
+               for name in ("multipath-path-id-le", "multipath")}
+        with pytest.raises(ValueError):
+            e.add_connection("tx", "aes-128-gcm", DCID, keys=k, path_id=1, nonce_layout="seed000")
+    assert out["multipath-path-id-le"] != out["multipath"]
 
 
 def test_multipath_default_layout_differs_from_rfc9001():

@@ -19,7 +19,7 @@ from quicoff import ref
 
 SUITES = ["aes-128-gcm", "aes-256-gcm", "aes-128-ccm", "chacha20-poly1305"]
 KEY_LEN = {"aes-128-gcm": 16, "aes-256-gcm": 32, "aes-128-ccm": 16, "chacha20-poly1305": 32}
-LAYOUTS = ["rfc9001", "multipath", "seed000"]
+LAYOUTS = ["rfc9001", "multipath", "multipath-path-id-le"]
 VERSIONS = [1, 0x6B3343CF]
 LONG_TYPE_BITS = {  # RFC 9000 §17.2 and RFC 9369 §3.2
     1: {"initial": 0, "0rtt": 1, "handshake": 2},

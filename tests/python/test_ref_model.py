@@ -159,13 +159,13 @@ PATH = 0x0A0B0C0D
 @pytest.mark.parametrize("iv,layout,path,want", [
     (bytes(12), "rfc9001", PATH, "000000000000000102030405"),
     (bytes(12), "multipath", PATH, "0a0b0c0d0000000102030405"),
-    (bytes(12), "seed000", PATH, "0d0c0b0a0000000102030405"),
+    (bytes(12), "multipath-path-id-le", PATH, "0d0c0b0a0000000102030405"),
     (IV, "rfc9001", None, "fa044b2f42a3fd3a44f82159"),
     (IV, "rfc9001", PATH, "fa044b2f42a3fd3a44f82159"),   # path ignored
     (IV, "multipath", PATH, "f00f472242a3fd3a44f82159"),
-    (IV, "seed000", PATH, "f708402542a3fd3a44f82159"),
+    (IV, "multipath-path-id-le", PATH, "f708402542a3fd3a44f82159"),
     (IV, "multipath", 0, "fa044b2f42a3fd3a44f82159"),    # path 0 == RFC 9001
-    (IV, "seed000", None, "fa044b2f42a3fd3a44f82159"),
+    (IV, "multipath-path-id-le", None, "fa044b2f42a3fd3a44f82159"),
 ])
 def test_nonce_layouts(iv, layout, path, want):
     assert ref.nonce(iv, PN, path, layout).hex() == want

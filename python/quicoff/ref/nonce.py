@@ -10,7 +10,7 @@ Layouts (all produce a 12-byte nonce = iv XOR a 96-bit value):
     draft-ietf-quic-multipath-19 / RFC 10069: path ID as a 32-bit
     big-endian integer followed by the packet number as a 64-bit big-endian
     integer. With path ID 0 this equals the "rfc9001" layout.
-``"seed000"``
+``"multipath-path-id-le"``
     What the thesis's DPDK code produced on a little-endian DPU (``htonl``
     then shift): the path ID's 4 bytes in *little-endian* order, then the
     packet number as a 64-bit big-endian integer. Kept so that old captures
@@ -24,7 +24,7 @@ from __future__ import annotations
 from .pn import PN_MAX
 from .suites import IV_LEN
 
-NONCE_LAYOUTS = ("rfc9001", "multipath", "seed000")
+NONCE_LAYOUTS = ("rfc9001", "multipath", "multipath-path-id-le")
 
 
 def nonce(iv: bytes, pn: int, path_id: int | None = None,
@@ -35,7 +35,7 @@ def nonce(iv: bytes, pn: int, path_id: int | None = None,
         raise ValueError(f"packet number out of range: {pn}")
     if layout == "rfc9001":
         block = pn.to_bytes(IV_LEN, "big")
-    elif layout in ("multipath", "seed000"):
+    elif layout in ("multipath", "multipath-path-id-le"):
         pid = 0 if path_id is None else path_id
         if not 0 <= pid < (1 << 32):
             raise ValueError(f"path_id must fit 32 bits: {pid}")
