@@ -8,24 +8,11 @@
 #include <rte_ring.h>
 
 #include "encap.h"
+#include "host_mac.h"
 #include "options.h"
 #include "steering.h"
 #include "wipe.h"
 #include "quicoff/wire.h"
-
-static void learn_host_mac(const uint8_t *frame)
-{
-    if (qda.opt->has_host_mac)
-        return;
-    struct rte_ether_addr src;
-    memcpy(src.addr_bytes, frame + 6, 6);
-    if (!rte_is_unicast_ether_addr(&src))
-        return;
-    uint64_t v = qd_mac_to_u64(&src) | QD_HOST_MAC_VALID;
-    /* read first: the line stays shared while the host's MAC does not change */
-    if (atomic_load_explicit(&qda.host_mac, memory_order_relaxed) != v)
-        atomic_store_explicit(&qda.host_mac, v, memory_order_relaxed);
-}
 
 static inline void steer(struct qd_sort *s, unsigned wid, struct rte_mbuf *m)
 {
@@ -60,7 +47,7 @@ void qd_classify_host(struct qd_sort *s, struct rte_mbuf *m)
         return;
     }
     if (et == QUICOFF_WIRE_ETHERTYPE_DATA) {
-        learn_host_mac(p);
+        qd_host_mac_learn(p);
         if (!qda.opt->compat) {
             QD_INC(st, compat_rejected);
             qd_mbuf_free_wiped(m);
@@ -77,7 +64,7 @@ void qd_classify_host(struct qd_sort *s, struct rte_mbuf *m)
         return;
     }
     if (et == QUICOFF_WIRE_ETHERTYPE_SIGNAL) {
-        learn_host_mac(p);
+        qd_host_mac_learn(p);
         if (len >= (uint32_t)l2 + 3 && p[l2] == QUICOFF_WIRE_MAGIC &&
             p[l2 + 2] == QUICOFF_WIRE_DATA_TO_OFFLOAD) {
             /* v1 data header (docs/protocol.md §4.2): the index at offset 4;
@@ -174,31 +161,4 @@ unsigned qd_poll_ports(struct qd_sort *s, uint16_t queue)
     for (uint16_t i = 0; i < nn; i++)
         qd_classify_net(s, m[i]);
     return (unsigned)nh + nn;
-}
-
-void qd_enqueue_or_free(struct rte_ring *r, struct rte_mbuf **m, unsigned n, struct qd_counters *st)
-{
-    if (!n)
-        return;
-    unsigned sent = rte_ring_enqueue_burst(r, (void **)m, n, NULL);
-    if (sent < n) {
-        QD_ADD(st, tx_ring_full, n - sent);
-        rte_pktmbuf_free_bulk(m + sent, n - sent);
-    }
-}
-
-void qd_tx_or_free(uint16_t port, uint16_t queue, struct rte_mbuf **m, unsigned n,
-                   struct qd_counters *st, bool to_host)
-{
-    if (!n)
-        return;
-    uint16_t sent = rte_eth_tx_burst(port, queue, m, (uint16_t)n);
-    if (to_host)
-        QD_ADD(st, host_tx, sent);
-    else
-        QD_ADD(st, net_tx, sent);
-    if (sent < n) {
-        QD_ADD(st, tx_port_full, n - sent);
-        rte_pktmbuf_free_bulk(m + sent, n - sent);
-    }
 }

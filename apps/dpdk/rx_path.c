@@ -10,17 +10,21 @@
  * authentication are dropped and counted (or handed on marked failed when the
  * entry's fail action is pass).
  */
+#include "rx_path.h"
+
 #include <string.h>
 
 #include <rte_byteorder.h>
 
 #include "conns.h"
 #include "encap.h"
+#include "events.h"
+#include "host_mac.h"
 #include "lookaside.h"
 #include "options.h"
+#include "output.h"
 #include "stats.h"
 #include "steering.h"
-#include "worker.h"
 
 #define QD_MAX_COALESCED 4 /* Initial + 0-RTT + Handshake + 1-RTT */
 
@@ -118,7 +122,7 @@ static void count_rx_failure(struct qd_worker *w, const struct quicoff_result *r
         e.remote = &remote;
         e.has_count = true;
         e.count = qd_stats_sum_rx_unknown();
-        qd_worker_event(w, NULL, &e);
+        qd_event_send(w, NULL, &e);
         return;
     }
     case QUICOFF_AUTH_FAILED:
@@ -162,7 +166,7 @@ static void count_rx_failure(struct qd_worker *w, const struct quicoff_result *r
         return;
     }
     if (c)
-        qd_worker_event(w, c, &e);
+        qd_event_send(w, c, &e);
 }
 
 /* Pass-through of a whole frame that holds no packet of ours. */
@@ -175,7 +179,7 @@ static void pass_or_drop(struct qd_worker *w, struct rte_mbuf *m)
     }
     QD_INC(w->st, pass_to_host);
     m->ol_flags = 0;
-    qd_worker_to_host(w, m);
+    qd_out_host(w, m);
 }
 
 static bool all_zero(const uint8_t *p, uint32_t n)
@@ -256,7 +260,7 @@ void qd_rx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
                     rte_pktmbuf_trim(x, (uint16_t)(dglen[i] - r0->packet_end));
                     if (host_frame_push(x, c, r0, QUICOFF_AUTH_FAILED) == 0) {
                         QD_INC(st, rx_fail_passed);
-                        qd_worker_to_host(w, x);
+                        qd_out_host(w, x);
                         break;
                     }
                 }
@@ -286,7 +290,7 @@ void qd_rx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
                                          .has_pn = true, .pn = r->pn, .has_gen = true,
                                          .gen = ++s->key_generation, .has_count = true,
                                          .count = ++s->key_updates};
-                    qd_worker_event(w, c, &e);
+                    qd_event_send(w, c, &e);
                 }
             }
             if (r->status == QUICOFF_USAGE_LIMIT_REACHED) {
@@ -296,7 +300,7 @@ void qd_rx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
                                          .status = QUICOFF_USAGE_LIMIT_REACHED, .has_count = true,
                                          .count = s->auth_failures, .has_gen = true,
                                          .gen = s->key_generation};
-                    qd_worker_event(w, c, &e);
+                    qd_event_send(w, c, &e);
                 }
             }
             uint32_t start = r->hdr_off, end = r->payload_off + r->payload_len;
@@ -320,7 +324,7 @@ void qd_rx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
             }
             QD_INC(st, rx_packets);
             QD_ADD(st, rx_bytes, r->payload_len);
-            qd_worker_to_host(w, f);
+            qd_out_host(w, f);
         }
         if (nres[i] == 1)
             continue; /* x became the host frame (or was freed) */
@@ -334,7 +338,7 @@ void qd_rx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
                 struct rte_mbuf *f = copy_out(w, dg[i] + r->hdr_off, dglen[i] - r->hdr_off);
                 if (f && host_frame_push(f, NULL, r, r->status) == 0) {
                     QD_INC(st, pass_to_host);
-                    qd_worker_to_host(w, f);
+                    qd_out_host(w, f);
                 } else if (f) {
                     rte_pktmbuf_free(f);
                 }
