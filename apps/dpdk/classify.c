@@ -10,6 +10,7 @@
 #include "encap.h"
 #include "host_mac.h"
 #include "options.h"
+#include "qo_bytes.h"
 #include "steering.h"
 #include "wipe.h"
 #include "quicoff/wire.h"
@@ -60,7 +61,7 @@ void qd_classify_host(struct qd_sort *s, struct rte_mbuf *m)
         }
         m->l2_len = l2;
         m->hash.usr = QD_CLASS_HOST_DATA_COMPAT;
-        steer(s, qd_steer_index((uint32_t)(p[l2] << 8 | p[l2 + 1]), qda.nb_workers), m);
+        steer(s, qd_steer_index(qo_load_be16(p + l2), qda.nb_workers), m);
         return;
     }
     if (et == QUICOFF_WIRE_ETHERTYPE_SIGNAL) {
@@ -74,8 +75,7 @@ void qd_classify_host(struct qd_sort *s, struct rte_mbuf *m)
                 qd_mbuf_free_wiped(m);
                 return;
             }
-            const uint8_t *x = p + l2 + 4;
-            uint32_t index = (uint32_t)x[0] << 24 | (uint32_t)x[1] << 16 | x[2] << 8 | x[3];
+            uint32_t index = qo_load_be32(p + l2 + 4);
             m->l2_len = l2;
             m->hash.usr = QD_CLASS_HOST_DATA_V1;
             steer(s, qd_steer_index(index, qda.nb_workers), m);
