@@ -15,6 +15,30 @@
 #include "wipe.h"
 #include "quicoff/wire.h"
 
+/* The DCID of the QUIC packet at the start of a UDP payload, found by the
+ * library's own header parse (quicoff_peek_header): true and its offset /
+ * length, or false when the payload cannot be a QUIC packet this offload
+ * handles. A long header is steered whenever its DCID is inside the
+ * datagram, whatever its version (RFC 8999 keeps the DCID in place): the
+ * worker's unprotect then says unsupported or malformed, and counts it. A
+ * short header must hold its DCID, a packet number byte and the tag. The
+ * fixed bit is not looked at: a peer may grease it (RFC 9287), and only the
+ * entry the DCID finds says whether that is allowed. */
+static bool quic_dcid(const uint8_t *p, uint32_t len, uint32_t *off, uint8_t *dcid_len)
+{
+    struct quicoff_header_info h;
+    quicoff_status_t st = quicoff_peek_header(p, len, 0, qda.opt->local_cid_len, &h);
+    if (h.long_header) {
+        if (!h.dcid_off) /* the DCID is not inside the datagram */
+            return false;
+    } else if (st != QUICOFF_OK || len < h.dcid_off + h.dcid_len + 1u + QUICOFF_TAG_LEN) {
+        return false;
+    }
+    *off = h.dcid_off;
+    *dcid_len = h.dcid_len;
+    return true;
+}
+
 static inline void steer(struct qd_sort *s, unsigned wid, struct rte_mbuf *m)
 {
     s->steer[wid][s->nsteer[wid]++] = m;
@@ -124,7 +148,7 @@ void qd_classify_net(struct qd_sort *s, struct rte_mbuf *m)
         return;
     }
     if (m->nb_segs > 1 || qd_udp_parse(p, len, &u) != 0 ||
-        qd_quic_dcid(p + u.payload_off, u.payload_len, qda.opt->local_cid_len, &off, &dl) != 0) {
+        !quic_dcid(p + u.payload_off, u.payload_len, &off, &dl)) {
         /* not QUIC, or not a datagram this offload handles (multi-segment
          * jumbo, IP options, fragments): the host's business, unless the
          * port cut it short */

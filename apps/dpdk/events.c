@@ -15,10 +15,10 @@
 
 static _Atomic uint32_t ev_seq; /* the offload's event sequence number */
 
-void qd_event_send(struct qd_worker *w, const struct qd_conn *c, const struct qd_event *e)
+void qd_event_send(struct qd_worker *w, struct qd_conn *c, const struct qd_event *e)
 {
     /* every code has its rate-limit slot per entry (too_big is code 7 of 8) */
-    RTE_BUILD_BUG_ON(QUICOFF_WIRE_EV_COUNT > RTE_DIM(((struct qd_slot_state *)0)->ev_next));
+    RTE_BUILD_BUG_ON(QUICOFF_WIRE_EV_COUNT > RTE_DIM(((struct qd_conn_events *)0)->next));
     if (!qda.opt->events || (c && c->compat) || e->code >= QUICOFF_WIRE_EV_COUNT)
         return;
     if (!c && qda.opt->compat &&
@@ -28,13 +28,13 @@ void qd_event_send(struct qd_worker *w, const struct qd_conn *c, const struct qd
         return;
     }
     if (e->code != QUICOFF_WIRE_EV_KEY_UPDATE) {
-        uint64_t *next = c ? &qd_slot_of(qda.conns, c)->ev_next[e->code] : &w->ev_next[e->code];
+        uint64_t *next = c ? &c->ev.next[e->code] : &w->ev_next[e->code];
         uint64_t now = rte_rdtsc();
-        if (now < *next) {
+        if (now < qd_conn_ev_read(next)) {
             QD_INC(w->st, events_suppressed);
             return;
         }
-        *next = now + w->ev_gap;
+        __atomic_store_n(next, now + w->ev_gap, __ATOMIC_RELAXED);
     }
     struct rte_mbuf *m = rte_pktmbuf_alloc(qda.pool);
     if (!m) {

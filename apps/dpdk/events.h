@@ -28,6 +28,6 @@ struct qd_event {
 /* Queues it for the host (qd_out_host) for v1 entries and unknown
  * connections only (c NULL), at most one per (entry, code) per 100 ms, key
  * updates always. */
-void qd_event_send(struct qd_worker *w, const struct qd_conn *c, const struct qd_event *e);
+void qd_event_send(struct qd_worker *w, struct qd_conn *c, const struct qd_event *e);
 
 #endif

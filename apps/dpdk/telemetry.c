@@ -108,16 +108,12 @@ static int tel_connections(const char *cmd, const char *params, struct rte_tel_d
     rte_tel_data_start_array(arr[1], RTE_TEL_U64_VAL);
     unsigned listed[2] = {0, 0};
     pthread_mutex_lock(&qda.conns->lock);
-    /* by slot: every entry, including a compat RX index's second path (its
-     * index is then listed once per DCID) */
-    for (uint32_t i = 0; i < qda.conns->capacity && !qda.conns->closed; i++) {
-        const struct qd_conn *e =
-            atomic_load_explicit(&qda.conns->by_slot[i], memory_order_acquire);
-        if (e) {
-            count++;
-            if (listed[e->direction]++ < RTE_TEL_MAX_ARRAY_ENTRIES)
-                rte_tel_data_add_array_u64(arr[e->direction], e->index);
-        }
+    /* every entry, including a compat RX index's second path (its index is
+     * then listed once per DCID) */
+    for (const struct qd_conn *e = qda.conns->closed ? NULL : qda.conns->all; e; e = e->next) {
+        count++;
+        if (listed[e->direction]++ < RTE_TEL_MAX_ARRAY_ENTRIES)
+            rte_tel_data_add_array_u64(arr[e->direction], e->index);
     }
     pthread_mutex_unlock(&qda.conns->lock);
     rte_tel_data_add_dict_u64(d, "count", count);
