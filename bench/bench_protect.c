@@ -770,7 +770,7 @@ static int scenario_build(struct scenario *s, quicoff_suite_t suite, const struc
         for (unsigned j = 0; j < s->W; j++) {
             unsigned g = base + j;
             pkts[j] = (struct quicoff_pkt){.data = s->prot + (size_t)g * s->stride,
-                                           .len = s->pkt_len - TAG_LEN,
+                                           .end = s->pkt_len - TAG_LEN,
                                            .cap = s->stride,
                                            .conn = s->tx[s->conn_of[g]],
                                            .pn = s->pn_of[g]};
@@ -792,7 +792,7 @@ static int scenario_build(struct scenario *s, quicoff_suite_t suite, const struc
         memcpy(tmp, s->prot + (size_t)base * s->stride, (size_t)s->W * s->stride);
         for (unsigned j = 0; j < s->W; j++)
             pkts[j] = (struct quicoff_pkt){.data = tmp + (size_t)j * s->stride,
-                                           .len = s->pkt_len, .cap = s->stride};
+                                           .end = s->pkt_len, .cap = s->stride};
         unsigned okn = quicoff_unprotect_burst(w, pkts, res, s->W);
         bool same = okn == s->W;
         for (unsigned j = 0; same && j < s->W; j++)
@@ -933,7 +933,7 @@ static void restore(struct lane *l, enum kind k)
             if (++l->tx_used[lc] >= REKEY_AT)
                 rekey(l, c, lc);
             l->pkts[j] = (struct quicoff_pkt){.data = dst,
-                                              .len = len - TAG_LEN,
+                                              .end = len - TAG_LEN,
                                               .cap = stride,
                                               .conn = s->tx[c],
                                               .pn = s->pn_of[g]};
@@ -941,7 +941,7 @@ static void restore(struct lane *l, enum kind k)
         }
         case K_ENG_UNPROTECT:
             memcpy(dst, prot, len);
-            l->pkts[j] = (struct quicoff_pkt){.data = dst, .len = len, .cap = stride};
+            l->pkts[j] = (struct quicoff_pkt){.data = dst, .end = len, .cap = stride};
             break;
         case K_EVP_SEAL:
             memcpy(dst, plain, len);

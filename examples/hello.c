@@ -43,12 +43,12 @@ int main(void)
     memcpy(buf + 11, msg, strlen(msg));
     uint32_t len = 11 + (uint32_t)strlen(msg);
 
-    struct quicoff_pkt pkt = {.data = buf, .len = len, .cap = sizeof(buf), .conn = tx, .pn = 7};
+    struct quicoff_pkt pkt = {.data = buf, .end = len, .cap = sizeof(buf), .conn = tx, .pn = 7};
     struct quicoff_result res;
     quicoff_protect_burst(worker, &pkt, &res, 1);
     printf("protect:   %s, %u bytes on the wire\n", quicoff_status_name(res.status), res.packet_end);
 
-    pkt = (struct quicoff_pkt){.data = buf, .len = res.packet_end};
+    pkt = (struct quicoff_pkt){.data = buf, .end = res.packet_end};
     quicoff_unprotect_burst(worker, &pkt, &res, 1);
     printf("unprotect: %s, pn %llu, payload \"%.*s\"\n", quicoff_status_name(res.status),
            (unsigned long long)res.pn, (int)res.payload_len, (const char *)buf + res.payload_off);

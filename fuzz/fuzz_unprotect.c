@@ -288,7 +288,7 @@ static void run_burst(const uint8_t *data, uint32_t size, uint8_t ctrl)
         uint32_t off = 0;
         if (i > 0 && size > 0)
             off = (uint32_t)(data[(i * 7) % size] | data[(i * 13) % size] << 8) % size;
-        pk[i] = (struct quicoff_pkt){.data = b + GUARD, .len = size, .cap = size, .offset = off,
+        pk[i] = (struct quicoff_pkt){.data = b + GUARD, .end = size, .cap = size, .offset = off,
                                      .local_addr = (ctrl & 4) ? &local_a : NULL};
     }
     unsigned okn = quicoff_unprotect_burst(worker, pk, res, n);
@@ -332,7 +332,7 @@ static void run_split(const uint8_t *data, uint32_t size, uint8_t ctrl)
         uint32_t off = 0;
         if (i > 0 && size > 0)
             off = (uint32_t)(data[(i * 5) % size] | data[(i * 11) % size] << 8) % size;
-        pk[i] = (struct quicoff_pkt){.data = b + GUARD, .len = size, .cap = size, .offset = off,
+        pk[i] = (struct quicoff_pkt){.data = b + GUARD, .end = size, .cap = size, .offset = off,
                                      .local_addr = (ctrl & 4) ? &local_a : NULL};
     }
     unsigned pending = quicoff_unprotect_prepare(worker, pk, res, jobs, n), seen = 0;
@@ -440,7 +440,7 @@ static void run_roundtrip(const uint8_t *data, uint32_t size, uint8_t ctrl)
         memset(b, GUARD_BYTE, sizeof(b));
         memcpy(b + GUARD, data, size);
         struct quicoff_result r;
-        struct quicoff_pkt p = {.data = b + GUARD, .len = size, .cap = size + QUICOFF_TAG_LEN,
+        struct quicoff_pkt p = {.data = b + GUARD, .end = size, .cap = size + QUICOFF_TAG_LEN,
                                 .conn = tx->h, .pn = pn};
         unsigned okn = quicoff_protect_burst(worker, &p, &r, 1);
         quicoff_status_t st = r.status;
@@ -463,7 +463,7 @@ static void run_roundtrip(const uint8_t *data, uint32_t size, uint8_t ctrl)
         memcpy(sealed, b + GUARD, size + QUICOFF_TAG_LEN);
         /* open it again */
         struct quicoff_result u;
-        struct quicoff_pkt q = {.data = b + GUARD, .len = size + QUICOFF_TAG_LEN,
+        struct quicoff_pkt q = {.data = b + GUARD, .end = size + QUICOFF_TAG_LEN,
                                 .cap = size + QUICOFF_TAG_LEN};
         quicoff_unprotect_burst(worker, &q, &u, 1);
         check_result(&u, 0, size + QUICOFF_TAG_LEN);

@@ -11,6 +11,8 @@
  */
 #include "chacha20.h"
 
+#include "qo_bytes.h"
+
 #include <stdatomic.h>
 #include <string.h>
 
@@ -45,23 +47,10 @@
         }                                                                                  \
     } while (0)
 
-static inline uint32_t load32_le(const uint8_t *p)
-{
-    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
-}
-
-static inline void store32_le(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)v;
-    p[1] = (uint8_t)(v >> 8);
-    p[2] = (uint8_t)(v >> 16);
-    p[3] = (uint8_t)(v >> 24);
-}
-
 void qo_chacha20_key_init(struct qo_chacha20_key *key, const uint8_t bytes[32])
 {
     for (int i = 0; i < 8; i++)
-        key->k[i] = load32_le(bytes + 4 * i);
+        key->k[i] = qo_load_le32(bytes + 4 * i);
 }
 
 static inline void init_state(uint32_t x[16], const struct qo_chacha20_key *key,
@@ -74,9 +63,9 @@ static inline void init_state(uint32_t x[16], const struct qo_chacha20_key *key,
     for (int i = 0; i < 8; i++)
         x[4 + i] = key->k[i];
     x[12] = counter;
-    x[13] = load32_le(nonce);
-    x[14] = load32_le(nonce + 4);
-    x[15] = load32_le(nonce + 8);
+    x[13] = qo_load_le32(nonce);
+    x[14] = qo_load_le32(nonce + 4);
+    x[15] = qo_load_le32(nonce + 8);
 }
 
 void qo_chacha20_block(const struct qo_chacha20_key *key, uint32_t counter,
@@ -88,7 +77,7 @@ void qo_chacha20_block(const struct qo_chacha20_key *key, uint32_t counter,
     memcpy(x, in, sizeof(x));
     DOUBLE_ROUNDS(x);
     for (int i = 0; i < 16; i++)
-        store32_le(out + 4 * i, x[i] + in[i]);
+        qo_store_le32(out + 4 * i, x[i] + in[i]);
 }
 
 /* Portable: 16 words in scalars.  x86-64 has too few registers for them,
@@ -97,10 +86,10 @@ static void mask_c(const struct qo_chacha20_key *key, const uint8_t sample[16], 
 {
     uint32_t x[16];
 
-    init_state(x, key, load32_le(sample), sample + 4);
+    init_state(x, key, qo_load_le32(sample), sample + 4);
     DOUBLE_ROUNDS(x);
     /* Only words 0 and 1 of the block are needed: the input there is C0, C1. */
-    store32_le(mask, x[0] + C0);
+    qo_store_le32(mask, x[0] + C0);
     mask[4] = (uint8_t)(x[1] + C1);
 }
 
@@ -147,7 +136,7 @@ static void mask_c(const struct qo_chacha20_key *key, const uint8_t sample[16], 
             d = _mm_shuffle_epi32(d, _MM_SHUFFLE(0, 3, 2, 1));                             \
         }                                                                                  \
         uint64_t w = (uint64_t)_mm_cvtsi128_si64(_mm_add_epi32(a, c0));                    \
-        store32_le(mask, (uint32_t)w);                                                     \
+        qo_store_le32(mask, (uint32_t)w);                                                     \
         mask[4] = (uint8_t)(w >> 32);                                                      \
     }
 
@@ -192,7 +181,7 @@ typedef uint32_t qo_v8 __attribute__((vector_size(32)));
             for (int j = 0; j < 8; j++)                                                    \
                 in[j][l] = k[j];                                                           \
             for (int j = 0; j < 4; j++)                                                    \
-                in[8 + j][l] = load32_le(p + 4 * j);                                       \
+                in[8 + j][l] = qo_load_le32(p + 4 * j);                                       \
         }                                                                                  \
         x[0] = (V){0} + C0;                                                                \
         x[1] = (V){0} + C1;                                                                \
@@ -206,7 +195,7 @@ typedef uint32_t qo_v8 __attribute__((vector_size(32)));
         memcpy(w0, &x[0], sizeof(V));                                                      \
         memcpy(w1, &x[1], sizeof(V));                                                      \
         for (unsigned l = 0; l < n; l++) {                                    \
-            store32_le(masks[l], w0[l]);                                                   \
+            qo_store_le32(masks[l], w0[l]);                                                   \
             masks[l][4] = (uint8_t)w1[l];                                                  \
         }                                                                                  \
     }

@@ -2,10 +2,12 @@
 /*
  * Crypto backend interface (internal).
  *
- * As picotls does it: constant algorithm descriptors (sizes, limits, context
- * size, function pointers) per suite, and a context of ctx_size bytes that the
- * caller owns (the connection table embeds it in the entry).  A backend is a
- * table of descriptors; qo_backend_find() picks one at run time.
+ * As picotls does it: constant algorithm descriptors (context size, function
+ * pointers) per suite, and a context of ctx_size bytes that the caller owns
+ * (the connection table embeds it in the entry).  A backend is a table of
+ * descriptors; qo_backend_find() picks one at run time.  What a suite is
+ * whoever implements it (key length, RFC 9001 §6.6 limits, name) is in the
+ * one suite table, suites.h.
  *
  * Contracts every backend keeps:
  *  - seal/open work in place, never allocate on the per-packet path (what a
@@ -20,6 +22,7 @@
 #define QUICOFF_CRYPTO_H
 
 #include "quicoff/quicoff.h"
+#include "suites.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -42,22 +45,10 @@ typedef struct qo_aead_op {
     uint8_t nonce[16];
 } qo_aead_op_t;
 
-/* RFC 9001 §6.6 usage limits, in packets: properties of the AEAD, the same
- * for every backend. AES-CCM's 2^21.5 is rounded down; ChaCha20-Poly1305 has
- * no confidentiality limit (2^62 = the packet-number space). */
-#define QO_AES_GCM_CONFIDENTIALITY_LIMIT (UINT64_C(1) << 23)
-#define QO_AES_GCM_INTEGRITY_LIMIT (UINT64_C(1) << 52)
-#define QO_CHACHA20_CONFIDENTIALITY_LIMIT (UINT64_C(1) << 62)
-#define QO_CHACHA20_INTEGRITY_LIMIT (UINT64_C(1) << 36)
-#define QO_AES_CCM_LIMIT UINT64_C(2965820)
-
 typedef struct qo_aead_algo {
-    const char *name;       /* "aes-128-gcm", ... */
-    quicoff_suite_t suite;
-    size_t key_len;         /* 16 or 32 */
+    const char *name;       /* "aes-128-gcm", ...: for diagnostics */
+    quicoff_suite_t suite;  /* key length, limits: qo_suites[suite] (suites.h) */
     size_t ctx_size;        /* bytes of context */
-    uint64_t confidentiality_limit; /* RFC 9001 §6.6, packets */
-    uint64_t integrity_limit;       /* RFC 9001 §6.6, failed packets */
     /* returns 0 ok, -1 failure (e.g. library refused) */
     int (*setup)(void *ctx, const uint8_t *key);
     void (*dispose)(void *ctx);
@@ -84,8 +75,7 @@ typedef struct qo_aead_algo {
 
 typedef struct qo_hp_algo {
     const char *name;       /* "aes-128-ecb", "aes-256-ecb", "chacha20" */
-    size_t key_len;
-    size_t ctx_size;
+    size_t ctx_size;        /* the key is the suite's key_len bytes (suites.h) */
     int (*setup)(void *ctx, const uint8_t *key);
     void (*dispose)(void *ctx);
     /* RFC 9001 §5.4.3/5.4.4: the 5-byte mask for one 16-byte sample. 0 ok. */

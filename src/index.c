@@ -48,14 +48,14 @@ uint32_t qo_table_hash(const struct quicoff_table *t, uint8_t level, const uint8
     const uint8_t *key = dcid;
     size_t n = dcid_len;
     if (dcid_len == 0 && addr && addr->family != 0) {
-        /* zero-length CID: the local address + port is the key (seed 002 §3.3.1) */
+        /* zero-length CID: the local address + port is the key (a packet
+         * carries no DCID to tell the connections apart) */
         memset(buf, 0, sizeof(buf));
         buf[0] = addr->family;
         /* only the bytes key_matches() compares: an IPv4 lookup must not
          * depend on whatever the caller left in ip[4..15] */
         memcpy(buf + 1, addr->ip, addr->family == 4 ? 4 : 16);
-        buf[17] = (uint8_t)(addr->port >> 8);
-        buf[18] = (uint8_t)addr->port;
+        qo_store_be16(buf + 17, addr->port);
         key = buf;
         n = 19;
     }
@@ -107,7 +107,7 @@ static bool key_matches(const struct qo_keyset *ks, uint8_t level, const uint8_t
            memcmp(ks->addr.ip, addr->ip, addr->family == 4 ? 4 : 16) == 0;
 }
 
-struct qo_conn *qo_table_lookup_hashed(const struct quicoff_table *t, uint32_t h, uint8_t level,
+struct qo_slot *qo_table_lookup_hashed(const struct quicoff_table *t, uint32_t h, uint8_t level,
                                        const uint8_t *dcid, size_t dcid_len,
                                        const struct quicoff_addr *addr, struct qo_keyset **ks_out)
 {
@@ -120,7 +120,7 @@ struct qo_conn *qo_table_lookup_hashed(const struct quicoff_table *t, uint32_t h
         uint32_t slot1 = (uint32_t)cell;
         if ((uint32_t)(cell >> 32) != h || slot1 == QO_SLOT_TOMBSTONE)
             continue;
-        struct qo_conn *c = &t->conns[slot1 - 1];
+        struct qo_slot *c = &t->slots[slot1 - 1];
         struct qo_keyset *ks = atomic_load_explicit(&c->ks, memory_order_acquire);
         if (ks && key_matches(ks, level, dcid, dcid_len, addr)) {
             *ks_out = ks;
@@ -130,7 +130,7 @@ struct qo_conn *qo_table_lookup_hashed(const struct quicoff_table *t, uint32_t h
     return NULL;
 }
 
-struct qo_conn *qo_table_lookup(const struct quicoff_table *t, uint8_t level,
+struct qo_slot *qo_table_lookup(const struct quicoff_table *t, uint8_t level,
                                 const uint8_t *dcid, size_t dcid_len,
                                 const struct quicoff_addr *addr, struct qo_keyset **ks_out)
 {
@@ -198,7 +198,7 @@ int qo_index_maybe_rebuild(struct quicoff_table *t)
     if (!ix)
         return -1;
     for (uint32_t s = 0; s < t->capacity; s++) {
-        struct qo_keyset *ks = atomic_load_explicit(&t->conns[s].ks, memory_order_relaxed);
+        struct qo_keyset *ks = atomic_load_explicit(&t->slots[s].ks, memory_order_relaxed);
         if (ks && ks->direction == QUICOFF_DIR_RX)
             qo_index_put(ix, ks->hash, s);
     }

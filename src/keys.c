@@ -9,6 +9,7 @@
  * return, on error paths too.
  */
 #include "crypto.h"
+#include "qo_bytes.h"
 
 #include <openssl/core_names.h>
 #include <openssl/kdf.h>
@@ -117,8 +118,8 @@ int qo_hkdf_expand_label(quicoff_suite_t suite, const uint8_t *secret, size_t se
     if (prefix_len + label_len > 255)
         return -1;
 
-    info[n++] = (uint8_t)(out_len >> 8);
-    info[n++] = (uint8_t)out_len;
+    qo_store_be16(info + n, (uint16_t)out_len); /* HkdfLabel.length, RFC 8446 §7.1 */
+    n += 2;
     info[n++] = (uint8_t)(prefix_len + label_len);
     memcpy(info + n, prefix, prefix_len);
     n += prefix_len;

@@ -24,7 +24,7 @@ static void key_info(const struct qo_keyset *ks, unsigned p, struct quicoff_key_
     ki->generation = m->gen;
     ki->key_phase = (uint8_t)p;
     ki->dcid_len = ks->dcid_len;
-    ki->key_len = (uint8_t)ks->aead->key_len;
+    ki->key_len = qo_suites[ks->suite].key_len;
     ki->user = m->user;
 }
 
@@ -148,7 +148,7 @@ quicoff_status_t qo_keyset_install(struct qo_keyset *ks, uint32_t gen, const uin
         ks->aead->dispose(s->aead_ctx);
         s->present = 0;
     }
-    memcpy(s->key, key, ks->aead->key_len);
+    memcpy(s->key, key, qo_suites[ks->suite].key_len);
     memcpy(s->iv, iv, QUICOFF_IV_LEN);
     if (ks->aead->setup(s->aead_ctx, s->key) != 0)
         return QUICOFF_BACKEND_UNAVAILABLE;
@@ -159,7 +159,7 @@ quicoff_status_t qo_keyset_install(struct qo_keyset *ks, uint32_t gen, const uin
 
 static quicoff_status_t keyset_set_hp(struct qo_keyset *ks, const uint8_t *hp_key)
 {
-    memcpy(ks->hp_key, hp_key, ks->hp->key_len);
+    memcpy(ks->hp_key, hp_key, qo_suites[ks->suite].key_len);
     ks->hp_ctx = ks->ctx_mem + 2 * qo_round_up(ks->aead->ctx_size);
     return ks->hp->setup(ks->hp_ctx, ks->hp_key) == 0 ? QUICOFF_OK
                                                        : QUICOFF_BACKEND_UNAVAILABLE;
@@ -276,8 +276,9 @@ quicoff_status_t qo_keyset_build(struct quicoff_table *t, const struct quicoff_c
     if (cfg->dcid_len == 0)
         ks->addr = cfg->local_addr;
     ks->hash = qo_table_hash(t, ks->level, ks->dcid, ks->dcid_len, &ks->addr);
-    ks->hard_limit = cfg->direction == QUICOFF_DIR_TX ? ks->aead->confidentiality_limit
-                                                      : ks->aead->integrity_limit;
+    const struct qo_suite *suite = &qo_suites[cfg->suite];
+    ks->hard_limit = cfg->direction == QUICOFF_DIR_TX ? suite->confidentiality_limit
+                                                      : suite->integrity_limit;
     ks->threshold = cfg->usage_threshold ? cfg->usage_threshold : qo_default_threshold(ks);
 
     st = qo_keys_from(cfg->suite, version, &cfg->keys, cfg->secret, cfg->secret_len, &k);

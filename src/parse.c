@@ -6,6 +6,8 @@
  */
 #include "parse.h"
 
+#include "qo_bytes.h"
+
 unsigned qo_varint_read(const uint8_t *p, const uint8_t *end, uint64_t *v)
 {
     if (p >= end)
@@ -65,7 +67,7 @@ quicoff_status_t qo_parse_header(const uint8_t *buf, uint32_t len, uint32_t off,
     /* long header: 1 1 T T x x x x | version | DCID len | DCID | SCID len | SCID */
     if ((size_t)(end - p) < 7)
         return QUICOFF_MALFORMED;
-    uint32_t version = (uint32_t)p[1] << 24 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 8 | p[4];
+    uint32_t version = qo_load_be32(p + 1);
     h->is_long = 1;
     h->version = version;
     /* The DCID sits at the same place in every version (RFC 8999 §5.1), so it

@@ -7,6 +7,7 @@
  */
 #include "index.h"
 #include "parse.h"
+#include "qo_bytes.h"
 #include "table.h"
 
 #include <string.h>
@@ -18,31 +19,6 @@
  * when it was their only caller. */
 #define QO_STAGE static inline __attribute__((always_inline))
 
-/* Big-endian words (compilers turn these into one load or store + bswap). */
-static inline uint32_t load_be32(const uint8_t *p)
-{
-    return (uint32_t)p[0] << 24 | (uint32_t)p[1] << 16 | (uint32_t)p[2] << 8 | p[3];
-}
-
-static inline void store_be32(uint8_t *p, uint32_t v)
-{
-    p[0] = (uint8_t)(v >> 24);
-    p[1] = (uint8_t)(v >> 16);
-    p[2] = (uint8_t)(v >> 8);
-    p[3] = (uint8_t)v;
-}
-
-static inline uint64_t load_be64(const uint8_t *p)
-{
-    return (uint64_t)load_be32(p) << 32 | load_be32(p + 4);
-}
-
-static inline void store_be64(uint8_t *p, uint64_t v)
-{
-    store_be32(p, (uint32_t)(v >> 32));
-    store_be32(p + 4, (uint32_t)v);
-}
-
 /* nonce = IV ^ (path part in bytes 0..3 | packet number, 64-bit big-endian, in 4..11) */
 static inline void build_nonce(uint8_t nonce[QUICOFF_IV_LEN], const struct qo_keyset *ks,
                                const uint8_t iv[QUICOFF_IV_LEN], uint64_t pn)
@@ -50,12 +26,12 @@ static inline void build_nonce(uint8_t nonce[QUICOFF_IV_LEN], const struct qo_ke
     uint32_t path = ks->path_id, head = 0; /* bytes 0..3, big-endian */
     if (ks->nonce_layout == QUICOFF_NONCE_MULTIPATH)
         head = path;
-    else if (ks->nonce_layout == QUICOFF_NONCE_SEED000)
-        /* listing 4.5: htonl() then shifted out high byte first on a
-         * little-endian CPU, so the path ID lands byte-reversed */
-        head = (path & 0xff) << 24 | (path & 0xff00) << 8 | (path >> 8 & 0xff00) | path >> 24;
-    store_be32(nonce, load_be32(iv) ^ head);
-    store_be64(nonce + 4, load_be64(iv + 4) ^ pn);
+    else if (ks->nonce_layout == QUICOFF_NONCE_MULTIPATH_PATH_ID_LE)
+        /* htonl() then shifted out high byte first on a little-endian CPU:
+         * the path ID lands byte-reversed */
+        head = __builtin_bswap32(path);
+    qo_store_be32(nonce, qo_load_be32(iv) ^ head);
+    qo_store_be64(nonce + 4, qo_load_be64(iv + 4) ^ pn);
 }
 
 /*
@@ -66,12 +42,12 @@ static inline void build_nonce(uint8_t nonce[QUICOFF_IV_LEN], const struct qo_ke
  */
 static inline uint32_t pn_mask(const uint8_t mask[5], unsigned pn_len)
 {
-    return load_be32(mask + 1) & (UINT32_C(0xffffffff) << (8 * (4 - pn_len)));
+    return qo_load_be32(mask + 1) & (UINT32_C(0xffffffff) << (8 * (4 - pn_len)));
 }
 
 static inline void xor_pn_field(uint8_t *field, uint32_t m)
 {
-    store_be32(field, load_be32(field) ^ m);
+    qo_store_be32(field, qo_load_be32(field) ^ m);
 }
 
 static inline uint8_t first_byte_mask(const struct qo_header *h)
@@ -83,7 +59,7 @@ static inline void result_init(struct quicoff_result *r, const struct quicoff_pk
 {
     memset(r, 0, sizeof(*r));
     r->hdr_off = p->offset;
-    r->packet_end = p->len;
+    r->packet_end = p->end;
     r->conn = QUICOFF_CONN_INVALID;
 }
 
@@ -102,14 +78,14 @@ struct tally {
  * or counters (its short PNs would decode against the old PN space and fail,
  * its keys be out of phase). NULL: counted on the worker only. Checked right
  * before the writes (docs/design.md, "Replacing an entry"). */
-static inline struct qo_conn *state_of(struct qo_conn *c, const struct qo_keyset *ks)
+static inline struct qo_slot *state_of(struct qo_slot *c, const struct qo_keyset *ks)
 {
     return c && atomic_load_explicit(&c->state_gen, memory_order_acquire) == ks->state_gen ? c
                                                                                           : NULL;
 }
 
 /* Counts a failed outcome in the worker (and connection, if known). */
-static void count_failure(struct quicoff_worker *w, struct qo_conn *c, quicoff_status_t st)
+static void count_failure(struct quicoff_worker *w, struct qo_slot *c, quicoff_status_t st)
 {
     switch (st) {
     case QUICOFF_UNKNOWN_CONNECTION:
@@ -326,7 +302,7 @@ static void aead_run(struct aead_batch *b, bool seal, uint8_t *scratch, void *ws
 /* Per-packet state carried between the stages of one chunk. */
 struct rx_state {
     struct qo_header h;
-    struct qo_conn *c;
+    struct qo_slot *c;
     struct qo_keyset *ks;
     const struct qo_keyslot *slot;
     uint32_t hash;
@@ -349,7 +325,7 @@ QO_STAGE void rx_parse(const struct quicoff_table *t, struct quicoff_pkt *p,
 {
     result_init(r, p);
     s->c = NULL;
-    s->st = qo_parse_header(p->data, p->len, p->offset, t->local_cid_len, &s->h);
+    s->st = qo_parse_header(p->data, p->end, p->offset, t->local_cid_len, &s->h);
     r->packet_end = s->h.end;
     r->dcid_off = s->h.dcid_off; /* 0/0 unless the DCID is inside the buffer */
     r->dcid_len = s->h.dcid_len;
@@ -420,7 +396,7 @@ QO_STAGE void rx_unmask(struct quicoff_pkt *p, struct quicoff_result *r, struct 
     uint8_t first = d[p->offset] ^ (s->mask[0] & first_byte_mask(h));
     unsigned pn_len = (first & 3) + 1;
     uint32_t m = pn_mask(s->mask, pn_len);
-    uint64_t truncated = (load_be32(d + h->pn_off) ^ m) >> (8 * (4 - pn_len));
+    uint64_t truncated = (qo_load_be32(d + h->pn_off) ^ m) >> (8 * (4 - pn_len));
     s->largest = QO_GET(s->c->largest_pn);
     uint64_t pn = quicoff_pn_decode(s->largest, truncated, pn_len * 8);
 
@@ -481,7 +457,7 @@ QO_STAGE void rx_outcome(struct quicoff_worker *w, struct quicoff_pkt *p,
     uint8_t *d = p->data;
     const struct qo_header *h = &s->h;
     struct qo_keyset *ks = s->ks;
-    struct qo_conn *c = state_of(s->c, ks); /* NULL: overtaken by a replace */
+    struct qo_slot *c = state_of(s->c, ks); /* NULL: overtaken by a replace */
     unsigned pn_len = r->pn_len, kp = r->key_phase;
     uint64_t pn = r->pn;
     uint32_t payload_off = h->pn_off + pn_len;
@@ -587,7 +563,7 @@ static void unprotect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
 
 struct tx_state {
     struct qo_header h;
-    struct qo_conn *c;
+    struct qo_slot *c;
     struct qo_keyset *ks;
     const struct qo_keyslot *slot;
     quicoff_status_t st;
@@ -607,13 +583,12 @@ QO_STAGE void tx_resolve(const struct quicoff_table *t, struct quicoff_pkt *p,
     s->st = QUICOFF_OK;
     uint32_t slot_index = (uint32_t)p->conn;
     if (slot_index < t->capacity) {
-        struct qo_conn *c = &t->conns[slot_index];
+        struct qo_slot *c = &t->slots[slot_index];
         struct qo_keyset *ks = atomic_load_explicit(&c->ks, memory_order_acquire);
         if (ks && ks->direction == QUICOFF_DIR_TX &&
             atomic_load_explicit(&c->handle_gen, memory_order_relaxed) == (uint32_t)(p->conn >> 32)) {
             s->c = c;
             s->ks = ks;
-            r->user = ks->user;
             __builtin_prefetch(ks);
             __builtin_prefetch(&c->cur_gen);
             return;
@@ -631,12 +606,13 @@ QO_STAGE void tx_prepare(struct quicoff_pkt *p, struct quicoff_result *r, struct
     uint8_t *d = p->data;
     struct qo_keyset *ks = s->ks;
     struct qo_header *h = &s->h;
-    if (p->offset >= p->len || p->len > p->cap || p->cap - p->len < QUICOFF_TAG_LEN) {
-        s->st = p->offset >= p->len ? QUICOFF_MALFORMED : QUICOFF_NO_SPACE;
+    if (p->offset >= p->end || p->end > p->cap || p->cap - p->end < QUICOFF_TAG_LEN) {
+        s->st = p->offset >= p->end ? QUICOFF_MALFORMED : QUICOFF_NO_SPACE;
         return;
     }
-    uint32_t end = p->len + QUICOFF_TAG_LEN;
+    uint32_t end = p->end + QUICOFF_TAG_LEN;
     s->st = qo_parse_header(d, end, p->offset, ks->dcid_len, h);
+    r->user = ks->user; /* here, not in tx_resolve: stage 1 only prefetches ks */
     r->dcid_off = h->dcid_off;
     r->dcid_len = h->dcid_len;
     r->level = h->level;
@@ -653,12 +629,12 @@ QO_STAGE void tx_prepare(struct quicoff_pkt *p, struct quicoff_result *r, struct
     /* A long header's Length must already count PN, payload and tag; the
      * packet must be long enough for the header-protection sample (the host
      * pads, §5.4.2); the header's PN bytes must encode pn. */
-    if (h->level != ks->level || h->end != end || (uint64_t)h->pn_off + pn_len > p->len ||
+    if (h->level != ks->level || h->end != end || (uint64_t)h->pn_off + pn_len > p->end ||
         (uint64_t)h->pn_off + 4 + QUICOFF_SAMPLE_LEN > end || p->pn > PN_MAX) {
         s->st = QUICOFF_MALFORMED;
         return;
     }
-    uint64_t encoded = load_be32(d + h->pn_off) >> (8 * (4 - pn_len));
+    uint64_t encoded = qo_load_be32(d + h->pn_off) >> (8 * (4 - pn_len));
     if (encoded != (p->pn & ((UINT64_C(1) << (8 * pn_len)) - 1))) {
         s->st = QUICOFF_MALFORMED;
         return;
@@ -683,7 +659,7 @@ QO_STAGE void tx_prepare(struct quicoff_pkt *p, struct quicoff_result *r, struct
         return;
     }
     /* Count it now: a later packet of this chunk with the same key sees it. */
-    struct qo_conn *c = state_of(s->c, ks); /* NULL: overtaken by a replace */
+    struct qo_slot *c = state_of(s->c, ks); /* NULL: overtaken by a replace */
     if (s->next && c) {
         atomic_store_explicit(&c->key_packets[kp], 0, memory_order_relaxed);
         atomic_store_explicit(&c->cur_gen, cur + 1, memory_order_release);
@@ -704,8 +680,8 @@ QO_STAGE void tx_aead_op(const struct quicoff_pkt *p, const struct quicoff_resul
                          .aad = d + p->offset,
                          .aad_len = payload_off - p->offset,
                          .data = d + payload_off,
-                         .len = p->len - payload_off,
-                         .tag = d + p->len};
+                         .len = p->end - payload_off,
+                         .tag = d + p->end};
     build_nonce(op->nonce, s->ks, s->slot->iv, p->pn);
 }
 
@@ -721,7 +697,7 @@ QO_STAGE void tx_finish(struct quicoff_worker *w, struct quicoff_pkt *p,
     }
     uint8_t *d = p->data;
     struct qo_keyset *ks = s->ks;
-    struct qo_conn *c = state_of(s->c, ks); /* NULL: overtaken by a replace */
+    struct qo_slot *c = state_of(s->c, ks); /* NULL: overtaken by a replace */
     const struct qo_header *h = &s->h;
     unsigned pn_len = r->pn_len;
     const uint8_t *mask = s->mask;
@@ -729,7 +705,7 @@ QO_STAGE void tx_finish(struct quicoff_worker *w, struct quicoff_pkt *p,
     xor_pn_field(d + h->pn_off, pn_mask(mask, pn_len));
 
     uint32_t payload_off = h->pn_off + pn_len;
-    uint32_t payload_len = p->len - payload_off;
+    uint32_t payload_len = p->end - payload_off;
     if (s->next) {
         if (c)
             QO_ADD(c->key_updates, 1);
@@ -747,7 +723,7 @@ QO_STAGE void tx_finish(struct quicoff_worker *w, struct quicoff_pkt *p,
     ok->bytes += payload_len;
     r->payload_off = payload_off;
     r->payload_len = payload_len;
-    r->packet_end = p->len + QUICOFF_TAG_LEN;
+    r->packet_end = p->end + QUICOFF_TAG_LEN;
     if (s->used + 1 >= ks->threshold) {
         QO_ADD(w->c.usage_limit_reached, 1);
         r->status = QUICOFF_USAGE_LIMIT_REACHED;
@@ -847,7 +823,7 @@ static void job_fill(struct quicoff_aead_job *j, const struct quicoff_pkt *p,
     j->key_id = m->id;
     j->key_user = m->user;
     j->key = ks->phase[kp].key;
-    j->key_len = (uint8_t)ks->aead->key_len;
+    j->key_len = qo_suites[ks->suite].key_len;
     j->suite = ks->suite;
     j->pending = 1;
     j->decrypt = decrypt;
@@ -996,7 +972,7 @@ unsigned quicoff_unprotect_datagrams(struct quicoff_worker *w, struct quicoff_da
             struct quicoff_result res[QO_CHUNK];
             for (unsigned j = 0; j < cnt; j++) {
                 const struct quicoff_datagram *g = &d[todo[j]];
-                pkts[j] = (struct quicoff_pkt){.data = g->data, .len = g->len, .cap = g->len,
+                pkts[j] = (struct quicoff_pkt){.data = g->data, .end = g->len, .cap = g->len,
                                                .offset = next_off[todo[j]],
                                                .local_addr = g->local_addr};
             }

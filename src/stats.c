@@ -16,7 +16,7 @@ quicoff_status_t quicoff_conn_stats(struct quicoff_table *t, quicoff_conn_t h,
     quicoff_status_t st = QUICOFF_OK;
     pthread_mutex_lock(&t->lock);
     struct qo_keyset *ks;
-    struct qo_conn *c = qo_conn_of(t, h, &ks);
+    struct qo_slot *c = qo_slot_of(t, h, &ks);
     if (!c) {
         st = QUICOFF_UNKNOWN_CONNECTION;
     } else {
@@ -45,7 +45,7 @@ quicoff_status_t quicoff_conn_key_packets(struct quicoff_worker *w, quicoff_conn
      * the slot's generation check rejects a handle that was reused */
     qo_worker_enter(w);
     struct qo_keyset *ks;
-    struct qo_conn *c = qo_conn_of(w->table, h, &ks);
+    struct qo_slot *c = qo_slot_of(w->table, h, &ks);
     if (c) {
         uint32_t cur = atomic_load_explicit(&c->cur_gen, memory_order_relaxed);
         *out = QO_GET(c->key_packets[cur & 1]);

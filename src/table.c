@@ -39,23 +39,23 @@ struct quicoff_table *quicoff_table_create(const struct quicoff_table_config *cf
     if (RAND_bytes((unsigned char *)&t->hash_seed, sizeof(t->hash_seed)) != 1)
         goto fail;
     pthread_mutex_init(&t->lock, NULL);
-    t->conns = aligned_alloc(QO_CACHE_LINE, qo_round_up(sizeof(struct qo_conn) * t->capacity));
+    t->slots = aligned_alloc(QO_CACHE_LINE, qo_round_up(sizeof(struct qo_slot) * t->capacity));
     t->free_slots = malloc(sizeof(uint32_t) * t->capacity);
     t->workers = calloc(t->max_workers, sizeof(*t->workers));
     uint64_t cells = 16;
     while (cells < (uint64_t)t->capacity * 2)
         cells <<= 1;
     struct qo_index *ix = qo_index_alloc(cells);
-    if (!t->conns || !t->free_slots || !t->workers || !ix ||
+    if (!t->slots || !t->free_slots || !t->workers || !ix ||
         qo_epoch_init(&t->epoch, t->max_workers) != 0) {
         free(ix);
         goto fail;
     }
     atomic_init(&t->index, ix);
     atomic_init(&t->next_key_id, 1); /* 0 = no key */
-    memset(t->conns, 0, sizeof(struct qo_conn) * t->capacity);
+    memset(t->slots, 0, sizeof(struct qo_slot) * t->capacity);
     for (uint32_t i = 0; i < t->capacity; i++) {
-        t->conns[i].index = i;
+        t->slots[i].index = i;
         t->free_slots[i] = t->capacity - 1 - i; /* pop order 0, 1, 2, ... */
     }
     t->free_count = t->capacity;
@@ -63,7 +63,7 @@ struct quicoff_table *quicoff_table_create(const struct quicoff_table_config *cf
         *err = QUICOFF_OK;
     return t;
 fail:
-    free(t->conns);
+    free(t->slots);
     free(t->free_slots);
     free(t->workers);
     free(t);
@@ -77,7 +77,7 @@ out:
 static void release_slot(struct qo_retire_node *n, void *owner)
 {
     struct quicoff_table *t = owner;
-    struct qo_conn *c = (struct qo_conn *)((uint8_t *)n - offsetof(struct qo_conn, retire));
+    struct qo_slot *c = (struct qo_slot *)((uint8_t *)n - offsetof(struct qo_slot, retire));
     t->free_slots[t->free_count++] = c->index;
 }
 
@@ -87,9 +87,9 @@ void quicoff_table_destroy(struct quicoff_table *t)
         return;
     qo_epoch_fini(&t->epoch, t);
     for (uint32_t i = 0; i < t->capacity; i++)
-        qo_keyset_free(t, atomic_load_explicit(&t->conns[i].ks, memory_order_relaxed));
+        qo_keyset_free(t, atomic_load_explicit(&t->slots[i].ks, memory_order_relaxed));
     free(atomic_load_explicit(&t->index, memory_order_relaxed));
-    free(t->conns);
+    free(t->slots);
     free(t->free_slots);
     free(t->workers);
     pthread_mutex_destroy(&t->lock);
@@ -117,7 +117,7 @@ void quicoff_conn_config_init(struct quicoff_conn_config *cfg)
 }
 
 /* A slot's data-plane state as a new entry starts it (add, replace). */
-static void conn_state_init(struct qo_conn *c, const struct quicoff_conn_config *cfg)
+static void conn_state_init(struct qo_slot *c, const struct quicoff_conn_config *cfg)
 {
     uint64_t largest = cfg->largest_pn;
     atomic_store_explicit(&c->largest_pn, largest, memory_order_relaxed);
@@ -167,7 +167,7 @@ quicoff_status_t quicoff_conn_add(struct quicoff_table *t, const struct quicoff_
         goto unlock;
     }
     uint32_t slot = t->free_slots[--t->free_count];
-    struct qo_conn *c = &t->conns[slot];
+    struct qo_slot *c = &t->slots[slot];
     conn_state_init(c, cfg);
     ks->state_gen = atomic_load_explicit(&c->state_gen, memory_order_relaxed);
     c->retire.release = release_slot;
@@ -204,7 +204,7 @@ quicoff_status_t quicoff_conn_replace(struct quicoff_table *t, quicoff_conn_t h,
     pthread_mutex_lock(&t->lock);
     qo_epoch_reclaim(&t->epoch, t);
     struct qo_keyset *old;
-    struct qo_conn *c = qo_conn_of(t, h, &old);
+    struct qo_slot *c = qo_slot_of(t, h, &old);
     if (!c) {
         st = QUICOFF_UNKNOWN_CONNECTION;
         goto unlock;
@@ -259,7 +259,7 @@ quicoff_status_t quicoff_conn_update(struct quicoff_table *t, quicoff_conn_t h,
     quicoff_status_t st = QUICOFF_OK;
     pthread_mutex_lock(&t->lock);
     struct qo_keyset *old;
-    struct qo_conn *c = qo_conn_of(t, h, &old);
+    struct qo_slot *c = qo_slot_of(t, h, &old);
     if (!c) {
         st = QUICOFF_UNKNOWN_CONNECTION;
         goto unlock;
@@ -366,7 +366,7 @@ quicoff_status_t quicoff_conn_remove(struct quicoff_table *t, quicoff_conn_t h)
     quicoff_status_t st = QUICOFF_OK;
     pthread_mutex_lock(&t->lock);
     struct qo_keyset *ks;
-    struct qo_conn *c = qo_conn_of(t, h, &ks);
+    struct qo_slot *c = qo_slot_of(t, h, &ks);
     if (!c) {
         st = QUICOFF_UNKNOWN_CONNECTION;
         goto unlock;
@@ -393,7 +393,7 @@ quicoff_conn_t quicoff_conn_find(struct quicoff_table *t, quicoff_level_t level,
         return QUICOFF_CONN_INVALID;
     pthread_mutex_lock(&t->lock); /* keeps the keyset alive while we look */
     struct qo_keyset *ks;
-    struct qo_conn *c = qo_table_lookup(t, (uint8_t)level, dcid, dcid_len, local_addr, &ks);
+    struct qo_slot *c = qo_table_lookup(t, (uint8_t)level, dcid, dcid_len, local_addr, &ks);
     quicoff_conn_t h = c ? qo_handle(c) : QUICOFF_CONN_INVALID;
     pthread_mutex_unlock(&t->lock);
     return h;
@@ -405,7 +405,7 @@ void *quicoff_conn_user(struct quicoff_table *t, quicoff_conn_t h)
         return NULL;
     pthread_mutex_lock(&t->lock); /* keeps the keyset alive while we look */
     struct qo_keyset *ks;
-    void *user = qo_conn_of(t, h, &ks) ? ks->user : NULL;
+    void *user = qo_slot_of(t, h, &ks) ? ks->user : NULL;
     pthread_mutex_unlock(&t->lock);
     return user;
 }

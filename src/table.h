@@ -7,9 +7,10 @@
  *   keys and their pre-keyed crypto contexts). Never changed once published:
  *   an update builds a new keyset and swaps the pointer; the old one is
  *   zeroed after the grace period (epoch.h). Readers never see it torn.
- * - qo_conn: the slot a handle names; holds the keyset pointer and the
- *   mutable per-connection data-plane state (largest PN, current key
- *   generation, counters), written by the one worker serving the connection.
+ * - qo_slot: what a handle (quicoff_conn_t) names; holds the keyset pointer
+ *   and the entry's mutable data-plane state (largest PN, current key
+ *   generation, counters), written by the one worker serving the entry.
+ *   (The words per layer: docs/glossary.md.)
  * - qo_index: open-addressed hash (linear probing) from (level, DCID) or
  *   (level, address+port) to slot, for RX entries. Cells are 64-bit words
  *   (hash fingerprint << 32 | slot+1), so a reader reads a cell in one load;
@@ -72,7 +73,7 @@ struct qo_keyset {
     _Alignas(QO_CACHE_LINE) uint8_t ctx_mem[];
 };
 
-struct qo_conn {
+struct qo_slot {
     _Atomic(struct qo_keyset *) ks; /* NULL = free slot */
     _Atomic uint32_t handle_gen;    /* bumped on remove */
     /* Bumped by quicoff_conn_replace before it restarts the state below: a
@@ -124,7 +125,7 @@ struct quicoff_worker {
 
 struct quicoff_table {
     /* read-mostly, used by the data path */
-    struct qo_conn *conns;
+    struct qo_slot *slots;
     uint32_t capacity;
     uint8_t local_cid_len;
     uint64_t hash_seed;
@@ -165,13 +166,13 @@ static inline void qo_worker_exit(struct quicoff_worker *w)
 /* The slot of a live handle, and its keyset; NULL for a handle of a removed
  * (or never added) entry. The caller holds the table mutex or is inside a
  * worker's read-side section, so the keyset stays valid while used. */
-static inline struct qo_conn *qo_conn_of(const struct quicoff_table *t, quicoff_conn_t h,
+static inline struct qo_slot *qo_slot_of(const struct quicoff_table *t, quicoff_conn_t h,
                                          struct qo_keyset **ks)
 {
     uint32_t slot = (uint32_t)h;
     if (slot >= t->capacity)
         return NULL;
-    struct qo_conn *c = &t->conns[slot];
+    struct qo_slot *c = &t->slots[slot];
     *ks = atomic_load_explicit(&c->ks, memory_order_acquire);
     if (!*ks || atomic_load_explicit(&c->handle_gen, memory_order_relaxed) != (uint32_t)(h >> 32))
         return NULL;
@@ -184,7 +185,7 @@ static inline size_t qo_round_up(size_t n)
     return (n + QO_CACHE_LINE - 1) & ~(size_t)(QO_CACHE_LINE - 1);
 }
 
-static inline quicoff_conn_t qo_handle(const struct qo_conn *c)
+static inline quicoff_conn_t qo_handle(const struct qo_slot *c)
 {
     return ((uint64_t)atomic_load_explicit(&c->handle_gen, memory_order_relaxed) << 32) |
            c->index;

@@ -210,14 +210,14 @@ void quicoff_wire_msg_init(struct quicoff_wire_msg *m, quicoff_wire_kind_t kind)
         quicoff_conn_config_init(&m->u.add.cfg);
         m->direction = QUICOFF_DIR_RX;
         m->u.add.cfg.direction = QUICOFF_DIR_RX;
-        m->u.add.cfg.nonce_layout = QUICOFF_NONCE_SEED000;
+        m->u.add.cfg.nonce_layout = QUICOFF_NONCE_MULTIPATH_PATH_ID_LE;
         m->u.add.cfg.dcid_len = QUICOFF_WIRE_COMPAT_DCID_LEN;
         break;
     case QUICOFF_WIRE_COMPAT_HOST:
         quicoff_conn_config_init(&m->u.add.cfg);
         m->direction = QUICOFF_DIR_TX;
         m->u.add.cfg.direction = QUICOFF_DIR_TX;
-        m->u.add.cfg.nonce_layout = QUICOFF_NONCE_SEED000;
+        m->u.add.cfg.nonce_layout = QUICOFF_NONCE_MULTIPATH_PATH_ID_LE;
         break;
     case QUICOFF_WIRE_EVENT:
         m->index = QUICOFF_WIRE_INDEX_NONE;
@@ -682,7 +682,7 @@ static quicoff_status_t interpret_add(const struct tlvs *t, struct quicoff_wire_
     if (has(t, B_PATH_ID))
         TRY(get_u32(t, B_PATH_ID, &c->path_id));
     if (has(t, B_NONCE_LAYOUT)) {
-        TRY(get_enum(t, B_NONCE_LAYOUT, QUICOFF_NONCE_SEED000, &u8));
+        TRY(get_enum(t, B_NONCE_LAYOUT, QUICOFF_NONCE_MULTIPATH_PATH_ID_LE, &u8));
         c->nonce_layout = (quicoff_nonce_layout_t)u8;
     }
     if (has(t, B_FAIL_ACTION)) {
@@ -1141,7 +1141,7 @@ static quicoff_status_t put_add_tlvs(struct wbuf *w, const struct quicoff_wire_m
     const struct quicoff_wire_conn *a = &m->u.add;
     const struct quicoff_conn_config *c = &a->cfg;
     if ((unsigned)c->suite >= QUICOFF_SUITE_COUNT || (unsigned)c->level >= QUICOFF_LEVEL_COUNT ||
-        c->dcid_len > QUICOFF_MAX_CID_LEN || (unsigned)c->nonce_layout > QUICOFF_NONCE_SEED000 ||
+        c->dcid_len > QUICOFF_MAX_CID_LEN || (unsigned)c->nonce_layout > QUICOFF_NONCE_MULTIPATH_PATH_ID_LE ||
         (unsigned)c->fail_action > QUICOFF_FAIL_PASS ||
         (c->largest_pn > QUICOFF_WIRE_PN_MAX && c->largest_pn != UINT64_MAX) ||
         (c->local_addr.family != 0 && !addr_ok(&c->local_addr)))

@@ -484,7 +484,7 @@ unsigned qd_la_unprotect_datagrams(struct qd_la_worker *lw, struct rte_mbuf **m,
         struct rte_mbuf *mb[QD_BURST];
         for (unsigned j = 0; j < cnt; j++) {
             struct quicoff_datagram *d = &dgs[todo[j]];
-            pkts[j] = (struct quicoff_pkt){.data = d->data, .len = d->len, .cap = d->len,
+            pkts[j] = (struct quicoff_pkt){.data = d->data, .end = d->len, .cap = d->len,
                                            .offset = next_off[todo[j]],
                                            .local_addr = d->local_addr};
             mb[j] = m[todo[j]];

@@ -139,7 +139,7 @@ void qd_tx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
         }
         pkts[k] = (struct quicoff_pkt){
             .data = rte_pktmbuf_mtod_offset(x, uint8_t *, d.quic_off),
-            .len = d.quic_len,
+            .end = d.quic_len,
             .cap = d.quic_len + QUICOFF_TAG_LEN,
             .offset = 0,
             .conn = c->handle,

@@ -110,9 +110,12 @@ typedef enum quicoff_nonce_layout {
     /** draft-ietf-quic-multipath-19 (RFC 10069) §2.4 nonce: IV ^ (path ID as 32-bit
      *  big-endian || PN as 64-bit big-endian). */
     QUICOFF_NONCE_MULTIPATH = 1,
-    /** Seed 000 (listing 4.5) as it runs on its little-endian DPU: the path ID's
-     *  four bytes in reversed (little-endian) order, then PN big-endian. */
-    QUICOFF_NONCE_SEED000 = 2,
+    /** The multipath nonce with the path ID's four bytes in reversed
+     *  (little-endian) order, then PN big-endian: what a DPDK offload of
+     *  draft-ietf-quic-multipath-01 put on the wire (htonl() then bytes shifted
+     *  out high first on a little-endian CPU). Equal to the others for path 0.
+     *  docs/design.md, "Nonces and multipath". */
+    QUICOFF_NONCE_MULTIPATH_PATH_ID_LE = 2,
 } quicoff_nonce_layout_t;
 
 /** What the data plane does with a packet that fails authentication. */
@@ -166,8 +169,11 @@ quicoff_status_t quicoff_derive_initial_secrets(const uint8_t *dcid, size_t dcid
 struct quicoff_table;
 struct quicoff_worker;
 
-/** A connection handle: slot index in the low 32 bits, a generation above, so
- *  a handle of a removed connection never reaches its slot's next tenant. */
+/** The handle of a connection entry: one direction and one encryption level of
+ *  a QUIC connection (the API's "connection" is always such an entry; the
+ *  words per layer: docs/glossary.md). Slot index in the low 32 bits, a
+ *  generation above, so a handle of a removed entry never reaches its slot's
+ *  next tenant. */
 typedef uint64_t quicoff_conn_t;
 #define QUICOFF_CONN_INVALID UINT64_MAX
 
@@ -186,7 +192,8 @@ void quicoff_table_destroy(struct quicoff_table *t);
 /** Name of the crypto backend the table uses ("openssl", ...). */
 const char *quicoff_table_backend(const struct quicoff_table *t);
 
-/** Everything one entry holds (seed 000 fig. 3.3.2, seed 002 table 3.2, MsQuic QEO). */
+/** Everything one entry holds: the fields an offload's connection entry has
+ *  (MsQuic's QEO connection has the same shape), plus what this library adds. */
 struct quicoff_conn_config {
     quicoff_direction_t direction;
     quicoff_level_t level;
@@ -361,9 +368,10 @@ void quicoff_worker_destroy(struct quicoff_worker *w);
 /** One QUIC packet inside a buffer (a UDP payload), processed in place. */
 struct quicoff_pkt {
     uint8_t *data;   /**< the datagram */
-    uint32_t len;    /**< end of the valid bytes in data (an offset, not a length
-                          from `offset`); protect: where the plaintext payload ends */
-    uint32_t cap;    /**< protect: bytes writable at data (>= packet end + 16) */
+    uint32_t end;    /**< one past the last valid byte of data: an offset, not a
+                          length from `offset` (unprotect: the datagram's length;
+                          protect: where the plaintext payload ends) */
+    uint32_t cap;    /**< protect: bytes writable at data (>= end + 16) */
     uint32_t offset; /**< where this QUIC packet starts (coalesced packets) */
     /* protect only */
     quicoff_conn_t conn; /**< TX entry */
@@ -410,7 +418,7 @@ unsigned quicoff_unprotect_burst(struct quicoff_worker *w, struct quicoff_pkt *p
 
 /** Protects n packets in place: each holds header (with its plaintext PN bytes
  *  and, for long headers, a Length that counts the tag) + plaintext payload in
- *  [offset, len); the 16-byte tag is written at len (cap must allow it).
+ *  [offset, end); the 16-byte tag is written at end (cap must allow it).
  *  Returns how many are ok. A packet that is not ok is left unprotected and
  *  must not be sent. */
 unsigned quicoff_protect_burst(struct quicoff_worker *w, struct quicoff_pkt *pkts,

@@ -55,12 +55,14 @@ _LEVEL_NAMES = {v: k for k, v in _LEVEL_IDS.items()}
 DIRECTIONS = ("tx", "rx")
 _DIR_IDS = {"tx": lib.QUICOFF_DIR_TX, "rx": lib.QUICOFF_DIR_RX}
 
-NONCE_LAYOUTS = ("rfc9001", "multipath", "seed000")
+NONCE_LAYOUTS = ("rfc9001", "multipath", "multipath-path-id-le")
 _NONCE_IDS = {
     "rfc9001": lib.QUICOFF_NONCE_RFC9001,
     "multipath": lib.QUICOFF_NONCE_MULTIPATH,
-    "seed000": lib.QUICOFF_NONCE_SEED000,
+    "multipath-path-id-le": lib.QUICOFF_NONCE_MULTIPATH_PATH_ID_LE,
 }
+# The layout's earlier name, still spoken by quicoff.ref and quicoff.wire.
+_NONCE_ALIASES = {"seed000": "multipath-path-id-le"}
 
 FAIL_ACTIONS = ("drop", "pass")
 _FAIL_IDS = {"drop": lib.QUICOFF_FAIL_DROP, "pass": lib.QUICOFF_FAIL_PASS}
@@ -576,7 +578,7 @@ class Engine:
             cfg.dcid_len = len(dcid)
             _fill_addr(cfg.local_addr, local_addr)
             cfg.path_id = int(path_id or 0)
-            cfg.nonce_layout = _choice(nonce_layout, _NONCE_IDS, "nonce_layout")
+            cfg.nonce_layout = _choice(nonce_layout, _NONCE_IDS, "nonce_layout", _NONCE_ALIASES)
             cfg.fail_action = _choice(fail_action, _FAIL_IDS, "fail_action")
             cfg.largest_pn = _u64(largest_pn, "largest_pn")
             cfg.usage_threshold = _u64(usage_threshold or 0, "usage_threshold")
@@ -759,7 +761,7 @@ class Engine:
             for i, (b, ln, h, pn) in enumerate(bufs):
                 p = pkts[i]
                 p.data = views[i]
-                p.len = ln
+                p.end = ln
                 p.cap = len(b)
                 p.offset = 0
                 p.conn = h
@@ -821,7 +823,7 @@ class Engine:
             for i in range(n):
                 p = pkts[i]
                 p.data = views[i]
-                p.len = len(items[i])
+                p.end = len(items[i])
                 p.cap = len(items[i])
                 p.offset = 0
                 p.conn = CONN_INVALID

@@ -68,7 +68,7 @@ typedef enum quicoff_level {
 } quicoff_level_t;
 
 typedef enum quicoff_nonce_layout {
-    QUICOFF_NONCE_RFC9001, QUICOFF_NONCE_MULTIPATH, QUICOFF_NONCE_SEED000, ...
+    QUICOFF_NONCE_RFC9001, QUICOFF_NONCE_MULTIPATH, QUICOFF_NONCE_MULTIPATH_PATH_ID_LE, ...
 } quicoff_nonce_layout_t;
 
 typedef enum quicoff_fail_action {
@@ -212,7 +212,7 @@ void quicoff_worker_destroy(struct quicoff_worker *w);
 
 struct quicoff_pkt {
     uint8_t *data;
-    uint32_t len;
+    uint32_t end;
     uint32_t cap;
     uint32_t offset;
     quicoff_conn_t conn;

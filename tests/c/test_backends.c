@@ -220,7 +220,7 @@ static void test_hp(void)
         const uint8_t *sp[HP_SAMPLES];
         int good = 1;
 
-        ok(strcmp(a->name, b->name) == 0 && a->key_len == b->key_len, "%s descriptor", b->name);
+        ok(strcmp(a->name, b->name) == 0, "%s descriptor", b->name);
         for (int k = 0; k < HP_KEYS; k++) {
             uint8_t key[32];
             fill(key, sizeof(key));

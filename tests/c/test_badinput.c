@@ -181,7 +181,7 @@ static quicoff_status_t run_one(struct fixture *f, const uint8_t *in, uint32_t l
     uint8_t buf[GUARD + 256 + GUARD];
     memset(buf, GUARD_BYTE, sizeof(buf));
     memcpy(buf + GUARD, in, len);
-    struct quicoff_pkt p = {.data = buf, .len = GUARD + len, .cap = GUARD + len,
+    struct quicoff_pkt p = {.data = buf, .end = GUARD + len, .cap = GUARD + len,
                             .offset = GUARD};
     struct quicoff_result r;
     unsigned okn = quicoff_unprotect_burst(f->w, &p, &r, 1);
@@ -407,7 +407,7 @@ static void test_fail_action(void)
     check(quicoff_conn_update(f.t, f.rx, &u) == QUICOFF_OK, "switch to PASS");
     memcpy(b, bad, f.len);
     unsigned n = quicoff_unprotect_burst(
-        f.w, &(struct quicoff_pkt){.data = b, .len = f.len, .cap = f.len}, &r, 1);
+        f.w, &(struct quicoff_pkt){.data = b, .end = f.len, .cap = f.len}, &r, 1);
     check(n == 0 && r.status == QUICOFF_AUTH_FAILED && (r.flags & QUICOFF_FLAG_PASS_FAILED),
           "PASS: AUTH_FAILED with PASS_FAILED (flags %#x), not counted ok", r.flags);
     check(memcmp(b, bad, f.len) == 0, "PASS: bytes as received, for the host");
@@ -541,7 +541,7 @@ static void test_refused_result_fields(void)
               "%s: %s, level %u, flags %#x, packet_end %u", cases[i].what, S(st), r.level,
               r.flags, r.packet_end);
         scribble_stack();
-        struct quicoff_pkt p = {.data = b, .len = sizeof(b), .cap = sizeof(b) + 16,
+        struct quicoff_pkt p = {.data = b, .end = sizeof(b), .cap = sizeof(b) + 16,
                                 .conn = f.tx, .pn = 0};
         quicoff_protect_burst(f.w, &p, &r, 1);
         check(r.status == cases[i].want && r.level < QUICOFF_LEVEL_COUNT &&
@@ -622,7 +622,7 @@ static void test_bad_offsets(void)
     uint8_t b[256];
     memcpy(b, f.pkt, f.len);
     struct quicoff_result r;
-    struct quicoff_pkt p = {.data = b, .len = f.len, .cap = f.len, .offset = f.len};
+    struct quicoff_pkt p = {.data = b, .end = f.len, .cap = f.len, .offset = f.len};
     quicoff_unprotect_burst(f.w, &p, &r, 1);
     check(r.status == QUICOFF_MALFORMED, "offset == len: %s", S(r.status));
     p.offset = f.len + 100;
@@ -647,7 +647,7 @@ static void protect_refused(struct fixture *f, quicoff_conn_t conn, const uint8_
     memset(buf, GUARD_BYTE, sizeof(buf));
     memcpy(buf + GUARD, in, len > 300 ? 300 : len);
     memcpy(before, buf, sizeof(buf));
-    struct quicoff_pkt p = {.data = buf + GUARD, .len = len, .cap = cap, .offset = off,
+    struct quicoff_pkt p = {.data = buf + GUARD, .end = len, .cap = cap, .offset = off,
                             .conn = conn, .pn = pn};
     struct quicoff_result r;
     unsigned n = quicoff_protect_burst(f->w, &p, &r, 1);
@@ -768,7 +768,7 @@ static void test_mixed_burst(void)
         memcpy(b[i], f.plain, n);
     struct quicoff_pkt p[4];
     for (int i = 0; i < 4; i++)
-        p[i] = (struct quicoff_pkt){.data = b[i], .len = n, .cap = n + 16, .conn = f.tx,
+        p[i] = (struct quicoff_pkt){.data = b[i], .end = n, .cap = n + 16, .conn = f.tx,
                                     .pn = 0x2a};
     p[1].cap = n + 8;  /* NO_SPACE */
     p[3].pn = 0x2b;    /* MALFORMED */

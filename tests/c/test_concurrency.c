@@ -139,7 +139,7 @@ static void *reader(void *arg)
             const struct conn_def *c = (r & 1) ? &live[(r >> 1) % NLIVE] : &churn[(r >> 1) % NCHURN];
             which[i] = c;
             memcpy(bufs[i], c->pkt, c->len);
-            pk[i] = (struct quicoff_pkt){.data = bufs[i], .len = c->len, .cap = c->len};
+            pk[i] = (struct quicoff_pkt){.data = bufs[i], .end = c->len, .cap = c->len};
         }
         quicoff_unprotect_burst(w, pk, res, BURST);
         for (int i = 0; i < BURST; i++) {
@@ -172,7 +172,7 @@ static void *reader(void *arg)
         /* one protect on the live TX entry: must give the precomputed bytes */
         memcpy(txbuf, tx_plain, tx_len - QUICOFF_TAG_LEN);
         struct quicoff_result r;
-        struct quicoff_pkt p = {.data = txbuf, .len = tx_len - QUICOFF_TAG_LEN, .cap = tx_len,
+        struct quicoff_pkt p = {.data = txbuf, .end = tx_len - QUICOFF_TAG_LEN, .cap = tx_len,
                                 .conn = tx_live, .pn = 77};
         quicoff_protect_burst(w, &p, &r, 1);
         if (r.status == QUICOFF_OK && memcmp(txbuf, tx_expected, tx_len) == 0)

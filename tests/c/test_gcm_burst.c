@@ -450,9 +450,9 @@ static void test_engine_mixed_burst(void)
             len[i] = (uint32_t)tp_build(plain[i], &h, payload, plen, NULL);
             memcpy(a[i], plain[i], len[i]);
             memcpy(b[i], plain[i], len[i]);
-            pa[i] = (struct quicoff_pkt){.data = a[i], .len = len[i], .cap = CAP,
+            pa[i] = (struct quicoff_pkt){.data = a[i], .end = len[i], .cap = CAP,
                                          .conn = fast.tx[suite[i]][c], .pn = h.pn};
-            pb[i] = (struct quicoff_pkt){.data = b[i], .len = len[i], .cap = CAP,
+            pb[i] = (struct quicoff_pkt){.data = b[i], .end = len[i], .cap = CAP,
                                          .conn = ref.tx[suite[i]][c], .pn = h.pn};
         }
         /* The default backend in one burst; the reference one packet at a time. */
@@ -470,7 +470,7 @@ static void test_engine_mixed_burst(void)
             if (forged[i])
                 a[i][first + rnd() % (len[i] + QUICOFF_TAG_LEN - first)] ^= 0x10;
             memcpy(rx_in[i], a[i], len[i] + QUICOFF_TAG_LEN);
-            pa[i] = (struct quicoff_pkt){.data = a[i], .len = len[i] + QUICOFF_TAG_LEN,
+            pa[i] = (struct quicoff_pkt){.data = a[i], .end = len[i] + QUICOFF_TAG_LEN,
                                          .cap = CAP};
         }
         quicoff_unprotect_burst(fast.w, pa, ra, EP);

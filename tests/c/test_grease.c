@@ -273,7 +273,7 @@ static void test_split(void)
         uint32_t n = build_plain(f, dcid, 1, plain, &pn_off);
         memcpy(pkt, plain, n);
         uint32_t len = ossl_protect(f->suite, &e.keys, pkt, n, pn_off, 2, PN, 0);
-        struct quicoff_pkt p = {.data = pkt, .len = len, .cap = len};
+        struct quicoff_pkt p = {.data = pkt, .end = len, .cap = len};
         struct quicoff_result r;
         struct quicoff_aead_job j;
         unsigned pending = quicoff_unprotect_prepare(e.w, &p, &r, &j, 1);

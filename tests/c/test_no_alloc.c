@@ -172,12 +172,12 @@ static int bursts(struct quicoff_worker *w, const struct run *r, int s)
                                .pn = (uint64_t)round * N + (uint64_t)i};
             len[i] = (uint32_t)tp_build(plain[i], &h, payload, plen, NULL);
             memcpy(buf[i], plain[i], len[i]);
-            p[i] = (struct quicoff_pkt){.data = buf[i], .len = len[i], .cap = CAP,
+            p[i] = (struct quicoff_pkt){.data = buf[i], .end = len[i], .cap = CAP,
                                         .conn = r->tx[s], .pn = h.pn};
         }
         good &= quicoff_protect_burst(w, p, res, N) == N;
         for (int i = 0; i < N; i++)
-            p[i] = (struct quicoff_pkt){.data = buf[i], .len = len[i] + QUICOFF_TAG_LEN,
+            p[i] = (struct quicoff_pkt){.data = buf[i], .end = len[i] + QUICOFF_TAG_LEN,
                                         .cap = CAP};
         quicoff_unprotect_burst(w, p, res, N);
         for (int i = 0; i < N; i++)

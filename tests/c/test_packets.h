@@ -130,7 +130,7 @@ static inline quicoff_status_t tp_protect(struct quicoff_worker *w, quicoff_conn
                                           uint64_t pn, struct quicoff_result *r)
 {
     struct quicoff_result tmp;
-    struct quicoff_pkt p = {.data = buf, .len = len, .cap = cap, .offset = off, .conn = conn,
+    struct quicoff_pkt p = {.data = buf, .end = len, .cap = cap, .offset = off, .conn = conn,
                             .pn = pn};
     if (!r)
         r = &tmp;
@@ -144,7 +144,7 @@ static inline quicoff_status_t tp_unprotect(struct quicoff_worker *w, uint8_t *b
                                             struct quicoff_result *r)
 {
     struct quicoff_result tmp;
-    struct quicoff_pkt p = {.data = buf, .len = len, .cap = len, .offset = off,
+    struct quicoff_pkt p = {.data = buf, .end = len, .cap = len, .offset = off,
                             .local_addr = addr};
     if (!r)
         r = &tmp;

@@ -66,13 +66,13 @@ static void test_user_and_dcid(void)
     struct quicoff_pkt p = {.data = buf, .cap = DG_CAP, .conn = tx, .pn = 7};
     struct tp_hdr h = {.dcid = cid, .dcid_len = CID_LEN, .pn_len = 1, .pn = 7};
     uint8_t payload[40] = {0};
-    p.len = (uint32_t)tp_build(buf, &h, payload, sizeof(payload), NULL);
+    p.end = (uint32_t)tp_build(buf, &h, payload, sizeof(payload), NULL);
     struct quicoff_result r;
     quicoff_protect_burst(worker, &p, &r, 1);
     ok(r.status == QUICOFF_OK && r.user == mine + 1, "TX result: its entry's user");
     ok(r.dcid_off == 1 && r.dcid_len == CID_LEN, "TX result: DCID at 1, %u bytes", r.dcid_len);
 
-    uint32_t len = p.len + QUICOFF_TAG_LEN;
+    uint32_t len = p.end + QUICOFF_TAG_LEN;
     tp_unprotect(worker, buf, 0, len, NULL, &r);
     ok(r.status == QUICOFF_OK && r.user == mine && r.conn == rx, "RX result: entry and user");
     ok(r.dcid_off == 1 && r.dcid_len == CID_LEN && memcmp(buf + 1, cid, CID_LEN) == 0,

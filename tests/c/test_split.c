@@ -236,7 +236,7 @@ static void tx_batch(const char *what, struct env *a, struct env *b, const struc
         memset(ba[i], 0xee, BUF);
         size_t len = tp_build(ba[i], &h, payload, tp[i].payload, NULL);
         memcpy(bb[i], ba[i], BUF);
-        pa[i] = (struct quicoff_pkt){.data = ba[i], .len = (uint32_t)len, .cap = BUF,
+        pa[i] = (struct quicoff_pkt){.data = ba[i], .end = (uint32_t)len, .cap = BUF,
                                      .conn = tp[i].conn, .pn = tp[i].pn};
         pb[i] = pa[i];
         pb[i].data = bb[i];
@@ -344,7 +344,7 @@ static void rx_batch(const char *what, struct env *a, struct env *b, const struc
         memcpy(ba[i], wv[i].b, BUF);
         memcpy(bb[i], wv[i].b, BUF);
         memcpy(orig[i], wv[i].b, BUF);
-        pa[i] = (struct quicoff_pkt){.data = ba[i], .len = wv[i].len, .cap = wv[i].len};
+        pa[i] = (struct quicoff_pkt){.data = ba[i], .end = wv[i].len, .cap = wv[i].len};
         pb[i] = pa[i];
         pb[i].data = bb[i];
     }
@@ -516,7 +516,7 @@ static void test_hard_limits(void)
         for (unsigned i = 0; i < 32; i++, pn++) {
             struct tp_hdr h = {.dcid = d, .dcid_len = sizeof(d), .pn_len = 4, .pn = pn};
             size_t len = tp_build(buf[i], &h, payload, sizeof(payload), NULL);
-            p[i] = (struct quicoff_pkt){.data = buf[i], .len = (uint32_t)len, .cap = BUF,
+            p[i] = (struct quicoff_pkt){.data = buf[i], .end = (uint32_t)len, .cap = BUF,
                                         .conn = tx, .pn = pn};
         }
         unsigned pending = quicoff_protect_prepare(e.w, p, r, j, 32);
@@ -544,7 +544,7 @@ static void test_hard_limits(void)
     unsigned same = 1;
     while (failures < limit + 5) {
         for (unsigned i = 0; i < 32; i++)
-            p[i] = (struct quicoff_pkt){.data = buf[i], .len = w.len, .cap = w.len};
+            p[i] = (struct quicoff_pkt){.data = buf[i], .end = w.len, .cap = w.len};
         quicoff_unprotect_prepare(e.w, p, r, j, 32);
         for (unsigned i = 0; i < 32; i++)
             j[i].aead_status = QUICOFF_AUTH_FAILED;
@@ -620,7 +620,7 @@ static int job_of(struct env *e, quicoff_conn_t conn, const uint8_t *dcid, unsig
     uint8_t payload[32] = {0};
     struct tp_hdr h = {.dcid = dcid, .dcid_len = CID_LEN, .pn_len = 4, .pn = pn, .key_phase = kp};
     size_t len = tp_build(buf, &h, payload, sizeof(payload), NULL);
-    struct quicoff_pkt p = {.data = buf, .len = (uint32_t)len, .cap = BUF, .conn = conn, .pn = pn};
+    struct quicoff_pkt p = {.data = buf, .end = (uint32_t)len, .cap = BUF, .conn = conn, .pn = pn};
     struct quicoff_result r;
     unsigned pending = quicoff_protect_prepare(e->w, &p, &r, j, 1);
     struct quicoff_aead_job copy = *j;
@@ -708,7 +708,7 @@ static void test_hooks(void)
     uint8_t buf[BUF], payload[32] = {0};
     struct tp_hdr hh = {.dcid = d, .dcid_len = CID_LEN, .pn_len = 4, .pn = 10, .key_phase = 1};
     size_t len = tp_build(buf, &hh, payload, sizeof(payload), NULL);
-    struct quicoff_pkt p = {.data = buf, .len = (uint32_t)len, .cap = BUF, .conn = h, .pn = 10};
+    struct quicoff_pkt p = {.data = buf, .end = (uint32_t)len, .cap = BUF, .conn = h, .pn = 10};
     struct quicoff_result r;
     quicoff_protect_prepare(e.w, &p, &r, jobs, 1);
     unsigned before = l.retires;
@@ -748,7 +748,7 @@ static void test_nesting(void)
     struct quicoff_result r[3];
     struct quicoff_aead_job j0[1], j1[1];
     for (unsigned i = 0; i < 3; i++)
-        p[i] = (struct quicoff_pkt){.data = w[i].b, .len = w[i].len, .cap = w[i].len};
+        p[i] = (struct quicoff_pkt){.data = w[i].b, .end = w[i].len, .cap = w[i].len};
     unsigned a = quicoff_unprotect_prepare(e.w, &p[0], &r[0], j0, 1);
     unsigned b = quicoff_unprotect_prepare(e.w, &p[1], &r[1], j1, 1);
     unsigned mid = quicoff_unprotect_burst(e.w, &p[2], &r[2], 1);

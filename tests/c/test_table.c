@@ -1091,7 +1091,7 @@ static void test_tx_threshold(void)
           "4th packet: %s", S(r.status));
     unsigned ok_count = 0;
     {
-        struct quicoff_pkt pk = {.data = p.b, .len = p.len - 16, .cap = p.len, .conn = tx,
+        struct quicoff_pkt pk = {.data = p.b, .end = p.len - 16, .cap = p.len, .conn = tx,
                                  .pn = 4};
         uint8_t payload[PAYLOAD_LEN];
         payload_for(4, payload);
@@ -1219,7 +1219,7 @@ static void test_ccm_hard_limit(void)
             b[3] = (uint8_t)(v >> 8);
             b[4] = (uint8_t)v;
             b[5] = 0x01; /* PING */
-            pk[i] = (struct quicoff_pkt){.data = b, .len = 6, .cap = 22, .conn = tx, .pn = pn + i};
+            pk[i] = (struct quicoff_pkt){.data = b, .end = 6, .cap = 22, .conn = tx, .pn = pn + i};
         }
         quicoff_protect_burst(w, pk, res, n);
         for (unsigned i = 0; i < n; i++) {
@@ -1422,7 +1422,7 @@ static int gcm_seal(const uint8_t *key, const uint8_t nonce[12], const uint8_t *
 
 static void test_nonce_layouts(void)
 {
-    static const char *const names[3] = {"RFC9001", "MULTIPATH", "SEED000"};
+    static const char *const names[3] = {"RFC9001", "MULTIPATH", "MULTIPATH_PATH_ID_LE"};
     static const uint32_t paths[2] = {7, 0x01020304};
     struct quicoff_table *t = table_new(16, 8);
     struct quicoff_worker *w = quicoff_worker_create(t);
@@ -1453,7 +1453,7 @@ static void test_nonce_layouts(void)
             if (L == QUICOFF_NONCE_MULTIPATH) {
                 pad[0] = (uint8_t)(path >> 24), pad[1] = (uint8_t)(path >> 16);
                 pad[2] = (uint8_t)(path >> 8), pad[3] = (uint8_t)path;
-            } else if (L == QUICOFF_NONCE_SEED000) {
+            } else if (L == QUICOFF_NONCE_MULTIPATH_PATH_ID_LE) {
                 pad[0] = (uint8_t)path, pad[1] = (uint8_t)(path >> 8);
                 pad[2] = (uint8_t)(path >> 16), pad[3] = (uint8_t)(path >> 24);
             }

@@ -315,7 +315,7 @@ static void run_initial(const struct initial_vec *vin)
     memcpy(p, hdr, hlen);
     memcpy(p + hlen, payload, plen);
     struct quicoff_result r;
-    struct quicoff_pkt pkt = {.data = p, .len = (uint32_t)(hlen + plen),
+    struct quicoff_pkt pkt = {.data = p, .end = (uint32_t)(hlen + plen),
                               .cap = (uint32_t)want_len, .conn = tx, .pn = v.pn};
     unsigned n = quicoff_protect_burst(w, &pkt, &r, 1);
     check(n == 1 && r.status == QUICOFF_OK, "protect: %u ok, status %s", n,

@@ -578,7 +578,7 @@ static void test_compat_by_hand(void)
     ok(c && memcmp(c->keys.key, k, 16) == 0 && all_zero(c->keys.key + 16, 16), "Quic_key");
     fill(k, 12, 0xc0);
     ok(c && memcmp(c->keys.iv, k, 12) == 0 && c->path_id == 2 && c->largest_pn == 9 &&
-           c->dcid_len == 8 && c->nonce_layout == QUICOFF_NONCE_SEED000 &&
+           c->dcid_len == 8 && c->nonce_layout == QUICOFF_NONCE_MULTIPATH_PATH_ID_LE &&
            c->level == QUICOFF_LEVEL_ONE_RTT && c->direction == QUICOFF_DIR_RX &&
            !d.u.add.compat_right_padded,
        "IV, Path_id, Full_pn -> largest_pn, DCID (8), seed000 nonce, 1-RTT, RX");

@@ -393,6 +393,21 @@ def test_matches_reference_model(suite, layout, path_id):
             assert r.ok and r.payload == payload and r.pn == pn
 
 
+def test_multipath_path_id_le_layout_and_its_earlier_name():
+    """The byte-reversed path ID layout is "multipath-path-id-le"; "seed000",
+    its earlier name (quicoff.ref still uses it), names the same layout."""
+    k = keys_for("aes-128-gcm", 3)
+    hdr, payload = short_header(DCID, 9), bytes(20)
+    assert "multipath-path-id-le" in quicoff.NONCE_LAYOUTS
+    assert "seed000" not in quicoff.NONCE_LAYOUTS
+    with quicoff.Engine() as e:
+        out = {name: e.protect(e.add_connection("tx", "aes-128-gcm", DCID, keys=k,
+                                                path_id=0x01020304, nonce_layout=name),
+                               hdr, payload, 9)
+               for name in ("multipath-path-id-le", "seed000", "multipath")}
+    assert out["multipath-path-id-le"] == out["seed000"] != out["multipath"]
+
+
 def test_multipath_default_layout_differs_from_rfc9001():
     k = keys_for("aes-128-gcm", 3)
     hdr, payload = short_header(DCID, 9), bytes(20)
