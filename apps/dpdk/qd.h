@@ -97,7 +97,7 @@ struct qd_app {
     _Atomic uint64_t host_mac;
     /* Set by the control thread on the host's first v1 signaling frame: with
      * --compat, connection-less EVENTs (unknown_connection) wait for it, so a
-     * seed 000 host gets compat frames only (docs/dpdk.md "Compat mode"). */
+     * compat host gets compat frames only (docs/dpdk.md "Compat mode"). */
     _Atomic bool host_speaks_v1;
     volatile bool quit;                /* set by the signal handler */
     volatile bool workers_quit;        /* set by main once its own loop (worker 0 or the I/O lcore) has returned */

@@ -49,7 +49,7 @@ static void ack(const struct quicoff_wire_msg *req, quicoff_status_t st)
     if (st != QUICOFF_OK)
         QD_INC(cst, sig_failed);
     if (req->version == 0)
-        return; /* seed 000's signaling has no acknowledgement */
+        return; /* compat signaling has no acknowledgement */
     if (req->direction > QUICOFF_DIR_RX)
         QD_INC(cst, sig_bad_direction); /* the ACK says direction 0xFF ("none") */
     struct quicoff_wire_msg a;
@@ -158,7 +158,7 @@ static quicoff_status_t do_add(struct quicoff_wire_msg *msg)
             encap_from_wire(&wc->encap, &c->encap);
             c->has_encap = true;
         } else if (qda.opt->encap.family) {
-            c->encap = qda.opt->encap; /* seed 000: the configured static addresses */
+            c->encap = qda.opt->encap; /* compat: the configured static addresses */
             c->has_encap = true;
         }
         if (!c->has_encap) {
@@ -168,10 +168,10 @@ static quicoff_status_t do_add(struct quicoff_wire_msg *msg)
     }
 
     /* What the new entry takes the place of, if anything:
-     *  - v1, and seed 000's TX table (signaling_host): the entry of this
+     *  - v1, and compat's TX table (signaling_host): the entry of this
      *    (direction, index); v1 replaces it only when asked (ADD_REPLACE);
-     *  - seed 000's RX table (signaling_peer) is keyed by DCID, as the thesis
-     *    keeps it: a DCID already installed (by compat signaling, under any
+     *  - compat's RX table (signaling_peer) is keyed by DCID, as the compat
+     *    offload keeps it: a DCID already installed (by compat signaling, under any
      *    index) gets the new keys and index; a new DCID is a new entry even
      *    when its index has one (a second path of the connection: both DCIDs
      *    stay). docs/protocol.md §3.7. */

@@ -25,7 +25,7 @@
     X(pass_to_host, "network frames passed to the host unchanged (not QUIC, unknown)")      \
     X(unknown_dropped, "not QUIC or unknown connection, dropped (--unknown drop)")           \
     X(signal_from_network, "0x88B5/0x88B6 frames from the network port, dropped")            \
-    X(compat_rejected, "seed 000 frames without --compat, dropped")                          \
+    X(compat_rejected, "compat frames without --compat, dropped")                             \
     X(host_bad_frame, "undecodable data frames from the host, dropped")                      \
     X(multiseg_dropped, "multi-segment frames for the workers, dropped")                     \
     X(tag_stack_dropped, "frames with > 2 VLAN tags or SNAP-wrapped 0x88B5/6, dropped")      \

@@ -2,7 +2,7 @@
 /*
  * Steering: which worker owns a connection. One RX queue per port (as on
  * net_af_packet), so classification does in software what RSS on the DCID
- * does on a NIC that can (seed 002 fig. 3.1): it hashes the DCID of network
+ * does on a NIC that can (docs/dpdk.md "Steering"): it hashes the DCID of network
  * packets (found by classify.c with libquicoff's quicoff_peek_header;
  * zero-length CIDs: the local address + port) and the entry index of host
  * frames, so every packet of one entry is processed by one worker, as the
