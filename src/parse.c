@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * QUIC header parsing (RFC 9000 §17.2, §17.3; RFC 9369 §3.2 for v2 long
- * header types). Every read is bounds-checked against the buffer: packet
- * bytes come from the network.
+ * header types), for the data path and, as quicoff_peek_header, for callers
+ * that steer packets: one parser. Every read is bounds-checked against the
+ * buffer: packet bytes come from the network.
  */
 #include "parse.h"
 

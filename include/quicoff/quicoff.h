@@ -12,10 +12,11 @@
  * Threading contract
  *  - Control calls (quicoff_conn_add/update/remove, stats, reclaim) may come
  *    from any thread; they serialise among themselves on a mutex.
- *  - Data calls (quicoff_*_burst, and the split quicoff_*_prepare /
- *    quicoff_*_complete for an AEAD done by the caller) take a
- *    quicoff_worker; a worker belongs to exactly one thread.  They take no
- *    lock, never allocate, log or abort, and never see a half-written entry
+ *  - Data calls (quicoff_*_burst, quicoff_unprotect_datagrams, and the
+ *    split quicoff_*_prepare / quicoff_*_complete for an AEAD done by the
+ *    caller) take a quicoff_worker; a worker belongs to exactly one
+ *    thread.  They take no lock, never allocate, log or abort, and never
+ *    see a half-written entry
  *    (entries are replaced by copy and pointer swap; the old copy is zeroed
  *    and freed after every worker has left the burst, or prepare..complete
  *    window, that could have seen it: epoch-based reclamation).
@@ -463,6 +464,19 @@ enum quicoff_datagram_flag {
  *  number of ok packets over all datagrams. Data-path call, as the bursts. */
 unsigned quicoff_unprotect_datagrams(struct quicoff_worker *w, struct quicoff_datagram *dgs,
                                      unsigned n, unsigned flags);
+
+/** One round of quicoff_walk_datagrams: unprotect pkts[0..n) in place, one
+ *  result each in res[0..n) (as quicoff_unprotect_burst does). dgram[j] is
+ *  the index in dgs of packet j's datagram (e.g. to find its mbuf). n <= 32. */
+typedef void (*quicoff_round_fn)(void *arg, struct quicoff_pkt *pkts,
+                                 struct quicoff_result *res, const unsigned *dgram, unsigned n);
+
+/** quicoff_unprotect_datagrams' walk with the unprotect done by fn: for a
+ *  caller whose packets go through the split calls and its own AEAD engine
+ *  (lookaside crypto) but that wants the library's coalesced-packet walk.
+ *  Same outputs and return value; fn runs on the caller's thread. */
+unsigned quicoff_walk_datagrams(struct quicoff_datagram *dgs, unsigned n, unsigned flags,
+                                quicoff_round_fn fn, void *arg);
 
 /* ------------------------------------------------------------------------ */
 /* Header peek: the library's own parse, for steering                        */

@@ -138,6 +138,7 @@ struct quicoff_conn_config {
     bool has_next_keys;
     struct quicoff_packet_keys next_keys;
     bool grease_quic_bit;
+    void *user;
     ...;
 };
 
@@ -147,7 +148,8 @@ quicoff_status_t quicoff_conn_add(struct quicoff_table *t, const struct quicoff_
 
 enum quicoff_update_what {
     QUICOFF_UPDATE_KEYS, QUICOFF_UPDATE_ROLL, QUICOFF_UPDATE_DROP_OLD,
-    QUICOFF_UPDATE_LARGEST_PN, QUICOFF_UPDATE_FAIL_ACTION, QUICOFF_UPDATE_THRESHOLD, ...
+    QUICOFF_UPDATE_LARGEST_PN, QUICOFF_UPDATE_FAIL_ACTION, QUICOFF_UPDATE_THRESHOLD,
+    QUICOFF_UPDATE_USER, ...
 };
 
 struct quicoff_conn_update {
@@ -159,6 +161,7 @@ struct quicoff_conn_update {
     uint64_t largest_pn;
     quicoff_fail_action_t fail_action;
     uint64_t usage_threshold;
+    void *user;
     ...;
 };
 
@@ -170,6 +173,7 @@ quicoff_status_t quicoff_conn_remove(struct quicoff_table *t, quicoff_conn_t con
 quicoff_conn_t quicoff_conn_find(struct quicoff_table *t, quicoff_level_t level,
                                  const uint8_t *dcid, size_t dcid_len,
                                  const struct quicoff_addr *local_addr);
+void *quicoff_conn_user(struct quicoff_table *t, quicoff_conn_t conn);
 size_t quicoff_table_reclaim(struct quicoff_table *t);
 
 struct quicoff_conn_stats {
@@ -237,8 +241,11 @@ struct quicoff_result {
     uint32_t payload_off;
     uint32_t payload_len;
     uint32_t packet_end;
+    uint32_t dcid_off;
     uint64_t pn;
     quicoff_conn_t conn;
+    void *user;
+    uint8_t dcid_len;
     ...;
 };
 
@@ -249,6 +256,39 @@ unsigned quicoff_protect_burst(struct quicoff_worker *w, struct quicoff_pkt *pkt
 unsigned quicoff_unprotect_datagram(struct quicoff_worker *w, uint8_t *data, uint32_t len,
                                     const struct quicoff_addr *local_addr,
                                     struct quicoff_result *res, unsigned max_results);
+
+struct quicoff_datagram {
+    uint8_t *data;
+    uint32_t len;
+    const struct quicoff_addr *local_addr;
+    struct quicoff_result *res;
+    uint16_t max_results;
+    uint16_t n_results;
+    uint16_t n_ok;
+    ...;
+};
+enum quicoff_datagram_flag { QUICOFF_DATAGRAM_STOP_AT_FAILURE, ... };
+unsigned quicoff_unprotect_datagrams(struct quicoff_worker *w, struct quicoff_datagram *dgs,
+                                     unsigned n, unsigned flags);
+typedef void (*quicoff_round_fn)(void *arg, struct quicoff_pkt *pkts,
+                                 struct quicoff_result *res, const unsigned *dgram, unsigned n);
+unsigned quicoff_walk_datagrams(struct quicoff_datagram *dgs, unsigned n, unsigned flags,
+                                quicoff_round_fn fn, void *arg);
+
+struct quicoff_header_info {
+    uint8_t long_header;
+    uint8_t fixed_bit;
+    uint8_t long_type;
+    uint8_t level;
+    uint8_t dcid_len;
+    uint32_t version;
+    uint32_t dcid_off;
+    uint32_t pn_off;
+    uint32_t packet_end;
+    ...;
+};
+quicoff_status_t quicoff_peek_header(const uint8_t *data, uint32_t len, uint32_t offset,
+                                     uint8_t short_dcid_len, struct quicoff_header_info *out);
 
 struct quicoff_aead_job {
     uint64_t key_id;

@@ -202,6 +202,24 @@ static unsigned build_dgrams(struct dgram *d, quicoff_conn_t tx[3][3], uint8_t c
     return packets;
 }
 
+/* A round function that checks what it is given, then runs the burst call. */
+struct round_log {
+    const struct quicoff_datagram *dgs;
+    unsigned rounds, mismatched, largest;
+};
+
+static void logged_round(void *arg, struct quicoff_pkt *pkts, struct quicoff_result *res,
+                         const unsigned *dgram, unsigned n)
+{
+    struct round_log *l = arg;
+    l->rounds++;
+    if (n > l->largest)
+        l->largest = n;
+    for (unsigned j = 0; j < n; j++)
+        l->mismatched += pkts[j].data != l->dgs[dgram[j]].data;
+    quicoff_unprotect_burst(worker, pkts, res, n);
+}
+
 static bool same_result(const struct quicoff_result *a, const struct quicoff_result *b)
 {
     return a->status == b->status && a->flags == b->flags && a->level == b->level &&
@@ -303,6 +321,26 @@ static void test_datagrams(void)
        "stops at the failure");
     ok(memcmp(many[1].bytes + third, orig[1].bytes + third, orig[1].len - third) == 0,
        "the rest left as received");
+
+    /* The same walk with the caller's unprotect (here the burst call, as a
+     * lookaside engine would run prepare / AEAD / complete): each round's
+     * packets name their datagrams. */
+    memcpy(one, orig, sizeof(orig));
+    for (unsigned c = 0; c < 3; c++)
+        for (unsigned k = 0; k < 3; k++)
+            quicoff_conn_update(table, rx[c][k], &(struct quicoff_conn_update){
+                                                     .what = QUICOFF_UPDATE_LARGEST_PN,
+                                                     .largest_pn = UINT64_MAX});
+    for (unsigned i = 0; i < N_DGRAMS; i++)
+        dg[i] = (struct quicoff_datagram){.data = one[i].bytes, .len = one[i].len, .res = r1[i],
+                                          .max_results = 8};
+    struct round_log log = {.dgs = dg};
+    unsigned okw = quicoff_walk_datagrams(dg, N_DGRAMS, 0, logged_round, &log);
+    ok(okw == okn && log.mismatched == 0 && log.largest <= 32,
+       "walk with the caller's unprotect: %u ok, %u rounds, dgram indexes right, <= 32 a round",
+       okw, log.rounds);
+    ok(log.rounds == 6, "rounds: 3 for the first 32 datagrams, 3 for the 8 after (%u)",
+       log.rounds);
 
     struct quicoff_datagram z = {.data = many[2].bytes, .len = 0, .res = rn[2], .max_results = 8};
     ok(quicoff_unprotect_datagrams(worker, &z, 1, 0) == 0 && z.n_results == 0, "empty datagram");

@@ -811,7 +811,7 @@ def test_thesis_signaling_decodes_in_c(algo):
             assert _b(c.dcid, c.dcid_len) == dcid and c.largest_pn == 0
         else:
             assert m.direction == c.direction == lib.QUICOFF_DIR_TX and c.dcid_len == 8
-        assert c.nonce_layout == lib.QUICOFF_NONCE_SEED000
+        assert c.nonce_layout == lib.QUICOFF_NONCE_MULTIPATH_PATH_ID_LE
         # Python's decoder and Scapy's dissector agree
         eth, msg = wire.decode_frame(raw)
         assert msg.hp_key == hp and msg.quic_key == key and msg.iv == iv
