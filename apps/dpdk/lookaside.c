@@ -453,59 +453,27 @@ unsigned qd_la_unprotect_burst(struct qd_la_worker *lw, struct rte_mbuf **m,
     return ok;
 }
 
-static bool all_zero(const uint8_t *p, uint32_t n)
+/* One round of the library's datagram walk: the packets through the split
+ * calls and the cryptodev (qd_la_unprotect_burst), each with its datagram's mbuf. */
+struct la_walk {
+    struct qd_la_worker *lw;
+    struct rte_mbuf **m; /* [datagram] */
+};
+
+static void la_round(void *arg, struct quicoff_pkt *pkts, struct quicoff_result *res,
+                     const unsigned *dgram, unsigned n)
 {
-    for (uint32_t i = 0; i < n; i++)
-        if (p[i])
-            return false;
-    return true;
+    const struct la_walk *wk = arg;
+    RTE_BUILD_BUG_ON(QD_BURST < 32); /* a round holds at most 32 packets */
+    struct rte_mbuf *mb[QD_BURST];
+    for (unsigned j = 0; j < n; j++)
+        mb[j] = wk->m[dgram[j]];
+    qd_la_unprotect_burst(wk->lw, mb, pkts, res, n);
 }
 
-/* The rounds of quicoff_unprotect_datagrams (flag STOP_AT_FAILURE) around
- * the split data path: libquicoff has no split variant of the datagram call
- * yet, so this is the one place that walks coalesced packets itself. */
 unsigned qd_la_unprotect_datagrams(struct qd_la_worker *lw, struct rte_mbuf **m,
                                    struct quicoff_datagram *dgs, unsigned n)
 {
-    unsigned todo[QD_BURST], cnt = 0, ok = 0;
-    uint32_t next_off[QD_BURST];
-    if (n > QD_BURST)
-        n = QD_BURST;
-    for (unsigned i = 0; i < n; i++) {
-        dgs[i].n_results = dgs[i].n_ok = 0;
-        next_off[i] = 0;
-        if (dgs[i].max_results && dgs[i].len)
-            todo[cnt++] = i;
-    }
-    /* round r: the r-th packet of every datagram whose packets were all ok */
-    while (cnt) {
-        struct quicoff_pkt pkts[QD_BURST];
-        struct quicoff_result r[QD_BURST];
-        struct rte_mbuf *mb[QD_BURST];
-        for (unsigned j = 0; j < cnt; j++) {
-            struct quicoff_datagram *d = &dgs[todo[j]];
-            pkts[j] = (struct quicoff_pkt){.data = d->data, .end = d->len, .cap = d->len,
-                                           .offset = next_off[todo[j]],
-                                           .local_addr = d->local_addr};
-            mb[j] = m[todo[j]];
-        }
-        ok += qd_la_unprotect_burst(lw, mb, pkts, r, cnt);
-        unsigned more = 0;
-        for (unsigned j = 0; j < cnt; j++) {
-            unsigned i = todo[j];
-            struct quicoff_datagram *d = &dgs[i];
-            d->res[d->n_results++] = r[j];
-            if (!quicoff_status_ok(r[j].status))
-                continue;
-            d->n_ok++;
-            uint32_t end = r[j].packet_end;
-            if (end < d->len && d->n_results < d->max_results &&
-                !all_zero(d->data + end, d->len - end)) {
-                next_off[i] = end;
-                todo[more++] = i;
-            }
-        }
-        cnt = more;
-    }
-    return ok;
+    struct la_walk wk = {.lw = lw, .m = m};
+    return quicoff_walk_datagrams(dgs, n, QUICOFF_DATAGRAM_STOP_AT_FAILURE, la_round, &wk);
 }

@@ -59,8 +59,9 @@ unsigned qd_la_protect_burst(struct qd_la_worker *lw, struct rte_mbuf **m,
 unsigned qd_la_unprotect_burst(struct qd_la_worker *lw, struct rte_mbuf **m,
                                struct quicoff_pkt *pkts, struct quicoff_result *res, unsigned n);
 
-/* As quicoff_unprotect_datagrams with QUICOFF_DATAGRAM_STOP_AT_FAILURE, with
- * the AEAD on the cryptodev; m[i] holds dgs[i].data. At most QD_BURST datagrams. */
+/* As quicoff_unprotect_datagrams with QUICOFF_DATAGRAM_STOP_AT_FAILURE (the
+ * library's walk, quicoff_walk_datagrams), with the AEAD on the cryptodev;
+ * m[i] holds dgs[i].data. */
 unsigned qd_la_unprotect_datagrams(struct qd_la_worker *lw, struct rte_mbuf **m,
                                    struct quicoff_datagram *dgs, unsigned n);
 
