@@ -8,23 +8,35 @@
 #include <rte_ring.h>
 
 #include "encap.h"
+#include "host_mac.h"
 #include "options.h"
+#include "qo_bytes.h"
 #include "steering.h"
 #include "wipe.h"
 #include "quicoff/wire.h"
 
-static void learn_host_mac(const uint8_t *frame)
+/* The DCID of the QUIC packet at the start of a UDP payload, found by the
+ * library's own header parse (quicoff_peek_header): true and its offset /
+ * length, or false when the payload cannot be a QUIC packet this offload
+ * handles. A long header is steered whenever its DCID is inside the
+ * datagram, whatever its version (RFC 8999 keeps the DCID in place): the
+ * worker's unprotect then says unsupported or malformed, and counts it. A
+ * short header must hold its DCID, a packet number byte and the tag. The
+ * fixed bit is not looked at: a peer may grease it (RFC 9287), and only the
+ * entry the DCID finds says whether that is allowed. */
+static bool quic_dcid(const uint8_t *p, uint32_t len, uint32_t *off, uint8_t *dcid_len)
 {
-    if (qda.opt->has_host_mac)
-        return;
-    struct rte_ether_addr src;
-    memcpy(src.addr_bytes, frame + 6, 6);
-    if (!rte_is_unicast_ether_addr(&src))
-        return;
-    uint64_t v = qd_mac_to_u64(&src) | QD_HOST_MAC_VALID;
-    /* read first: the line stays shared while the host's MAC does not change */
-    if (atomic_load_explicit(&qda.host_mac, memory_order_relaxed) != v)
-        atomic_store_explicit(&qda.host_mac, v, memory_order_relaxed);
+    struct quicoff_header_info h;
+    quicoff_status_t st = quicoff_peek_header(p, len, 0, qda.opt->local_cid_len, &h);
+    if (h.long_header) {
+        if (!h.dcid_off) /* the DCID is not inside the datagram */
+            return false;
+    } else if (st != QUICOFF_OK || len < h.dcid_off + h.dcid_len + 1u + QUICOFF_TAG_LEN) {
+        return false;
+    }
+    *off = h.dcid_off;
+    *dcid_len = h.dcid_len;
+    return true;
 }
 
 static inline void steer(struct qd_sort *s, unsigned wid, struct rte_mbuf *m)
@@ -60,7 +72,7 @@ void qd_classify_host(struct qd_sort *s, struct rte_mbuf *m)
         return;
     }
     if (et == QUICOFF_WIRE_ETHERTYPE_DATA) {
-        learn_host_mac(p);
+        qd_host_mac_learn(p);
         if (!qda.opt->compat) {
             QD_INC(st, compat_rejected);
             qd_mbuf_free_wiped(m);
@@ -73,11 +85,11 @@ void qd_classify_host(struct qd_sort *s, struct rte_mbuf *m)
         }
         m->l2_len = l2;
         m->hash.usr = QD_CLASS_HOST_DATA_COMPAT;
-        steer(s, qd_steer_index((uint32_t)(p[l2] << 8 | p[l2 + 1]), qda.nb_workers), m);
+        steer(s, qd_steer_index(qo_load_be16(p + l2), qda.nb_workers), m);
         return;
     }
     if (et == QUICOFF_WIRE_ETHERTYPE_SIGNAL) {
-        learn_host_mac(p);
+        qd_host_mac_learn(p);
         if (len >= (uint32_t)l2 + 3 && p[l2] == QUICOFF_WIRE_MAGIC &&
             p[l2 + 2] == QUICOFF_WIRE_DATA_TO_OFFLOAD) {
             /* v1 data header (docs/protocol.md §4.2): the index at offset 4;
@@ -87,8 +99,7 @@ void qd_classify_host(struct qd_sort *s, struct rte_mbuf *m)
                 qd_mbuf_free_wiped(m);
                 return;
             }
-            const uint8_t *x = p + l2 + 4;
-            uint32_t index = (uint32_t)x[0] << 24 | (uint32_t)x[1] << 16 | x[2] << 8 | x[3];
+            uint32_t index = qo_load_be32(p + l2 + 4);
             m->l2_len = l2;
             m->hash.usr = QD_CLASS_HOST_DATA_V1;
             steer(s, qd_steer_index(index, qda.nb_workers), m);
@@ -137,7 +148,7 @@ void qd_classify_net(struct qd_sort *s, struct rte_mbuf *m)
         return;
     }
     if (m->nb_segs > 1 || qd_udp_parse(p, len, &u) != 0 ||
-        qd_quic_dcid(p + u.payload_off, u.payload_len, qda.opt->local_cid_len, &off, &dl) != 0) {
+        !quic_dcid(p + u.payload_off, u.payload_len, &off, &dl)) {
         /* not QUIC, or not a datagram this offload handles (multi-segment
          * jumbo, IP options, fragments): the host's business, unless the
          * port cut it short */
@@ -174,31 +185,4 @@ unsigned qd_poll_ports(struct qd_sort *s, uint16_t queue)
     for (uint16_t i = 0; i < nn; i++)
         qd_classify_net(s, m[i]);
     return (unsigned)nh + nn;
-}
-
-void qd_enqueue_or_free(struct rte_ring *r, struct rte_mbuf **m, unsigned n, struct qd_counters *st)
-{
-    if (!n)
-        return;
-    unsigned sent = rte_ring_enqueue_burst(r, (void **)m, n, NULL);
-    if (sent < n) {
-        QD_ADD(st, tx_ring_full, n - sent);
-        rte_pktmbuf_free_bulk(m + sent, n - sent);
-    }
-}
-
-void qd_tx_or_free(uint16_t port, uint16_t queue, struct rte_mbuf **m, unsigned n,
-                   struct qd_counters *st, bool to_host)
-{
-    if (!n)
-        return;
-    uint16_t sent = rte_eth_tx_burst(port, queue, m, (uint16_t)n);
-    if (to_host)
-        QD_ADD(st, host_tx, sent);
-    else
-        QD_ADD(st, net_tx, sent);
-    if (sent < n) {
-        QD_ADD(st, tx_port_full, n - sent);
-        rte_pktmbuf_free_bulk(m + sent, n - sent);
-    }
 }

@@ -40,10 +40,4 @@ void qd_classify_net(struct qd_sort *s, struct rte_mbuf *m);
  * s (host_rx / net_rx counted). Returns the number of frames received. */
 unsigned qd_poll_ports(struct qd_sort *s, uint16_t queue);
 
-/* Enqueues on a TX ring; frees and counts (tx_ring_full) what did not fit. */
-void qd_enqueue_or_free(struct rte_ring *r, struct rte_mbuf **m, unsigned n, struct qd_counters *st);
-/* Sends on (port, queue); frees and counts (tx_port_full) what the port did not take. */
-void qd_tx_or_free(uint16_t port, uint16_t queue, struct rte_mbuf **m, unsigned n,
-                   struct qd_counters *st, bool to_host);
-
 #endif

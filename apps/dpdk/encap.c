@@ -3,6 +3,7 @@
 #include "encap.h"
 
 #include "cksum.h"
+#include "qo_bytes.h"
 #include "quicoff/wire.h"
 
 #include <string.h>
@@ -12,11 +13,6 @@
 #include <rte_ip.h>
 #include <rte_udp.h>
 
-static inline uint16_t rd16(const uint8_t *p)
-{
-    return (uint16_t)(p[0] << 8 | p[1]);
-}
-
 /* 802.2 LLC + SNAP with OUI 00-00-00 (RFC 1042): an EtherType carried
  * behind an 802.3 length field. */
 static bool snap_offload(const uint8_t *p, uint32_t len, uint16_t off)
@@ -24,7 +20,7 @@ static bool snap_offload(const uint8_t *p, uint32_t len, uint16_t off)
     static const uint8_t rfc1042[6] = {0xAA, 0xAA, 0x03, 0x00, 0x00, 0x00};
     if (len < (uint32_t)off + 8 || memcmp(p + off, rfc1042, sizeof(rfc1042)) != 0)
         return false;
-    uint16_t et = rd16(p + off + 6);
+    uint16_t et = qo_load_be16(p + off + 6);
     return et == QUICOFF_WIRE_ETHERTYPE_SIGNAL || et == QUICOFF_WIRE_ETHERTYPE_DATA;
 }
 
@@ -33,7 +29,7 @@ enum qd_eth_result qd_eth_parse(const uint8_t *p, uint32_t len, uint16_t *l2_len
 {
     if (len < RTE_ETHER_HDR_LEN)
         return QD_ETH_SHORT;
-    uint16_t off = 12, et = rd16(p + off);
+    uint16_t off = 12, et = qo_load_be16(p + off);
     for (int i = 0; qd_is_tag_tpid(et); i++) {
         /* A third tag: a stack we do not handle. Dropping it, rather than
          * taking 0x8100 for "some other protocol", is what keeps an offload
@@ -43,7 +39,7 @@ enum qd_eth_result qd_eth_parse(const uint8_t *p, uint32_t len, uint16_t *l2_len
         off += 4;
         if (len < (uint32_t)off + 2)
             return QD_ETH_SHORT;
-        et = rd16(p + off);
+        et = qo_load_be16(p + off);
     }
     /* Values below 0x0600 are 802.3 lengths; an offload EtherType wrapped in
      * SNAP is one more depth at which keys could hide. */
@@ -68,8 +64,8 @@ bool qd_ip_truncated(const uint8_t *p, uint32_t first_seg_len, uint32_t frame_le
     if ((ip[0] >> 4) != (hdr == 20 ? 4 : 6))
         return false; /* not the IP its EtherType says: not ours to judge */
     if (hdr == 20)
-        return rd16(ip + 2) > avail;
-    return 40u + rd16(ip + 4) > avail; /* a jumbogram (0) is never "too long" */
+        return qo_load_be16(ip + 2) > avail;
+    return 40u + qo_load_be16(ip + 4) > avail; /* a jumbogram (0) is never "too long" */
 }
 
 int qd_udp_parse(const uint8_t *p, uint32_t len, struct qd_udp_info *u)
@@ -85,9 +81,9 @@ int qd_udp_parse(const uint8_t *p, uint32_t len, struct qd_udp_info *u)
             return -1;
         /* IHL > 5: options, rare on QUIC paths; fragments cannot be
          * unprotected piecewise. Both go to the host as they are. */
-        if ((ip[0] & 0x0f) != 5 || ip[9] != IPPROTO_UDP || (rd16(ip + 6) & 0x3fff) != 0)
+        if ((ip[0] & 0x0f) != 5 || ip[9] != IPPROTO_UDP || (qo_load_be16(ip + 6) & 0x3fff) != 0)
             return -1;
-        ip_len = rd16(ip + 2);
+        ip_len = qo_load_be16(ip + 2);
         if (ip_len < 28 || ip_len > avail)
             return -1;
         u->family = 4;
@@ -96,7 +92,7 @@ int qd_udp_parse(const uint8_t *p, uint32_t len, struct qd_udp_info *u)
     } else if (et == RTE_ETHER_TYPE_IPV6) {
         if (avail < 40 || (ip[0] >> 4) != 6 || ip[6] != IPPROTO_UDP) /* no extension headers */
             return -1;
-        ip_len = 40u + rd16(ip + 4);
+        ip_len = 40u + qo_load_be16(ip + 4);
         if (ip_len < 48 || ip_len > avail)
             return -1;
         u->family = 6;
@@ -106,14 +102,14 @@ int qd_udp_parse(const uint8_t *p, uint32_t len, struct qd_udp_info *u)
         return -1;
     }
     const uint8_t *udp = ip + u->l3_len;
-    uint16_t udp_len = rd16(udp + 4);
+    uint16_t udp_len = qo_load_be16(udp + 4);
     if (udp_len < 8 || udp_len > ip_len - u->l3_len)
         return -1;
     u->l2_len = l2;
     u->payload_off = (uint32_t)l2 + u->l3_len + 8;
     u->payload_len = udp_len - 8u;
     u->local.family = u->family;
-    u->local.port = rd16(udp + 2);
+    u->local.port = qo_load_be16(udp + 2);
     return 0;
 }
 
@@ -129,7 +125,7 @@ static void udp_addr(const struct rte_mbuf *m, struct quicoff_addr *a, bool dst)
         a->family = 6;
         memcpy(a->ip, ip + (dst ? 24 : 8), 16);
     }
-    a->port = rd16(udp + (dst ? 2 : 0));
+    a->port = qo_load_be16(udp + (dst ? 2 : 0));
 }
 
 void qd_udp_local_addr(const struct rte_mbuf *m, struct quicoff_addr *a)

@@ -6,7 +6,7 @@
  * the control thread, other traffic straight through; then drain the TX
  * rings onto the ports; every --stats-interval, print the counters.
  */
-#include "worker.h"
+#include "io_lcore.h"
 
 #include <stdio.h>
 
@@ -14,46 +14,18 @@
 #include <rte_ethdev.h>
 
 #include "classify.h"
+#include "idle.h"
 #include "options.h"
-
-/* Returns whether anything was sent. */
-bool qd_drain_ring(struct rte_ring *r, uint16_t port, uint16_t queue, struct qd_counters *st,
-                   bool to_host)
-{
-    struct rte_mbuf *m[QD_BURST];
-    bool any = false;
-    for (int round = 0; round < 4; round++) {
-        unsigned n = rte_ring_sc_dequeue_burst(r, (void **)m, QD_BURST, NULL);
-        if (!n)
-            break;
-        qd_tx_or_free(port, queue, m, n, st, to_host);
-        any = true;
-    }
-    return any;
-}
-
-/* Hands worker w the frames sorted for it. */
-void qd_handoff(struct qd_sort *s, unsigned w)
-{
-    unsigned k = s->nsteer[w];
-    if (!k)
-        return;
-    unsigned sent = rte_ring_enqueue_burst(qda.worker_ring[w], (void **)s->steer[w], k, NULL);
-    QD_ADD(s->st, steered, sent);
-    if (sent < k) {
-        QD_ADD(s->st, steer_ring_full, k - sent);
-        rte_pktmbuf_free_bulk(s->steer[w] + sent, k - sent);
-    }
-    s->nsteer[w] = 0;
-}
+#include "rings.h"
+#include "stats.h"
 
 int qd_io_main(void)
 {
     static struct qd_sort s; /* large: off the stack */
-    struct qd_poll_timer timer;
+    struct qd_stats_timer timer;
 
     s.st = qd_my_stats();
-    qd_poll_timer_init(&timer);
+    qd_stats_timer_init(&timer);
     printf("quicoff-dpdk: I/O on lcore %u (host port %u, network port %u)\n", rte_lcore_id(),
            qda.host_port, qda.net_port);
     fflush(stdout);
@@ -72,7 +44,7 @@ int qd_io_main(void)
         if (busy)
             QD_ADD(s.st, busy_cycles, rte_rdtsc() - t0);
         qd_idle(&empty, busy);
-        qd_poll_timer_tick(&timer);
+        qd_stats_timer_tick(&timer);
     }
     return 0;
 }

@@ -452,3 +452,28 @@ unsigned qd_la_unprotect_burst(struct qd_la_worker *lw, struct rte_mbuf **m,
             res[i].flags &= (uint8_t)~QUICOFF_FLAG_PASS_FAILED;
     return ok;
 }
+
+/* One round of the library's datagram walk: the packets through the split
+ * calls and the cryptodev (qd_la_unprotect_burst), each with its datagram's mbuf. */
+struct la_walk {
+    struct qd_la_worker *lw;
+    struct rte_mbuf **m; /* [datagram] */
+};
+
+static void la_round(void *arg, struct quicoff_pkt *pkts, struct quicoff_result *res,
+                     const unsigned *dgram, unsigned n)
+{
+    const struct la_walk *wk = arg;
+    RTE_BUILD_BUG_ON(QD_BURST < 32); /* a round holds at most 32 packets */
+    struct rte_mbuf *mb[QD_BURST];
+    for (unsigned j = 0; j < n; j++)
+        mb[j] = wk->m[dgram[j]];
+    qd_la_unprotect_burst(wk->lw, mb, pkts, res, n);
+}
+
+unsigned qd_la_unprotect_datagrams(struct qd_la_worker *lw, struct rte_mbuf **m,
+                                   struct quicoff_datagram *dgs, unsigned n)
+{
+    struct la_walk wk = {.lw = lw, .m = m};
+    return quicoff_walk_datagrams(dgs, n, QUICOFF_DATAGRAM_STOP_AT_FAILURE, la_round, &wk);
+}

@@ -1,10 +1,10 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Lookaside crypto: the AEAD of every packet on an rte_cryptodev (crypto_openssl,
- * crypto_aesni_gcm / crypto_aesni_mb of crypto_ipsec_mb, QAT, ...), as in seed
- * 000 (§3.3.2, listings 4.3-4.5). Everything around the AEAD is libquicoff's
+ * crypto_aesni_gcm / crypto_aesni_mb of crypto_ipsec_mb, QAT, ...), as the compat
+ * offload did (docs/dpdk.md "Compat mode"). Everything around the AEAD is libquicoff's
  * split data path (quicoff_{un,}protect_prepare / _complete): parsing,
- * lookup, header protection (on the CPU, as the thesis did: a crypto-op round
+ * lookup, header protection (on the CPU, as the compat offload did: a crypto-op round
  * trip costs more than the one block), packet numbers, key phases, RFC 9001
  * §6.6 limits and counters, the same code as inline mode. This file keeps
  * only what the cryptodev needs: a session per (key, AAD length), made and
@@ -58,5 +58,11 @@ unsigned qd_la_protect_burst(struct qd_la_worker *lw, struct rte_mbuf **m,
                              struct quicoff_pkt *pkts, struct quicoff_result *res, unsigned n);
 unsigned qd_la_unprotect_burst(struct qd_la_worker *lw, struct rte_mbuf **m,
                                struct quicoff_pkt *pkts, struct quicoff_result *res, unsigned n);
+
+/* As quicoff_unprotect_datagrams with QUICOFF_DATAGRAM_STOP_AT_FAILURE (the
+ * library's walk, quicoff_walk_datagrams), with the AEAD on the cryptodev;
+ * m[i] holds dgs[i].data. */
+unsigned qd_la_unprotect_datagrams(struct qd_la_worker *lw, struct rte_mbuf **m,
+                                   struct quicoff_datagram *dgs, unsigned n);
 
 #endif

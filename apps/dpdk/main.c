@@ -28,10 +28,11 @@
 #include "ports.h"
 #include "signaling.h"
 #include "stats.h"
+#include "telemetry.h"
 #include "wipe.h"
+#include "io_lcore.h"
 #include "worker.h"
 
-struct qd_app qda;
 static struct qd_options opts;
 
 static void on_signal(int sig)
@@ -203,7 +204,7 @@ int main(int argc, char **argv)
             rte_exit(EXIT_FAILURE, "cannot set up the cryptodev queue pair of worker %u\n", w);
     }
 
-    if (qd_stats_telemetry_init() != 0)
+    if (qd_telemetry_init() != 0)
         printf("quicoff-dpdk: telemetry endpoints not registered\n");
 
     pthread_t ctrl;

@@ -48,7 +48,7 @@ void qd_options_usage(const char *prog)
             "  --capacity C           connection entries; host indexes must be < C; default 65536\n"
             "  --unknown pass|drop    non-QUIC or unknown-connection traffic to the host, default pass\n"
             "  --stats-interval S     print counters every S seconds (0: only at exit), default 10\n"
-            "  --compat               also accept seed 000's signaling and data frames\n"
+            "  --compat               also accept the compat protocol's signaling and data frames\n"
             "  --no-events            send no EVENT frames to the host\n"
             "  --backend NAME         libquicoff backend: auto|openssl|ipsec-mb, default auto\n"
             "  --mbufs N              mbuf pool size, default 16384\n"

@@ -9,8 +9,8 @@
 #include "qd.h"
 
 struct qd_options {
-    uint16_t host_port;          /* --host-port: port_enc of seed 000 */
-    uint16_t net_port;           /* --net-port: port_dec of seed 000 */
+    uint16_t host_port;          /* --host-port: the compat offload's port_enc */
+    uint16_t net_port;           /* --net-port: the compat offload's port_dec */
     unsigned workers;            /* --workers */
     enum qd_io_mode io_mode;     /* --io-mode rtc|pipeline */
     enum qd_crypto_mode crypto;  /* --crypto inline|lookaside */
@@ -19,7 +19,7 @@ struct qd_options {
     uint32_t capacity;           /* --capacity: entries; also bounds the host's indexes */
     enum qd_unknown_action unknown; /* --unknown pass|drop */
     unsigned stats_interval;     /* --stats-interval seconds, 0 = only at exit */
-    bool compat;                 /* --compat: accept seed 000 frames */
+    bool compat;                 /* --compat: accept compat frames (0x88B6, compat signaling) */
     bool events;                 /* --no-events clears it */
     char backend[16];            /* --backend: libquicoff crypto backend */
     uint32_t nb_mbufs;           /* --mbufs */
@@ -29,7 +29,7 @@ struct qd_options {
     bool has_host_mac;           /* --host-mac: else learned from the host port */
     struct rte_ether_addr host_mac;
     /* Default encapsulation (--encap-*): used for TX entries that carry none,
-     * i.e. every compat (seed 000) entry, as the thesis's static addresses. */
+     * i.e. every compat entry, as the compat offload's static addresses. */
     struct qd_encap encap;
 };
 

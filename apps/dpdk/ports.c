@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Port initialisation and capability checks (seed 000 listing 4.2, without its rte_panic:
- * a port that cannot checksum gets software checksums instead). */
+/* Port initialisation and capability checks (as the compat offload set its ports up, without
+ * its rte_panic: a port that cannot checksum gets software checksums instead). */
 #include "ports.h"
 
 #include <stdio.h>

@@ -38,7 +38,8 @@
 #define QD_NB_RXD 1024
 #define QD_NB_TXD 1024
 
-/* What the I/O lcore found in a frame; carried to the worker in m->hash.usr.
+/* What classification (classify.c: an rtc worker, or pipeline's I/O lcore)
+ * found in a frame; carried to the owning worker in m->hash.usr.
  * l2_len/l3_len/l4_len hold the header lengths of network frames. */
 enum qd_class {
     QD_CLASS_HOST_DATA_COMPAT = 1, /* 0x88B6 data_pkt from the host */
@@ -90,34 +91,18 @@ struct qd_app {
     struct rte_ring *host_tx_ring, *net_tx_ring;
     struct rte_ring *ctrl_ring;                   /* port pollers -> control thread */
     struct rte_rcu_qsbr *rcu;                     /* workers are its readers */
-    /* Written by the I/O lcore (learned from the host port), read by workers:
-     * the destination MAC of frames to the host, 6 bytes in a u64. */
+    /* Written by whichever lcore classifies host frames (the rtc workers, or
+     * pipeline's I/O lcore), read by every lcore that builds a frame for the
+     * host: the host's MAC, 6 bytes in a u64 (host_mac.c). */
     _Atomic uint64_t host_mac;
     /* Set by the control thread on the host's first v1 signaling frame: with
      * --compat, connection-less EVENTs (unknown_connection) wait for it, so a
-     * seed 000 host gets compat frames only (docs/dpdk.md "Compat mode"). */
+     * compat host gets compat frames only (docs/dpdk.md "Compat mode"). */
     _Atomic bool host_speaks_v1;
     volatile bool quit;                /* set by the signal handler */
-    volatile bool workers_quit;        /* set by main once the I/O lcore is done */
+    volatile bool workers_quit;        /* set by main once its own loop (worker 0 or the I/O lcore) has returned */
 };
 
 extern struct qd_app qda;
-
-/* qda.host_mac holds a learned MAC when this bit is set */
-#define QD_HOST_MAC_VALID (UINT64_C(1) << 48)
-
-static inline uint64_t qd_mac_to_u64(const struct rte_ether_addr *a)
-{
-    uint64_t v = 0;
-    for (int i = 0; i < 6; i++)
-        v = v << 8 | a->addr_bytes[i];
-    return v;
-}
-
-static inline void qd_u64_to_mac(uint64_t v, struct rte_ether_addr *a)
-{
-    for (int i = 5; i >= 0; i--, v >>= 8)
-        a->addr_bytes[i] = (uint8_t)v;
-}
 
 #endif

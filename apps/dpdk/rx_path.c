@@ -10,17 +10,20 @@
  * authentication are dropped and counted (or handed on marked failed when the
  * entry's fail action is pass).
  */
+#include "rx_path.h"
+
 #include <string.h>
 
 #include <rte_byteorder.h>
 
 #include "conns.h"
 #include "encap.h"
+#include "events.h"
+#include "host_mac.h"
 #include "lookaside.h"
 #include "options.h"
+#include "output.h"
 #include "stats.h"
-#include "steering.h"
-#include "worker.h"
 
 #define QD_MAX_COALESCED 4 /* Initial + 0-RTT + Handshake + 1-RTT */
 
@@ -65,7 +68,7 @@ static int host_frame_push(struct rte_mbuf *m, const struct qd_conn *c,
     return 0;
 }
 
-/* A new mbuf holding bytes [off, off+len) of the datagram dg. */
+/* A new mbuf holding a copy of the len bytes at src (one coalesced packet, or the rest of a datagram). */
 static struct rte_mbuf *copy_out(struct qd_worker *w, const uint8_t *src, uint32_t len)
 {
     struct rte_mbuf *x = rte_pktmbuf_alloc(qda.pool);
@@ -85,40 +88,35 @@ static struct rte_mbuf *copy_out(struct qd_worker *w, const uint8_t *src, uint32
 
 /* Counts a packet that was not unprotected, and tells the host. */
 static void count_rx_failure(struct qd_worker *w, const struct quicoff_result *r,
-                             const struct qd_conn *c, const uint8_t *pkt, uint32_t len,
-                             const struct rte_mbuf *m)
+                             struct qd_conn *c, const uint8_t *dg, const struct rte_mbuf *m)
 {
     struct qd_counters *st = w->st;
     struct qd_event e = {.status = (uint8_t)r->status};
-    struct qd_slot_state *s = c ? qd_slot_of(qda.conns, c) : NULL;
+    struct qd_conn_events *s = c ? &c->ev : NULL;
     struct quicoff_addr local, remote;
     switch (r->status) {
     case QUICOFF_UNKNOWN_CONNECTION: {
         /* A short header with the fixed bit 0 that no entry claims may not be
          * QUIC at all (greasing, RFC 9287 §3.1, ends the bit as a demultiplexer):
          * the host gets it as any other UDP (pass_or_drop counts it), no event. */
-        if (len && !(pkt[0] & 0xc0))
+        if (!(dg[r->hdr_off] & 0xc0))
             return;
         QD_INC(st, rx_unknown_connection);
-        uint32_t off;
-        uint8_t dl;
-        if (qd_quic_dcid(pkt, len, qda.opt->local_cid_len, &off, &dl) != 0)
+        if (!r->dcid_off) /* the DCID is not inside the datagram */
             return;
+        /* the result carries the DCID and the level as the library's parse found them */
         e.code = QUICOFF_WIRE_EV_UNKNOWN_CONNECTION;
-        e.dcid = pkt + off;
-        e.dcid_len = dl;
-        int level = qd_quic_level(pkt, len);
-        if (level >= 0) {
-            e.has_level = true;
-            e.level = (uint8_t)level;
-        }
+        e.dcid = dg + r->dcid_off;
+        e.dcid_len = r->dcid_len;
+        e.has_level = true;
+        e.level = r->level;
         qd_udp_local_addr(m, &local);
         qd_udp_remote_addr(m, &remote);
         e.local = &local;
         e.remote = &remote;
         e.has_count = true;
         e.count = qd_stats_sum_rx_unknown();
-        qd_worker_event(w, NULL, &e);
+        qd_event_send(w, NULL, &e);
         return;
     }
     case QUICOFF_AUTH_FAILED:
@@ -126,7 +124,7 @@ static void count_rx_failure(struct qd_worker *w, const struct quicoff_result *r
         e.code = QUICOFF_WIRE_EV_AUTH_FAILED;
         if (s) {
             e.has_count = true;
-            e.count = ++s->auth_failures;
+            e.count = qd_conn_ev_bump(&s->auth_failures);
         }
         e.has_pn = true;
         e.pn = r->pn;
@@ -136,7 +134,7 @@ static void count_rx_failure(struct qd_worker *w, const struct quicoff_result *r
         e.code = QUICOFF_WIRE_EV_KEY_PHASE_UNAVAILABLE;
         if (s) {
             e.has_count = true;
-            e.count = ++s->key_phase_unavailable;
+            e.count = qd_conn_ev_bump(&s->key_phase_unavailable);
         }
         e.has_pn = true;
         e.pn = r->pn;
@@ -146,9 +144,9 @@ static void count_rx_failure(struct qd_worker *w, const struct quicoff_result *r
         e.code = QUICOFF_WIRE_EV_KEY_EXHAUSTED;
         if (s) {
             e.has_count = true;
-            e.count = s->auth_failures;
+            e.count = qd_conn_ev_read(&s->auth_failures);
             e.has_gen = true;
-            e.gen = s->key_generation;
+            e.gen = (uint32_t)qd_conn_ev_read(&s->key_generation);
         }
         break;
     case QUICOFF_UNSUPPORTED:
@@ -162,7 +160,7 @@ static void count_rx_failure(struct qd_worker *w, const struct quicoff_result *r
         return;
     }
     if (c)
-        qd_worker_event(w, c, &e);
+        qd_event_send(w, c, &e);
 }
 
 /* Pass-through of a whole frame that holds no packet of ours. */
@@ -175,25 +173,17 @@ static void pass_or_drop(struct qd_worker *w, struct rte_mbuf *m)
     }
     QD_INC(w->st, pass_to_host);
     m->ol_flags = 0;
-    qd_worker_to_host(w, m);
-}
-
-static bool all_zero(const uint8_t *p, uint32_t n)
-{
-    for (uint32_t i = 0; i < n; i++)
-        if (p[i])
-            return false;
-    return true;
+    qd_out_host(w, m);
 }
 
 void qd_rx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
 {
     struct quicoff_addr local[QD_BURST];
     struct quicoff_result res[QD_BURST][QD_MAX_COALESCED];
-    unsigned nres[QD_BURST];
+    struct quicoff_datagram dgs[QD_BURST];
     uint8_t *dg[QD_BURST];
-    uint32_t dglen[QD_BURST], next_off[QD_BURST];
-    unsigned todo[QD_BURST], cnt = n;
+    uint32_t dglen[QD_BURST];
+    unsigned nres[QD_BURST];
     struct qd_counters *st = w->st;
 
     for (unsigned i = 0; i < n; i++) {
@@ -201,47 +191,28 @@ void qd_rx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
         dg[i] = rte_pktmbuf_mtod_offset(m[i], uint8_t *, off);
         dglen[i] = rte_pktmbuf_data_len(m[i]) - off;
         qd_udp_local_addr(m[i], &local[i]);
-        nres[i] = 0;
-        next_off[i] = 0;
-        todo[i] = i;
+        dgs[i] = (struct quicoff_datagram){.data = dg[i], .len = dglen[i], .local_addr = &local[i],
+                                           .res = res[i], .max_results = QD_MAX_COALESCED};
     }
-
-    /* Round r unprotects the r-th coalesced packet of every datagram whose
-     * previous packets were all ok. */
-    for (unsigned round = 0; round < QD_MAX_COALESCED && cnt; round++) {
-        struct quicoff_pkt pkts[QD_BURST];
-        struct quicoff_result r[QD_BURST];
-        struct rte_mbuf *mb[QD_BURST];
-        for (unsigned j = 0; j < cnt; j++) {
-            unsigned i = todo[j];
-            pkts[j] = (struct quicoff_pkt){.data = dg[i], .end = dglen[i], .cap = dglen[i],
-                                           .offset = next_off[i], .local_addr = &local[i]};
-            mb[j] = m[i];
-        }
-        if (qda.la)
-            qd_la_unprotect_burst(w->la, mb, pkts, r, cnt);
-        else
-            quicoff_unprotect_burst(w->qw, pkts, r, cnt);
-        unsigned more = 0;
-        for (unsigned j = 0; j < cnt; j++) {
-            unsigned i = todo[j];
-            res[i][nres[i]++] = r[j];
-            uint32_t end = r[j].packet_end;
-            if (quicoff_status_ok(r[j].status) && end < dglen[i] &&
-                !all_zero(dg[i] + end, dglen[i] - end)) {
-                next_off[i] = end;
-                todo[more++] = i;
-            }
-        }
-        cnt = more;
-    }
+    /* Every coalesced packet up to the first that is not ok: the rest of the
+     * datagram stays as received, for the host, which may hold its keys. */
+    if (qda.la)
+        qd_la_unprotect_datagrams(w->la, m, dgs, n);
+    else
+        quicoff_unprotect_datagrams(w->qw, dgs, n, QUICOFF_DATAGRAM_STOP_AT_FAILURE);
+    for (unsigned i = 0; i < n; i++)
+        nres[i] = dgs[i].n_results;
 
     for (unsigned i = 0; i < n; i++) {
         struct rte_mbuf *x = m[i];
+        if (!nres[i]) { /* no packet looked at (the library's input checks): not ours */
+            pass_or_drop(w, x);
+            continue;
+        }
         const struct quicoff_result *r0 = &res[i][0];
         if (!quicoff_status_ok(r0->status)) {
-            const struct qd_conn *c = qd_conn_by_handle(qda.conns, r0->conn);
-            count_rx_failure(w, r0, c, dg[i], dglen[i], x);
+            struct qd_conn *c = qd_conn_of(r0);
+            count_rx_failure(w, r0, c, dg[i], x);
             switch (r0->status) {
             case QUICOFF_UNKNOWN_CONNECTION:
             case QUICOFF_UNSUPPORTED:
@@ -256,7 +227,7 @@ void qd_rx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
                     rte_pktmbuf_trim(x, (uint16_t)(dglen[i] - r0->packet_end));
                     if (host_frame_push(x, c, r0, QUICOFF_AUTH_FAILED) == 0) {
                         QD_INC(st, rx_fail_passed);
-                        qd_worker_to_host(w, x);
+                        qd_out_host(w, x);
                         break;
                     }
                 }
@@ -277,16 +248,17 @@ void qd_rx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
             if (!quicoff_status_ok(r->status))
                 break;
             ok++;
-            const struct qd_conn *c = qd_conn_by_handle(qda.conns, r->conn);
-            struct qd_slot_state *s = c ? qd_slot_of(qda.conns, c) : NULL;
+            struct qd_conn *c = qd_conn_of(r);
+            struct qd_conn_events *s = c ? &c->ev : NULL;
             if (r->flags & QUICOFF_FLAG_KEY_UPDATED) {
                 QD_INC(st, key_updates);
                 if (s) {
                     struct qd_event e = {.code = QUICOFF_WIRE_EV_KEY_UPDATE, .status = QUICOFF_OK,
                                          .has_pn = true, .pn = r->pn, .has_gen = true,
-                                         .gen = ++s->key_generation, .has_count = true,
-                                         .count = ++s->key_updates};
-                    qd_worker_event(w, c, &e);
+                                         .gen = (uint32_t)qd_conn_ev_bump(&s->key_generation),
+                                         .has_count = true,
+                                         .count = qd_conn_ev_bump(&s->key_updates)};
+                    qd_event_send(w, c, &e);
                 }
             }
             if (r->status == QUICOFF_USAGE_LIMIT_REACHED) {
@@ -294,9 +266,10 @@ void qd_rx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
                 if (s) {
                     struct qd_event e = {.code = QUICOFF_WIRE_EV_USAGE_LIMIT,
                                          .status = QUICOFF_USAGE_LIMIT_REACHED, .has_count = true,
-                                         .count = s->auth_failures, .has_gen = true,
-                                         .gen = s->key_generation};
-                    qd_worker_event(w, c, &e);
+                                         .count = qd_conn_ev_read(&s->auth_failures),
+                                         .has_gen = true,
+                                         .gen = (uint32_t)qd_conn_ev_read(&s->key_generation)};
+                    qd_event_send(w, c, &e);
                 }
             }
             uint32_t start = r->hdr_off, end = r->payload_off + r->payload_len;
@@ -320,21 +293,21 @@ void qd_rx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
             }
             QD_INC(st, rx_packets);
             QD_ADD(st, rx_bytes, r->payload_len);
-            qd_worker_to_host(w, f);
+            qd_out_host(w, f);
         }
         if (nres[i] == 1)
             continue; /* x became the host frame (or was freed) */
         if (ok < nres[i]) {
             /* a coalesced packet after ok ones failed */
             const struct quicoff_result *r = &res[i][ok];
-            const struct qd_conn *c = qd_conn_by_handle(qda.conns, r->conn);
-            count_rx_failure(w, r, c, dg[i] + r->hdr_off, dglen[i] - r->hdr_off, x);
+            struct qd_conn *c = qd_conn_of(r);
+            count_rx_failure(w, r, c, dg[i], x);
             if (r->status == QUICOFF_UNKNOWN_CONNECTION && qda.opt->unknown != QD_UNKNOWN_DROP) {
                 /* the rest of the datagram, as received, for the host's own keys */
                 struct rte_mbuf *f = copy_out(w, dg[i] + r->hdr_off, dglen[i] - r->hdr_off);
                 if (f && host_frame_push(f, NULL, r, r->status) == 0) {
                     QD_INC(st, pass_to_host);
-                    qd_worker_to_host(w, f);
+                    qd_out_host(w, f);
                 } else if (f) {
                     rte_pktmbuf_free(f);
                 }

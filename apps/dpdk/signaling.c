@@ -49,7 +49,7 @@ static void ack(const struct quicoff_wire_msg *req, quicoff_status_t st)
     if (st != QUICOFF_OK)
         QD_INC(cst, sig_failed);
     if (req->version == 0)
-        return; /* seed 000's signaling has no acknowledgement */
+        return; /* compat signaling has no acknowledgement */
     if (req->direction > QUICOFF_DIR_RX)
         QD_INC(cst, sig_bad_direction); /* the ACK says direction 0xFF ("none") */
     struct quicoff_wire_msg a;
@@ -158,7 +158,7 @@ static quicoff_status_t do_add(struct quicoff_wire_msg *msg)
             encap_from_wire(&wc->encap, &c->encap);
             c->has_encap = true;
         } else if (qda.opt->encap.family) {
-            c->encap = qda.opt->encap; /* seed 000: the configured static addresses */
+            c->encap = qda.opt->encap; /* compat: the configured static addresses */
             c->has_encap = true;
         }
         if (!c->has_encap) {
@@ -168,16 +168,16 @@ static quicoff_status_t do_add(struct quicoff_wire_msg *msg)
     }
 
     /* What the new entry takes the place of, if anything:
-     *  - v1, and seed 000's TX table (signaling_host): the entry of this
+     *  - v1, and compat's TX table (signaling_host): the entry of this
      *    (direction, index); v1 replaces it only when asked (ADD_REPLACE);
-     *  - seed 000's RX table (signaling_peer) is keyed by DCID, as the thesis
-     *    keeps it: a DCID already installed (by compat signaling, under any
+     *  - compat's RX table (signaling_peer) is keyed by DCID, as the compat
+     *    offload keeps it: a DCID already installed (by compat signaling, under any
      *    index) gets the new keys and index; a new DCID is a new entry even
      *    when its index has one (a second path of the connection: both DCIDs
      *    stay). docs/protocol.md §3.7. */
     struct qd_conn *old;
     if (c->compat && dir == QUICOFF_DIR_RX) {
-        old = qd_conn_by_handle(qda.conns, quicoff_conn_find(qda.table, cfg->level, cfg->dcid,
+        old = quicoff_conn_user(qda.table, quicoff_conn_find(qda.table, cfg->level, cfg->dcid,
                                                              cfg->dcid_len, &cfg->local_addr));
         if (old && !old->compat)
             old = NULL; /* a v1 host's entry: the add answers exists */
@@ -194,6 +194,9 @@ static quicoff_status_t do_add(struct quicoff_wire_msg *msg)
         }
     }
 
+    /* the entry carries c from its first packet on (quicoff_result.user) */
+    c->ev.key_generation = cfg->key_generation;
+    wc->cfg.user = c;
     quicoff_status_t st;
     pthread_mutex_lock(&qda.conns->lock);
     if (old) {
@@ -203,13 +206,13 @@ static quicoff_status_t do_add(struct quicoff_wire_msg *msg)
         c->handle = old->handle;
         st = quicoff_conn_replace(qda.table, old->handle, cfg);
         if (st == QUICOFF_OK)
-            qd_conns_swap(qda.conns, old, c, cfg->key_generation);
+            qd_conns_swap(qda.conns, old, c);
     } else {
         /* lookaside: the library's install hook makes the key's sessions; a
          * suite the cryptodev lacks is unsupported, a full session pool no_memory */
         st = quicoff_conn_add(qda.table, cfg, &c->handle);
         if (st == QUICOFF_OK)
-            qd_conns_publish(qda.conns, c, cfg->key_generation);
+            qd_conns_publish(qda.conns, c);
     }
     pthread_mutex_unlock(&qda.conns->lock);
     if (st != QUICOFF_OK) {
@@ -269,8 +272,14 @@ static quicoff_status_t do_update(struct quicoff_wire_msg *msg)
             *n = *c;
             encap_from_wire(&wu->encap, &n->encap);
             n->has_encap = true;
-            qd_conns_replace(qda.conns, c, n);
-            old = c;
+            struct quicoff_conn_update to_n = {.what = QUICOFF_UPDATE_USER, .user = n};
+            st = quicoff_conn_update(qda.table, c->handle, &to_n);
+            if (st == QUICOFF_OK) {
+                qd_conns_replace(qda.conns, c, n);
+                old = c;
+            } else {
+                rte_free(n);
+            }
         }
     }
     pthread_mutex_unlock(&qda.conns->lock);
@@ -422,11 +431,14 @@ void qd_signaling_stop(pthread_t tid)
 
 void qd_signaling_clear_all(void)
 {
-    /* by slot, not by index: a compat RX index may hold several entries
+    /* every entry, not by index: a compat RX index may hold several entries
      * (one per path's DCID), and only the last is in by_index */
-    for (uint32_t i = 0; i < qda.conns->capacity; i++) {
-        struct qd_conn *c = atomic_load_explicit(&qda.conns->by_slot[i], memory_order_acquire);
-        if (c)
-            conn_remove(c);
+    for (;;) {
+        pthread_mutex_lock(&qda.conns->lock);
+        struct qd_conn *c = qda.conns->all;
+        pthread_mutex_unlock(&qda.conns->lock);
+        if (!c)
+            break;
+        conn_remove(c);
     }
 }

@@ -9,13 +9,14 @@
 #ifndef QD_STATS_H
 #define QD_STATS_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 #include <rte_common.h>
 #include <rte_lcore.h>
 
 #define QD_COUNTERS(X)                                                                       \
-    /* I/O lcore */                                                                          \
+    /* whichever lcore polls the ports (rtc workers, pipeline's I/O lcore) */                   \
     X(host_rx, "frames received on the host port")                                          \
     X(host_tx, "frames sent on the host port")                                               \
     X(net_rx, "frames received on the network port")                                         \
@@ -24,7 +25,7 @@
     X(pass_to_host, "network frames passed to the host unchanged (not QUIC, unknown)")      \
     X(unknown_dropped, "not QUIC or unknown connection, dropped (--unknown drop)")           \
     X(signal_from_network, "0x88B5/0x88B6 frames from the network port, dropped")            \
-    X(compat_rejected, "seed 000 frames without --compat, dropped")                          \
+    X(compat_rejected, "compat frames without --compat, dropped")                             \
     X(host_bad_frame, "undecodable data frames from the host, dropped")                      \
     X(multiseg_dropped, "multi-segment frames for the workers, dropped")                     \
     X(tag_stack_dropped, "frames with > 2 VLAN tags or SNAP-wrapped 0x88B5/6, dropped")      \
@@ -85,6 +86,14 @@ struct qd_counters {
 #undef QD_X
 } __rte_cache_aligned;
 
+/* The number of counters (not sizeof: the block is padded to a cache line). */
+enum {
+#define QD_X(name, help) QD_COUNTER_##name,
+    QD_COUNTERS(QD_X)
+#undef QD_X
+    QD_NB_COUNTERS
+};
+
 #define QD_STATS_CTRL RTE_MAX_LCORE /* the control thread's block */
 extern struct qd_counters qd_stats[RTE_MAX_LCORE + 1];
 
@@ -108,7 +117,18 @@ uint64_t qd_stats_sum_rx_unknown(void);
 uint64_t qd_stats_sum_tx_too_big(void);
 /* Prints per-lcore non-zero counters and the totals (and the library's). */
 void qd_stats_print(const char *title);
-/* Registers /quicoff/stats, /quicoff/lcores, /quicoff/connections, /quicoff/options. */
-int qd_stats_telemetry_init(void);
+/* The name of counter i (QD_COUNTERS order), NULL past the last. */
+const char *qd_stats_name(unsigned i);
+/* A consistent-enough copy of one block (each counter read atomically). */
+void qd_stats_read(unsigned block, struct qd_counters *out);
+/* Whether a block has any non-zero counter (an lcore that ran). */
+bool qd_stats_block_used(unsigned block);
+
+/* The periodic counter print (--stats-interval) of the main lcore's loop. */
+struct qd_stats_timer {
+    uint64_t period, next; /* TSC; next 0 = off */
+};
+void qd_stats_timer_init(struct qd_stats_timer *t);
+void qd_stats_timer_tick(struct qd_stats_timer *t);
 
 #endif

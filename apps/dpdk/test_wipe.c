@@ -3,7 +3,7 @@
  * Frames that may carry keys are zeroed before they are freed (wipe.h;
  * docs/dpdk.md, "Tests"): classify.c's drop paths for signaling frames -
  * the control ring full, 0x88B5/0x88B6 from the network port, multi-segment
- * and unparsable host frames, seed 000 frames without --compat - run on real
+ * and unparsable host frames, compat frames without --compat - run on real
  * mbufs of a real mempool (EAL without hugepages or devices), and the freed
  * buffers are searched for the key bytes afterwards. A plain rte_pktmbuf_free
  * of the same frame is the control: it leaves the key in the pool, so the
@@ -151,7 +151,7 @@ int main(int argc, char **argv)
     CHECK(st.host_bad_frame == 1, "unparsable host frame: counted");
     CHECK(!key_left(&b), "unparsable host frame: wiped");
 
-    /* seed 000 data without --compat */
+    /* compat data without --compat */
     m = frame(QUICOFF_WIRE_ETHERTYPE_DATA, 1);
     b = bufs_of(m);
     qd_classify_host(&sort, m);

@@ -7,14 +7,17 @@
  * network port. A packet that is not protected is counted and freed here:
  * plaintext never reaches the network port.
  */
+#include "tx_path.h"
+
 #include <string.h>
 
 #include <rte_byteorder.h>
 
 #include "conns.h"
 #include "encap.h"
+#include "events.h"
 #include "lookaside.h"
-#include "worker.h"
+#include "output.h"
 
 /* Index, full PN and the QUIC packet's place in a host data frame. */
 struct host_data {
@@ -121,7 +124,7 @@ void qd_tx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
                                  .has_pn = true, .pn = d.pn, .has_count = true,
                                  .count = qd_stats_sum_tx_too_big(), .has_mtu = true,
                                  .mtu = qda.net_mtu};
-            qd_worker_event(w, c, &e);
+            qd_event_send(w, c, &e);
             rte_pktmbuf_free(m[i]);
             continue;
         }
@@ -167,7 +170,7 @@ void qd_tx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
                                                  : QUICOFF_WIRE_EV_KEY_PHASE_UNAVAILABLE,
                                      .status = (uint8_t)r->status, .has_pn = true,
                                      .pn = pkts[i].pn};
-                qd_worker_event(w, conn[i], &e);
+                qd_event_send(w, conn[i], &e);
             }
             rte_pktmbuf_free(x);
             continue;
@@ -182,7 +185,7 @@ void qd_tx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
              * library's too) */
             e.has_count = quicoff_conn_key_packets(w->qw, conn[i]->handle, &e.count) ==
                           QUICOFF_OK;
-            qd_worker_event(w, conn[i], &e);
+            qd_event_send(w, conn[i], &e);
         }
         rte_pktmbuf_adj(x, (uint16_t)quic_off[i]);
         x->ol_flags = 0;
@@ -193,6 +196,6 @@ void qd_tx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
         }
         QD_INC(st, tx_packets);
         QD_ADD(st, tx_bytes, r->payload_len);
-        qd_worker_to_net(w, x);
+        qd_out_net(w, x);
     }
 }

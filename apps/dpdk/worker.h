@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* The lcore loops: workers (run-to-completion or pipeline) and the I/O lcore of pipeline mode. */
+/* The worker lcores' loops (run-to-completion or pipeline) and their per-lcore state. */
 #ifndef QD_WORKER_H
 #define QD_WORKER_H
 
@@ -42,61 +42,11 @@ struct qd_worker {
 
 extern struct qd_worker qd_workers[QD_MAX_WORKERS];
 
-/* Pipeline mode: the I/O lcore's loop (run on the main lcore); returns when
- * qda.quit is set. */
-int qd_io_main(void);
 /* Pipeline mode: a worker lcore's loop; arg = its struct qd_worker. */
 int qd_worker_main(void *arg);
 /* Run-to-completion mode: a worker's loop; arg = its struct qd_worker.
  * Worker 0 runs on the main lcore and returns when qda.quit is set, the
  * others when qda.workers_quit is. */
 int qd_rtc_main(void *arg);
-
-/* Hands worker w the frames sorted for it (its ring); counts what did not fit. */
-void qd_handoff(struct qd_sort *s, unsigned w);
-/* Sends what a TX ring holds on (port, queue); returns whether anything was sent. */
-bool qd_drain_ring(struct rte_ring *r, uint16_t port, uint16_t queue, struct qd_counters *st,
-                   bool to_host);
-/* Called once per poll loop with whether it found work: --idle-us sleeps,
- * or a yield when lcores share a CPU. */
-void qd_idle(unsigned *empty, bool busy);
-
-/* The periodic counter print (--stats-interval) of the main lcore's loop. */
-struct qd_poll_timer {
-    uint64_t period, next;
-};
-void qd_poll_timer_init(struct qd_poll_timer *t);
-void qd_poll_timer_tick(struct qd_poll_timer *t);
-
-/* Queue a frame for the host / network port (flushed at the end of the burst). */
-void qd_worker_to_host(struct qd_worker *w, struct rte_mbuf *m);
-void qd_worker_to_net(struct qd_worker *w, struct rte_mbuf *m);
-
-/* An EVENT to the host (docs/protocol.md §4.9). */
-struct qd_event {
-    uint8_t code;   /* quicoff_wire_event_code_t */
-    uint8_t status; /* quicoff_status_t */
-    bool has_pn, has_count, has_gen, has_level;
-    uint64_t pn, count;
-    uint32_t gen;
-    uint8_t level;
-    const uint8_t *dcid; /* NULL = none */
-    uint8_t dcid_len;
-    const struct quicoff_addr *local, *remote;
-    bool has_mtu;
-    uint32_t mtu;   /* too_big: the network MTU */
-};
-/* Sends it (v1 entries and unknown connections only), at most one per
- * (entry, code) per 100 ms, key updates always. */
-struct qd_conn;
-void qd_worker_event(struct qd_worker *w, const struct qd_conn *c, const struct qd_event *e);
-
-/* The destination MAC of frames to the host. */
-void qd_host_mac(struct rte_ether_addr *a);
-
-/* tx_path.c: host frames -> protect -> encapsulate -> network. */
-void qd_tx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n);
-/* rx_path.c: network datagrams -> unprotect -> host frames. */
-void qd_rx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n);
 
 #endif
