@@ -138,9 +138,11 @@ def _suite_id(suite):
     raise ValueError("unknown suite %r (one of %s)" % (suite, ", ".join(SUITES)))
 
 
-def _choice(value, table, what):
+def _choice(value, table, what, aliases=None):
     if isinstance(value, str):
         v = value.lower()
+        if aliases:
+            v = aliases.get(v, v)
         if v in table:
             return table[v]
     raise ValueError("unknown %s %r (one of %s)" % (what, value, ", ".join(table)))
