@@ -176,7 +176,7 @@ def split_coalesced(datagram: bytes, dcid_len: int | None = None
     and is necessarily the last one. Bytes after the last span are trailing
     padding (:func:`is_padding`); ``len(datagram) - spans[-1][1]`` of them.
     """
-    out = []
+    out: list[tuple[int, int]] = []
     offset = 0
     while offset < len(datagram):
         if out and is_padding(datagram, offset):
