@@ -341,7 +341,7 @@ ETHERTYPE_DATA = 0x88B6
 
 # --- compat: seed 000 listings 4.9-4.11, verbatim -------------------------
 
-class signaling_host(Packet):  # noqa: N801 (the thesis's name)
+class signaling_host(Packet):  # lower case: the thesis's name (so are the three below)
     name = "signaling_host"
     fields_desc = [
         BitField("Type", 1, 8),
@@ -358,7 +358,7 @@ class signaling_host(Packet):  # noqa: N801 (the thesis's name)
         return b"", s
 
 
-class signaling_peer(Packet):  # noqa: N801
+class signaling_peer(Packet):
     name = "signaling_peer"
     fields_desc = [
         BitField("Type", 0, 8),
@@ -376,7 +376,7 @@ class signaling_peer(Packet):  # noqa: N801
         return b"", s
 
 
-class data_pkt(Packet):  # noqa: N801
+class data_pkt(Packet):
     name = "data_pkt_host"
     fields_desc = [
         BitField("Index", 0, 16),
@@ -384,7 +384,7 @@ class data_pkt(Packet):  # noqa: N801
     ]
 
 
-class quic(Packet):  # noqa: N801
+class quic(Packet):
     name = "quic"
     fields_desc = [
         BitField("Header_form", 0, 1),

@@ -479,7 +479,7 @@ class Testbed:
         for n1, i1, m1, n2, i2, m2 in links:
             self._ip("link", "add", i1, "netns", self.ns[n1], "address", m1, "type", "veth",
                      "peer", "name", i2, "netns", self.ns[n2], "address", m2)
-        for n, i in [(l[0], l[1]) for l in links] + [(l[3], l[4]) for l in links]:
+        for n, i in [(ln[0], ln[1]) for ln in links] + [(ln[3], ln[4]) for ln in links]:
             ns = self.ns[n]
             self._ip("link", "set", i, "up", "promisc", "on", "mtu", str(LINK_MTU), ns=ns)
             if shutil.which("ethtool"):

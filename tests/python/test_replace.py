@@ -54,7 +54,7 @@ def test_engine_replace_connection():
 class _Standin(standin_offload.StandIn):
     """The stand-in's control path without its sockets: replies are kept."""
 
-    def __init__(self):  # noqa: super().__init__ opens AF_PACKET sockets
+    def __init__(self):  # no super().__init__(): it opens AF_PACKET sockets
         self.a = types.SimpleNamespace(local_cid_len=8)
         self.engine = quicoff.Engine(local_cid_len=8)
         self.tx, self.rx, self.rx_by_dcid, self.rx_by_index = {}, {}, {}, {}
