@@ -330,9 +330,9 @@ class QUIC(Packet):
 # (tests/python/test_wire.py).
 
 from scapy.config import conf as _conf  # noqa: E402
-from scapy.fields import (ByteEnumField, ByteField, IntField,  # noqa: E402
-                          LongField, PacketListField, ShortEnumField, ShortField,
-                          XByteField)
+# (one line each: a marker on a wrapped import moves when it is formatted)
+from scapy.fields import ByteEnumField, ByteField, IntField, LongField  # noqa: E402
+from scapy.fields import PacketListField, ShortEnumField, ShortField, XByteField  # noqa: E402
 from scapy.layers.l2 import Dot1Q, Ether  # noqa: E402
 
 ETHERTYPE_SIGNAL = 0x88B5
