@@ -116,7 +116,7 @@ else
         || die "pip install ${reqs[*]} into $venv"
     step "pip install -e .[test] into $venv (meson builds libquicoff and the extension in $build_dir)"
     PATH="$venv/bin:$PATH" "$venv/bin/python" -m pip install -q --disable-pip-version-check \
-        --no-build-isolation -Cbuild-dir="$build_dir" -e "$here[test]" \
+        --no-build-isolation --config-settings=build-dir="$build_dir" -e "$here[test]" \
         || die "pip install -e $here[test] into $venv (see the pip, meson and compiler output above)"
     import_check || die "quicoff does not import from $venv/bin/python (see above)"
     [ -x "$venv/bin/quicoff" ] || die "the quicoff command was not installed in $venv/bin"
