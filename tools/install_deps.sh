@@ -6,10 +6,10 @@
 #      put it elsewhere), made by the first python3 on PATH ($QUICOFF_PYTHON
 #      to choose another). Debian's own python3 refuses `pip install` (PEP 668,
 #      "externally-managed-environment"), so quicoff never installs into it;
-#   3. quicoff itself into that venv, editable, with its test extras (this
-#      compiles src/*.c into the cffi module, hence python3-dev), and the
-#      checkout's tooling (lab/quicoff_lab: testbed, demo, bench), which the
-#      wheel does not ship, made importable there by a .pth file;
+#   3. quicoff itself into that venv, editable, with its test extras (meson
+#      builds libquicoff, libquicoff-wire and the cffi extension module, hence
+#      python3-dev), and the checkout's tooling (lab/quicoff_lab: testbed, demo,
+#      bench), which the wheel does not ship, made importable there by a .pth file;
 #   4. a check for the one optional piece: cargo >= 1.78 for the rustls peer of
 #      `quicoff bench`. Without it that peer is skipped with a note, nothing fails.
 # Safe and cheap to run again: each step skips what is already done (the venv
@@ -33,7 +33,8 @@ APT_PACKAGES=(build-essential pkg-config meson ninja-build libssl-dev
               $([ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ] && echo libipsec-mb-dev)
               libngtcp2-crypto-gnutls-dev libngtcp2-dev libgnutls28-dev dpdk-dev
               ngtcp2-client ngtcp2-server ethtool tcpdump procps openssl
-              iverilog)   # iverilog: the RTL tier's simulator (tools/hw.sh)
+              iverilog    # iverilog: the RTL tier's simulator (tools/hw.sh)
+              clang-format-14)  # the lint stage of tools/test.sh (.clang-format)
 
 command -v dpkg-query >/dev/null || die "dpkg-query not found: this script installs Debian 12 packages"
 missing=()
@@ -73,15 +74,20 @@ if ! venv_ok; then
 fi
 
 # ---- 3. quicoff into the venv (editable: python/ is used in place)
-# The cffi module compiles src/*.c and wire/*.c, so a change there (or to the package
-# metadata, the Python version or intel-ipsec-mb being present) needs a
-# reinstall; anything else is picked up by the editable install as it is.
+# One meson project builds libquicoff and the extension module (meson-python,
+# pyproject.toml). The editable install keeps its meson build directory in the
+# venv ($venv/quicoff-build) and runs ninja there whenever quicoff is imported,
+# so a change to src/, include/ or a meson.build is compiled on the next import
+# without reinstalling. That rebuild needs meson, ninja and cffi where the
+# install found them, hence --no-build-isolation with pyproject.toml's build
+# requirements installed in the venv itself, and the venv's bin first on PATH
+# (meson-python takes meson and ninja from PATH; Debian's meson is older).
+# Reinstalled only when the package metadata or the Python version changed.
+build_dir=$venv/quicoff-build
 stamp_file=$venv/.quicoff-install-stamp
 stamp=$( { "$venv/bin/python" -c 'import sys; print(sys.version)'
            echo "$here"
-           [ -e /usr/include/intel-ipsec-mb.h ] && echo "intel-ipsec-mb"
-           cd "$here" && cat setup.py pyproject.toml python/quicoff/_ffi_build.py \
-               src/*.c src/*.h wire/*.c wire/*.h include/quicoff/*.h; } 2>/dev/null | sha256sum | cut -d' ' -f1)
+           cat "$here/pyproject.toml"; } 2>/dev/null | sha256sum | cut -d' ' -f1)
 import_check() {
     "$venv/bin/python" - "$here" <<'EOF'
 import os, sys
@@ -104,14 +110,27 @@ install_tooling_path() {
     printf '%s\n' "$here/lab" >"$site/quicoff_lab.pth"
 }
 install_tooling_path || die "writing quicoff_lab.pth into $venv (the checkout's tooling)"
+# pyproject.toml's [build-system] requires, one per line
+build_requires() {
+    "$venv/bin/python" -c 'import sys, tomllib
+with open(sys.argv[1], "rb") as f:
+    print("\n".join(tomllib.load(f)["build-system"]["requires"]))' "$here/pyproject.toml"
+}
 if [ "$(cat "$stamp_file" 2>/dev/null)" = "$stamp" ] && [ -x "$venv/bin/quicoff" ] \
-        && import_check 2>/dev/null; then
+        && [ -d "$build_dir" ] && import_check 2>/dev/null; then
     echo "quicoff is installed in $venv (up to date)"
 else
     rm -f "$stamp_file"
-    step "pip install -e .[test] into $venv (compiles the C library into the quicoff package)"
-    "$venv/bin/python" -m pip install -q --disable-pip-version-check -e "$here[test]" \
-        || die "pip install -e $here[test] into $venv (see the pip and compiler output above)"
+    reqs=$(build_requires) \
+        || die "reading [build-system] requires from $here/pyproject.toml (tomllib needs Python >= 3.11)"
+    mapfile -t reqs <<<"$reqs"
+    step "pip install the build requirements into $venv: ${reqs[*]}"
+    "$venv/bin/python" -m pip install -q --disable-pip-version-check "${reqs[@]}" \
+        || die "pip install ${reqs[*]} into $venv"
+    step "pip install -e .[test] into $venv (meson builds libquicoff and the extension in $build_dir)"
+    PATH="$venv/bin:$PATH" "$venv/bin/python" -m pip install -q --disable-pip-version-check \
+        --no-build-isolation --config-settings=build-dir="$build_dir" -e "$here[test]" \
+        || die "pip install -e $here[test] into $venv (see the pip, meson and compiler output above)"
     import_check || die "quicoff does not import from $venv/bin/python (see above)"
     [ -x "$venv/bin/quicoff" ] || die "the quicoff command was not installed in $venv/bin"
     echo "$stamp" >"$stamp_file"

@@ -3,7 +3,8 @@
 # Runs the tests of quicoff in one of two tiers (tools/test.sh --help).
 # The default runs every test: C unit tests, Python tests (reference model,
 # bindings, differential, real aioquic traffic, the namespace testbed), the
-# quicoff-dpdk application on veth pairs, the sanitizer builds
+# lint stage (tools/lint.sh: ruff, mypy, clang-format; --fast runs it too),
+# the quicoff-dpdk application on veth pairs, the sanitizer builds
 # (ASan+UBSan, TSan) and a bounded libFuzzer run. Python runs in the
 # virtual environment tools/install_deps.sh makes (.venv). Fails loudly: every stage
 # that fails is named at the end and the exit status is non-zero; every stage
@@ -17,15 +18,17 @@ usage() {
 usage: bash tools/test.sh [--fast] [--fuzz-seconds N] [--fuzz-wire-seconds N] [--list] [--help]
 
 With no option: every test (what .ci/run and the README run; needs root):
-  C build and unit tests, all Python tests, the quicoff-dpdk tests on veth
-  pairs, the sanitizer builds (ASan+UBSan, TSan) and a bounded libFuzzer run
-  of each fuzz target.
+  C build and unit tests, all Python tests, the lint stage, the quicoff-dpdk
+  tests on veth pairs, the sanitizer builds (ASan+UBSan, TSan) and a bounded
+  libFuzzer run of each fuzz target.
 
   --fast                  the developer tier: no root needed, under two minutes
-                          on a 2-core machine. Runs the C build, the C unit tests
-                          and the Python tests not marked root, netns or slow
+                          on a 2-core machine. Runs the C build, the C unit tests,
+                          the Python tests not marked root, netns or slow
                           (pytest -m "not root and not netns and not slow"; the
-                          markers are described in pyproject.toml). Leaves out
+                          markers are described in pyproject.toml) and the lint
+                          stage (bash tools/lint.sh: ruff check, ruff format
+                          --check, mypy, clang-format; --fix formats). Leaves out
                           the quicoff-dpdk tests (root, veth pairs, DPDK), the
                           sanitizer builds and fuzzing (minutes each), and says so.
   --fuzz-seconds N        seconds of fuzzing the data path (fuzz_unprotect);
@@ -114,7 +117,7 @@ fi
 # the fast tier's pytest selection (markers: pyproject.toml)
 FAST_MARKERS="not root and not netns and not slow"
 if [ "$FAST" = 1 ] && [ "$LIST" = 0 ]; then
-    echo "fast tier: C build, C tests, Python tests -m \"$FAST_MARKERS\"; left out: DPDK app tests, sanitizers, fuzzing"
+    echo "fast tier: C build, C tests, Python tests -m \"$FAST_MARKERS\", lint; left out: DPDK app tests, sanitizers, RTL, fuzzing"
 fi
 
 run "C build"            bash -c 'meson setup build --reconfigure >/dev/null 2>&1 || meson setup build; ninja -C build'
@@ -124,6 +127,7 @@ pytest_select=()
 run "Python tests"       $PY -m pytest -q tests/python "${pytest_select[@]}"
 [ "$FAST" = 1 ] && skip "Python tests marked root, netns or slow" \
                         "--fast; pytest -m 'root or netns or slow' tests/python runs them"
+run "lint"               bash tools/lint.sh
 full "DPDK app tests"    "--fast: needs root, veth pairs and DPDK" $PY -m pytest -q tests/dpdk
 full "sanitizers"        "--fast: two more builds (ASan+UBSan, TSan), minutes" bash tools/run_sanitizers.sh
 full "RTL (cocotb, bounded)" "--fast: minutes of RTL simulation" env PYTHON="$(command -v "$PY")" bash tools/hw.sh test

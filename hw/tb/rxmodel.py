@@ -6,13 +6,12 @@ PN decoding, AES-GCM open), the key-phase rules are libquicoff's
 checksum) is done by scapy. Nothing here is taken from the RTL."""
 from __future__ import annotations
 
-import ipaddress
 import struct
 
 from scapy.layers.inet import IP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import Ether
-from scapy.packet import Padding, Raw
+from scapy.packet import Raw
 
 from quicoff import ref
 

@@ -257,7 +257,7 @@ def plot(records: Sequence[Dict], path: str, backends: Sequence[str],
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    import matplotlib.ticker  # noqa: F401
+    import matplotlib.ticker
 
     main = [r for r in records if r["path"] not in bp.AUX_PATHS and r["status"] == "ok"]
     cols = columns(main, backends)

@@ -5,10 +5,13 @@ Everything here is a thin layer over include/quicoff/quicoff.h: names and
 status strings are the C library's own (quicoff_status_name), counters keep
 the C struct field names.
 """
+from __future__ import annotations
+
 import functools
 import ipaddress
 import threading
-from typing import NamedTuple
+from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Protocol, \
+    Sequence, Tuple, TypeVar, Union, cast
 
 from ._quicoff import ffi, lib
 
@@ -74,7 +77,32 @@ _STATUS_OK = lib.QUICOFF_OK
 _STATUS_USAGE = lib.QUICOFF_USAGE_LIMIT_REACHED
 
 
-def _c_status_name(code):
+#: a cffi object (struct, pointer or array of the C library); untyped
+CData = Any
+#: bytes-like arguments (copied before the C library sees them)
+Buffer = Union[bytes, bytearray, memoryview]
+#: a suite by name ("aes-128-gcm", ...) or by its quicoff_suite_t value
+Suite = Union[str, int]
+#: a local address: (ip, port), the ip as text or an ipaddress object
+Address = Tuple[Union[str, ipaddress.IPv4Address, ipaddress.IPv6Address], int]
+
+
+class KeyMaterial(Protocol):
+    """Anything with .key .iv .hp bytes: PacketKeys, quicoff.ref's keys."""
+
+    @property
+    def key(self) -> bytes: ...
+    @property
+    def iv(self) -> bytes: ...
+    @property
+    def hp(self) -> bytes: ...
+
+
+#: packet keys: a PacketKeys (or any KeyMaterial) or a (key, iv, hp) sequence
+Keys = Union[KeyMaterial, Sequence[Buffer]]
+
+
+def _c_status_name(code: int) -> str:
     p = lib.quicoff_status_name(code)
     return ffi.string(p).decode("ascii") if p != ffi.NULL else "status_%d" % code
 
@@ -84,7 +112,7 @@ STATUS_NAMES = tuple(_c_status_name(i) for i in range(lib.QUICOFF_STATUS_COUNT))
 _STATUS_IDS = {n: i for i, n in enumerate(STATUS_NAMES)}
 
 
-def status_name(code):
+def status_name(code: int) -> str:
     """Name of a quicoff_status_t value ("ok", "auth_failed", ...)."""
     if 0 <= code < len(STATUS_NAMES):
         return STATUS_NAMES[code]
@@ -97,7 +125,11 @@ class QuicoffError(Exception):
     ``.status`` is the status name (e.g. "unknown_connection"), ``.code`` the
     numeric quicoff_status_t, ``.result`` the Result of a data-path call."""
 
-    def __init__(self, status, message=None, result=None):
+    code: Optional[int]
+    status: str
+
+    def __init__(self, status: Union[int, str], message: Optional[str] = None,
+                 result: Optional[Result] = None) -> None:
         if isinstance(status, int):
             self.code = status
             self.status = status_name(status)
@@ -113,7 +145,7 @@ class EngineClosedError(ValueError):
 
     A ValueError, as it always was (and as I/O on a closed file is)."""
 
-    def __init__(self, message="Engine is closed"):
+    def __init__(self, message: str = "Engine is closed") -> None:
         super().__init__(message)
 
 
@@ -127,18 +159,19 @@ class PacketKeys(NamedTuple):
 # ---------------------------------------------------------------------------
 # argument conversion
 
-def _suite_id(suite):
+def _suite_id(suite: Suite) -> int:
     if isinstance(suite, str):
         sid = _SUITE_IDS.get(suite.lower().replace("_", "-"))
         if sid is None:
             raise ValueError("unknown suite %r (one of %s)" % (suite, ", ".join(SUITES)))
-        return sid
+        return int(sid)
     if isinstance(suite, int) and not isinstance(suite, bool) and suite in _SUITE_NAMES:
         return suite
     raise ValueError("unknown suite %r (one of %s)" % (suite, ", ".join(SUITES)))
 
 
-def _choice(value, table, what, aliases=None):
+def _choice(value: object, table: Mapping[str, int], what: str,
+            aliases: Optional[Mapping[str, str]] = None) -> int:
     if isinstance(value, str):
         v = value.lower()
         if aliases:
@@ -148,7 +181,7 @@ def _choice(value, table, what, aliases=None):
     raise ValueError("unknown %s %r (one of %s)" % (what, value, ", ".join(table)))
 
 
-def _version(version):
+def _version(version: Optional[int]) -> int:
     """1 -> QUIC v1, 2 -> QUIC v2 (RFC 9369); anything else is a wire version."""
     if version is None or version == 1:
         return VERSION_1
@@ -159,13 +192,13 @@ def _version(version):
     raise ValueError("bad QUIC version %r" % (version,))
 
 
-def _bytes(value, what):
+def _bytes(value: object, what: str) -> bytes:
     if isinstance(value, (bytes, bytearray, memoryview)):
         return bytes(value)
     raise TypeError("%s must be bytes, not %s" % (what, type(value).__name__))
 
 
-def _u64(value, what):
+def _u64(value: Optional[int], what: str) -> int:
     if value is None:
         return UINT64_MAX
     value = int(value)
@@ -174,20 +207,24 @@ def _u64(value, what):
     return value
 
 
-def _split_keys(keys):
+def _split_keys(keys: Keys) -> Tuple[bytes, bytes, bytes]:
+    key: object
+    iv: object
+    hp: object
     if isinstance(keys, (tuple, list)) and not hasattr(keys, "key"):
         if len(keys) != 3:
             raise ValueError("keys must be (key, iv, hp)")
         key, iv, hp = keys
     else:
         try:
-            key, iv, hp = keys.key, keys.iv, keys.hp
+            named = cast(KeyMaterial, keys)
+            key, iv, hp = named.key, named.iv, named.hp
         except AttributeError:
             raise TypeError("keys must have .key .iv .hp or be a (key, iv, hp) tuple") from None
     return _bytes(key, "key"), _bytes(iv, "iv"), _bytes(hp, "hp")
 
 
-def _fill_keys(dst, keys, key_len):
+def _fill_keys(dst: CData, keys: Keys, key_len: int) -> None:
     """Copies keys into a struct quicoff_packet_keys (cdata, by field access)."""
     key, iv, hp = _split_keys(keys)
     lens = (key_len,) if key_len else (16, 32)
@@ -201,7 +238,7 @@ def _fill_keys(dst, keys, key_len):
     ffi.memmove(dst.hp, hp, len(hp))
 
 
-def _fill_addr(dst, local_addr):
+def _fill_addr(dst: CData, local_addr: Optional[Address]) -> None:
     """Fills a struct quicoff_addr from None or an (ip, port) tuple."""
     if local_addr is None:
         dst.family = 0
@@ -220,7 +257,7 @@ def _fill_addr(dst, local_addr):
     dst.port = port
 
 
-def _new_addr(local_addr):
+def _new_addr(local_addr: Optional[Address]) -> CData:
     """struct quicoff_addr * (or NULL for None)."""
     if local_addr is None:
         return ffi.NULL
@@ -229,13 +266,13 @@ def _new_addr(local_addr):
     return a
 
 
-def _check(status, what=None):
+def _check(status: int, what: Optional[str] = None) -> None:
     if status != _STATUS_OK:
         name = status_name(status)
         raise QuicoffError(status, "%s: %s" % (what, name) if what else name)
 
 
-def _wipe(*cdatas):
+def _wipe(*cdatas: Optional[CData]) -> None:
     """Zeroes cffi buffers that held keys or secrets, once the C library has
     copied them (it keeps its own, and zeroes those on remove): so no copy
     outlives the call in memory this module allocated. (The caller's own
@@ -249,17 +286,17 @@ def _wipe(*cdatas):
 # ---------------------------------------------------------------------------
 # key schedule and packet numbers
 
-def suite_key_len(suite):
+def suite_key_len(suite: Suite) -> int:
     """AEAD (and HP) key length of a suite: 16 or 32."""
     return int(lib.quicoff_suite_key_len(_suite_id(suite)))
 
 
-def suite_secret_len(suite):
+def suite_secret_len(suite: Suite) -> int:
     """TLS hash length of a suite: 32 (SHA-256) or 48 (SHA-384)."""
     return int(lib.quicoff_suite_secret_len(_suite_id(suite)))
 
 
-def derive_packet_keys(suite, secret, version=1):
+def derive_packet_keys(suite: Suite, secret: Buffer, version: int = 1) -> PacketKeys:
     """key/iv/hp from a TLS traffic secret (RFC 9001 §5.1; RFC 9369 labels for v2)."""
     sid = _suite_id(suite)
     secret = _bytes(secret, "secret")
@@ -275,7 +312,7 @@ def derive_packet_keys(suite, secret, version=1):
         _wipe(out)
 
 
-def derive_next_secret(suite, secret, version=1):
+def derive_next_secret(suite: Suite, secret: Buffer, version: int = 1) -> bytes:
     """The next key generation's secret ("quic ku" / "quicv2 ku", RFC 9001 §6.1)."""
     sid = _suite_id(suite)
     secret = _bytes(secret, "secret")
@@ -289,7 +326,7 @@ def derive_next_secret(suite, secret, version=1):
         _wipe(out)
 
 
-def initial_secrets(dcid, version=1):
+def initial_secrets(dcid: Buffer, version: int = 1) -> Tuple[bytes, bytes]:
     """(client_secret, server_secret) of the Initial keys (RFC 9001 §5.2)."""
     dcid = _bytes(dcid, "dcid")
     c = ffi.new("uint8_t[32]")
@@ -303,14 +340,14 @@ def initial_secrets(dcid, version=1):
         _wipe(c, s)
 
 
-def initial_keys(dcid, version=1):
+def initial_keys(dcid: Buffer, version: int = 1) -> Tuple[PacketKeys, PacketKeys]:
     """(client PacketKeys, server PacketKeys) of the Initial keys (AES-128-GCM)."""
     c, s = initial_secrets(dcid, version)
     return (derive_packet_keys("aes-128-gcm", c, version),
             derive_packet_keys("aes-128-gcm", s, version))
 
 
-def pn_decode(largest, truncated, nbits):
+def pn_decode(largest: Optional[int], truncated: int, nbits: int) -> int:
     """Full packet number from a truncated one (RFC 9000 A.3); largest None = none yet.
 
     ValueError unless nbits is 8, 16, 24 or 32, truncated fits in nbits and
@@ -327,7 +364,7 @@ def pn_decode(largest, truncated, nbits):
     return int(lib.quicoff_pn_decode(largest, truncated, nbits))
 
 
-def pn_encode_len(pn, largest_acked=None):
+def pn_encode_len(pn: int, largest_acked: Optional[int] = None) -> int:
     """Bytes (1..4) to encode pn given the largest acknowledged (RFC 9000 A.2)."""
     return int(lib.quicoff_pn_encode_len(_u64(pn, "pn"), _u64(largest_acked, "largest_acked")))
 
@@ -349,8 +386,25 @@ class Result:
     __slots__ = ("code", "status", "ok", "flags", "level", "key_phase", "pn", "pn_len",
                  "connection", "offset", "pn_offset", "payload_offset", "payload_len", "end",
                  "header", "payload", "packet")
+    code: int
+    status: str
+    ok: bool
+    flags: int
+    level: Union[str, int]  # a name of LEVELS, or the number when it has none
+    key_phase: int
+    pn: int
+    pn_len: int
+    connection: Optional[int]
+    offset: int
+    pn_offset: int
+    payload_offset: int
+    payload_len: int
+    end: int
+    header: Optional[bytes]
+    payload: Optional[bytes]
+    packet: Optional[bytes]
 
-    def __init__(self, r, data=None, protect=False):
+    def __init__(self, r: CData, data: Optional[bytes] = None, protect: bool = False) -> None:
         code = int(r.status)
         self.code = code
         self.status = status_name(code)
@@ -390,29 +444,29 @@ class Result:
                 self.payload = data[poff:end]
 
     @property
-    def key_updated(self):
+    def key_updated(self) -> bool:
         return bool(self.flags & FLAG_KEY_UPDATED)
 
     @property
-    def pass_failed(self):
+    def pass_failed(self) -> bool:
         return bool(self.flags & FLAG_PASS_FAILED)
 
     @property
-    def long_header(self):
+    def long_header(self) -> bool:
         return bool(self.flags & FLAG_LONG_HEADER)
 
     @property
-    def old_keys(self):
+    def old_keys(self) -> bool:
         return bool(self.flags & FLAG_OLD_KEYS)
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return ("<Result %s level=%s pn=%d pn_len=%d key_phase=%d flags=%#x conn=%s "
                 "off=%d end=%d>" % (self.status, self.level, self.pn, self.pn_len,
                                     self.key_phase, self.flags, self.connection,
                                     self.offset, self.end))
 
 
-def _stats_dict(cdata, ctype):
+def _stats_dict(cdata: CData, ctype: str) -> Dict[str, int]:
     return {name: int(getattr(cdata, name)) for name, _ in ffi.typeof(ctype).fields}
 
 
@@ -422,7 +476,10 @@ def _stats_dict(cdata, ctype):
 _BURST = 64
 
 
-def _control(method):
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _control(method: _Method) -> _Method:
     """Runs a control-path method under the engine's control lock.
 
     cffi releases the GIL during a C call, so without it close() could destroy
@@ -430,12 +487,12 @@ def _control(method):
     close() takes this lock too; the check here makes every call after close()
     raise EngineClosedError. The data path has its own lock (the worker's)."""
     @functools.wraps(method)
-    def locked(self, *args, **kwargs):
+    def locked(self: Engine, *args: Any, **kwargs: Any) -> Any:
         with self._ctl_lock:
             if self._table is None:
                 raise EngineClosedError()
             return method(self, *args, **kwargs)
-    return locked
+    return cast(_Method, locked)
 
 
 class Engine:
@@ -447,12 +504,13 @@ class Engine:
     the GIL). The two run concurrently, as the C library allows; close()
     takes both. Any call after close() raises EngineClosedError."""
 
-    def __init__(self, local_cid_len=8, backend="auto", capacity=65536, max_workers=0):
-        self._table = None
-        self._worker = None
+    def __init__(self, local_cid_len: int = 8, backend: Optional[str] = "auto",
+                 capacity: int = 65536, max_workers: int = 0) -> None:
+        self._table: CData = None
+        self._worker: CData = None
         self._lock = threading.Lock()  # data path: the worker
         self._ctl_lock = threading.Lock()  # control path: the table (taken before _lock)
-        self._conns = {}  # handle -> suite id (for key lengths on update)
+        self._conns: Dict[int, int] = {}  # handle -> suite id (for key lengths on update)
         if not 0 <= int(local_cid_len) <= MAX_CID_LEN:
             raise ValueError("local_cid_len must be 0..%d" % MAX_CID_LEN)
         if not 0 < int(capacity) <= 0xFFFFFFFF:
@@ -478,7 +536,7 @@ class Engine:
         self.local_cid_len = int(local_cid_len)
         self.capacity = int(capacity)
         self.backend = ffi.string(lib.quicoff_table_backend(t)).decode("ascii")
-        self.last_result = None
+        self.last_result: Optional[Result] = None
         self._pkts = ffi.new("struct quicoff_pkt[]", _BURST)
         self._res = ffi.new("struct quicoff_result[]", _BURST)
         self._rxbuf = ffi.new("uint8_t[]", 2048)
@@ -486,7 +544,7 @@ class Engine:
 
     # -- lifetime ---------------------------------------------------------
 
-    def close(self):
+    def close(self) -> None:
         """Destroys worker and table (zeroing every key). Idempotent.
 
         Waits for the control and data calls under way in other threads."""
@@ -502,30 +560,29 @@ class Engine:
                 lib.quicoff_table_destroy(t)
             self._conns = {}
 
-    def __enter__(self):
+    def __enter__(self) -> Engine:
         return self
 
-    def __exit__(self, *exc):
+    def __exit__(self, *exc: object) -> None:
         self.close()
-        return False
 
-    def __del__(self):
+    def __del__(self) -> None:
         try:
             self.close()
         except Exception:  # interpreter shutdown: modules may be gone
             pass
 
     @property
-    def closed(self):
+    def closed(self) -> bool:
         return self._table is None
 
-    def _t(self):
+    def _t(self) -> CData:
         t = self._table
         if t is None:
             raise EngineClosedError()
         return t
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         if self._table is None:
             return "<quicoff.Engine closed>"
         return "<quicoff.Engine backend=%s local_cid_len=%d connections=%d>" % (
@@ -534,11 +591,15 @@ class Engine:
     # -- control path -----------------------------------------------------
 
     @_control
-    def add_connection(self, direction, suite, dcid, secret=None, keys=None, path_id=None, *,
-                       level="1rtt", version=1, local_addr=None, nonce_layout=None,
-                       fail_action="drop", largest_pn=None, usage_threshold=0,
-                       key_generation=0, next_keys=None, next_secret=None, derive_next=True,
-                       grease_quic_bit=True, _replace=None):
+    def add_connection(self, direction: str, suite: Suite, dcid: Buffer,
+                       secret: Optional[Buffer] = None, keys: Optional[Keys] = None,
+                       path_id: Optional[int] = None, *, level: str = "1rtt", version: int = 1,
+                       local_addr: Optional[Address] = None, nonce_layout: Optional[str] = None,
+                       fail_action: str = "drop", largest_pn: Optional[int] = None,
+                       usage_threshold: Optional[int] = 0, key_generation: int = 0,
+                       next_keys: Optional[Keys] = None, next_secret: Optional[Buffer] = None,
+                       derive_next: bool = True, grease_quic_bit: bool = True,
+                       _replace: Optional[int] = None) -> int:
         """Installs a connection entry; returns its handle (int).
 
         Give either ``secret`` (a TLS traffic secret: keys derived by the C
@@ -595,7 +656,8 @@ class Engine:
             else:
                 # 1-RTT secret without next keys: the C library would derive them
                 # from the secret, so hand it the current keys only.
-                _fill_keys(cfg.keys, derive_packet_keys(sid, secret, ver), key_len)
+                _fill_keys(cfg.keys, derive_packet_keys(sid, _bytes(secret, "secret"), ver),
+                           key_len)
 
             if next_secret is not None:
                 next_keys = derive_packet_keys(sid, next_secret, ver)
@@ -615,8 +677,9 @@ class Engine:
         self._conns[handle] = sid
         return handle
 
-    def replace_connection(self, handle, direction, suite, dcid, secret=None, keys=None,
-                           path_id=None, **kw):
+    def replace_connection(self, handle: int, direction: str, suite: Suite, dcid: Buffer,
+                           secret: Optional[Buffer] = None, keys: Optional[Keys] = None,
+                           path_id: Optional[int] = None, **kw: Any) -> int:
         """Replaces the entry ``handle`` by one built from the arguments of
         add_connection (quicoff_conn_replace): atomically for the data plane,
         the handle stays valid and names the new entry (counters and PN state
@@ -625,9 +688,11 @@ class Engine:
                                    _replace=_u64(handle, "handle"), **kw)
 
     @_control
-    def update_connection(self, handle, *, keys=None, secret=None, key_generation=None,
-                          roll=False, drop_old=False, largest_pn=None, fail_action=None,
-                          usage_threshold=None):
+    def update_connection(self, handle: int, *, keys: Optional[Keys] = None,
+                          secret: Optional[Buffer] = None, key_generation: Optional[int] = None,
+                          roll: bool = False, drop_old: bool = False,
+                          largest_pn: Optional[int] = None, fail_action: Optional[str] = None,
+                          usage_threshold: Optional[int] = None) -> None:
         """quicoff_conn_update: only what is given changes.
 
         keys/secret install generation ``key_generation`` (required with
@@ -677,12 +742,13 @@ class Engine:
             _wipe(u, keep)  # keys and secret: the C library has its own copy
 
     @_control
-    def remove_connection(self, handle):
+    def remove_connection(self, handle: int) -> None:
         _check(lib.quicoff_conn_remove(self._t(), _u64(handle, "handle")), "remove_connection")
         self._conns.pop(int(handle), None)
 
     @_control
-    def find_connection(self, level, dcid, local_addr=None):
+    def find_connection(self, level: str, dcid: Buffer,
+                        local_addr: Optional[Address] = None) -> Optional[int]:
         """The RX entry the data plane would pick, or None."""
         lvl = _choice(level, _LEVEL_IDS, "level", _LEVEL_ALIASES)
         dcid = _bytes(dcid, "dcid")
@@ -691,19 +757,19 @@ class Engine:
         return None if h == CONN_INVALID else h
 
     @_control
-    def reclaim(self):
+    def reclaim(self) -> int:
         """Frees retired entries; returns how many are still waiting."""
         return int(lib.quicoff_table_reclaim(self._t()))
 
     @_control
-    def stats(self):
+    def stats(self) -> Dict[str, int]:
         """quicoff_table_stats as a dict (C field names)."""
         out = ffi.new("struct quicoff_table_stats *")
         lib.quicoff_table_stats(self._t(), out)
         return _stats_dict(out, "struct quicoff_table_stats")
 
     @_control
-    def connection_stats(self, handle):
+    def connection_stats(self, handle: int) -> Dict[str, int]:
         """quicoff_conn_stats as a dict (C field names; largest_pn PN_NONE = none)."""
         out = ffi.new("struct quicoff_conn_stats *")
         _check(lib.quicoff_conn_stats(self._t(), _u64(handle, "handle"), out),
@@ -711,30 +777,30 @@ class Engine:
         return _stats_dict(out, "struct quicoff_conn_stats")
 
     @property
-    def connections(self):
+    def connections(self) -> List[int]:
         """Handles added through this Engine and not removed."""
         with self._ctl_lock:
             return list(self._conns)
 
     # -- data path --------------------------------------------------------
 
-    def _arrays(self, n):
+    def _arrays(self, n: int) -> Tuple[CData, CData]:
         if n <= _BURST:
             return self._pkts, self._res
         return ffi.new("struct quicoff_pkt[]", n), ffi.new("struct quicoff_result[]", n)
 
-    def protect(self, handle, header, payload, pn):
+    def protect(self, handle: int, header: Buffer, payload: Buffer, pn: int) -> bytes:
         """Protects one packet; returns header+ciphertext+tag (bytes).
 
         header carries the plaintext PN bytes (and for long headers a Length
         that counts PN + payload + 16). Raises QuicoffError when not ok;
         "usage_limit_reached" is ok (see .last_result.status)."""
         r = self.protect_burst([(handle, header, payload, pn)])[0]
-        if not r.ok:
+        if not r.ok or r.packet is None:  # ok always has the packet
             raise QuicoffError(r.code, "protect: " + r.status, result=r)
         return r.packet
 
-    def protect_burst(self, packets):
+    def protect_burst(self, packets: Iterable[Tuple[int, Buffer, Buffer, int]]) -> List[Result]:
         """Protects [(handle, header, payload, pn), ...] in one burst; list of Result."""
         items = list(packets)
         n = len(items)
@@ -770,7 +836,7 @@ class Engine:
         self.last_result = results[-1]
         return results
 
-    def unprotect(self, datagram, local_addr=None):
+    def unprotect(self, datagram: Buffer, local_addr: Optional[Address] = None) -> List[Result]:
         """Unprotects every coalesced packet of one UDP payload; list of Result.
 
         The caller's object is never modified (a copy is processed)."""
@@ -797,7 +863,9 @@ class Engine:
             self.last_result = results[-1]
         return results
 
-    def unprotect_burst(self, datagrams, local_addrs=None):
+    def unprotect_burst(self, datagrams: Iterable[Buffer],
+                        local_addrs: Union[None, Address, Sequence[Optional[Address]]] = None
+                        ) -> List[Result]:
         """quicoff_unprotect_burst over buffers, one packet each at offset 0.
 
         local_addrs: None, one (ip, port) for all, or a list parallel to datagrams."""

@@ -1,17 +1,11 @@
 # SPDX-License-Identifier: Apache-2.0
-"""cffi build script (API mode, out-of-line) for ``quicoff._quicoff``.
+"""Writes the C source of the extension module ``quicoff._quicoff`` (cffi, API
+mode, out-of-line): ``python _ffi_build.py OUT.c``.
 
-The C sources of the data-plane library (every ``src/*.c``) and of the
-host <-> offload protocol library (every ``wire/*.c``) are compiled straight
-into the extension module, so ``pip install`` needs nothing but a C compiler and the
-OpenSSL 3 headers (Debian: ``libssl-dev``).  setuptools runs this through
-``cffi_modules`` (see setup.py); ``python python/quicoff/_ffi_build.py``
-builds the module in place for a quick development loop.
-
-When intel-ipsec-mb is installed (Debian: ``libipsec-mb-dev``, x86-64 only)
-the "ipsec-mb" backend is compiled in as well, exactly as meson does it:
-a test program that includes the header and links ``-lIPSec_MB`` decides
-(``QUICOFF_IPSECMB=0`` or ``=1`` overrides the probe).
+This script compiles nothing.  python/meson.build runs it, compiles its output
+and links it with the static libquicoff of the same meson project, so the
+library's sources, flags and intel-ipsec-mb probe are the C build's own (pip
+reaches meson through meson-python, see pyproject.toml).
 
 The cdef below mirrors include/quicoff/quicoff.h.  Enum values, the value of
 QUICOFF_CONN_INVALID and the layout of every struct come from the C compiler
@@ -20,16 +14,9 @@ QUICOFF_CONN_INVALID and the layout of every struct come from the C compiler
 module is imported.  tests/python/test_bindings.py checks that every function,
 struct field and enum constant of the header is declared here.
 """
-import glob
-import os
-import shlex
-import subprocess
-import tempfile
+import sys
 
 from cffi import FFI
-
-_HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(os.path.dirname(_HERE))
 
 CDEF = r"""
 #define QUICOFF_MAX_CID_LEN 20
@@ -545,83 +532,18 @@ const char *quicoff_wire_event_name(unsigned code);
 """
 
 
-def _sources():
-    """Every C source of libquicoff and libquicoff-wire, as paths setuptools accepts.
-
-    setuptools runs build scripts from the project root and wants relative
-    paths there; anywhere else (a direct run) absolute ones work."""
-    files = sorted(glob.glob(os.path.join(ROOT, "src", "*.c")) +
-                   glob.glob(os.path.join(ROOT, "wire", "*.c")))
-    if os.path.abspath(os.getcwd()) == ROOT:
-        files = [os.path.relpath(f, ROOT) for f in files]
-    return files
+# the extension's own C: the public headers; the library is linked, not compiled here
+SOURCE = '#include "quicoff/quicoff.h"\n#include "quicoff/wire.h"\n'
 
 
-def _dirs(*names):
-    if os.path.abspath(os.getcwd()) == ROOT:
-        return list(names)
-    return [os.path.join(ROOT, n) for n in names]
-
-
-_IPSECMB_PROBE = r"""
-#include <intel-ipsec-mb.h>
-int main(void)
-{
-    IMB_MGR *m = alloc_mb_mgr(0);
-    free_mb_mgr(m);
-    return (int)sizeof(struct gcm_key_data) == 0;
-}
-"""
-
-
-def have_ipsecmb():
-    """True when intel-ipsec-mb's header compiles and -lIPSec_MB links."""
-    forced = os.environ.get("QUICOFF_IPSECMB")
-    if forced is not None:
-        return forced.strip().lower() not in ("", "0", "no", "off", "false")
-    cc = shlex.split(os.environ.get("CC", "cc"))
-    with tempfile.TemporaryDirectory() as tmp:
-        src = os.path.join(tmp, "probe.c")
-        with open(src, "w") as f:
-            f.write(_IPSECMB_PROBE)
-        try:
-            r = subprocess.run(cc + [src, "-o", os.path.join(tmp, "probe"), "-lIPSec_MB"],
-                               stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                               timeout=120)
-        except (OSError, subprocess.SubprocessError):
-            return False
-        return r.returncode == 0
-
-
-def make_builder():
-    libraries = ["crypto", "pthread"]
-    macros = [("_GNU_SOURCE", None)]
-    if have_ipsecmb():
-        libraries.append("IPSec_MB")
-        macros.append(("QUICOFF_HAVE_IPSECMB", None))
+def make_builder() -> FFI:
     builder = FFI()
     builder.cdef(CDEF)
-    builder.set_source(
-        "quicoff._quicoff",
-        '#include "quicoff/quicoff.h"\n#include "quicoff/wire.h"\n',
-        sources=_sources(),
-        include_dirs=_dirs("include", "src", "common"),
-        libraries=libraries,
-        define_macros=macros,
-        extra_compile_args=["-O2", "-std=c11"],
-    )
+    builder.set_source("quicoff._quicoff", SOURCE)
     return builder
 
 
-ffibuilder = make_builder()
-
-
 if __name__ == "__main__":
-    # Development build: python/quicoff/_quicoff.*.so next to this file.
-    # from the build directory, not the root: cffi compiles inside tmpdir,
-    # so the sources and include directories must be absolute (_sources/_dirs)
-    tmp = os.path.join(ROOT, "build", "cffi")
-    os.makedirs(tmp, exist_ok=True)
-    os.chdir(tmp)
-    out = make_builder().compile(tmpdir=tmp, verbose=True)
-    os.replace(out, os.path.join(_HERE, os.path.basename(out)))
+    if len(sys.argv) != 2:
+        sys.exit("usage: %s OUT.c  (writes the C source of quicoff._quicoff)" % sys.argv[0])
+    make_builder().emit_c_code(sys.argv[1])

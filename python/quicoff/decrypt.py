@@ -524,7 +524,7 @@ class Decryptor:
         for n, e in sorted(self.engines.items()):
             try:
                 self.report.engines[n] = e.stats()
-            except Exception:  # noqa: BLE001 (a report must not fail on stats)
+            except Exception:  # a report must not fail on stats
                 pass
         return out
 

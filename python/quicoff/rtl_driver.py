@@ -205,7 +205,7 @@ class RtlDriver:
         next generation (libquicoff's QUICOFF_UPDATE_KEYS: it replaces the
         previous generation's keys). ``current_generation`` is the one the
         data plane uses now (read it with read_connection)."""
-        c = self._conns[handle]
+        self._conns[handle]  # KeyError for a handle never added
         if keys is None or key_generation is None:
             raise ValueError("give keys and key_generation")
         if not isinstance(keys, ref.PacketKeys):

@@ -330,9 +330,9 @@ class QUIC(Packet):
 # (tests/python/test_wire.py).
 
 from scapy.config import conf as _conf  # noqa: E402
-from scapy.fields import (ByteEnumField, ByteField, IntField,  # noqa: E402
-                          LongField, PacketListField, ShortEnumField, ShortField,
-                          XByteField)
+# (one line each: a marker on a wrapped import moves when it is formatted)
+from scapy.fields import ByteEnumField, ByteField, IntField, LongField  # noqa: E402
+from scapy.fields import PacketListField, ShortEnumField, ShortField, XByteField  # noqa: E402
 from scapy.layers.l2 import Dot1Q, Ether  # noqa: E402
 
 ETHERTYPE_SIGNAL = 0x88B5
@@ -341,7 +341,7 @@ ETHERTYPE_DATA = 0x88B6
 
 # --- compat: seed 000 listings 4.9-4.11, verbatim -------------------------
 
-class signaling_host(Packet):  # noqa: N801 (the thesis's name)
+class signaling_host(Packet):  # lower case: the thesis's name (so are the three below)
     name = "signaling_host"
     fields_desc = [
         BitField("Type", 1, 8),
@@ -358,7 +358,7 @@ class signaling_host(Packet):  # noqa: N801 (the thesis's name)
         return b"", s
 
 
-class signaling_peer(Packet):  # noqa: N801
+class signaling_peer(Packet):
     name = "signaling_peer"
     fields_desc = [
         BitField("Type", 0, 8),
@@ -376,7 +376,7 @@ class signaling_peer(Packet):  # noqa: N801
         return b"", s
 
 
-class data_pkt(Packet):  # noqa: N801
+class data_pkt(Packet):
     name = "data_pkt_host"
     fields_desc = [
         BitField("Index", 0, 16),
@@ -384,7 +384,7 @@ class data_pkt(Packet):  # noqa: N801
     ]
 
 
-class quic(Packet):  # noqa: N801
+class quic(Packet):
     name = "quic"
     fields_desc = [
         BitField("Header_form", 0, 1),

@@ -10,7 +10,6 @@ the host decrypted, with its metadata.
 from __future__ import annotations
 
 import random
-import struct
 import threading
 import time
 
@@ -175,7 +174,6 @@ def test_rx_packet_reaches_host_decrypted(host, suite):
     k = keys_for(suite, idx)
     dcid = bytes([idx]) * 8
     assert host.add_rx(idx, suite, k, dcid).status_name == "ok"
-    largest = None
     for pn, size in ((0, 30), (1, 1000), (2, 5)):
         hdr = ref.build_short_header(dcid, pn, pn_len=1)
         payload = random.Random(pn).randbytes(size)
@@ -186,7 +184,6 @@ def test_rx_packet_reaches_host_decrypted(host, suite):
         assert (d.typ, d.index, d.pn, d.status_name, d.level, d.key_phase) == \
             (W.DATA_TO_HOST, idx, pn, "ok", 0, 0)
         assert d.quic == hdr + payload
-        largest = pn
 
 
 def test_tampered_packet_dropped_counted_and_reported(host):

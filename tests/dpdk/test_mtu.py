@@ -197,8 +197,9 @@ def test_compat_host_gets_no_v1_event(clean):
     app.hp.send(W.eth(OFFLOAD_MAC, app.host.mac, W.ETH_SIGNAL) +
                 W.compat_host(8, 0, k.hp, k.key, k.iv, 0, 8))
     time.sleep(0.3)  # compat signaling is not acknowledged
-    data = lambda pn, n: W.eth(OFFLOAD_MAC, app.host.mac, W.ETH_DATA) + \
-        W.compat_data(8, pn, quic_packet(dcid, pn, n))
+    def data(pn, n):
+        return W.eth(OFFLOAD_MAC, app.host.mac, W.ETH_DATA) + \
+            W.compat_data(8, pn, quic_packet(dcid, pn, n))
     app.hp.send(data(1, quic_len_for(1500, False)))
     f = app.np.recv_match(is_udp, 3)
     assert f is not None and Ether(f)[IP].len == 1500

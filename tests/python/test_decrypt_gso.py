@@ -27,10 +27,10 @@ from quicoff.keylog import KeyLog
 from quicoff.pcap_io import CaptureReader, parse_udp
 
 pytest.importorskip("scapy")
-from scapy.layers.inet import IP, UDP  # noqa: E402
-from scapy.layers.l2 import Ether  # noqa: E402
-from scapy.packet import Raw  # noqa: E402
-from scapy.utils import rdpcap, wrpcap  # noqa: E402
+from scapy.layers.inet import IP, UDP
+from scapy.layers.l2 import Ether
+from scapy.packet import Raw
+from scapy.utils import rdpcap, wrpcap
 
 
 @pytest.fixture(scope="module", params=[8, 0], ids=["cid8", "cid0"])

@@ -20,10 +20,10 @@ from quicoff import capture, ref
 from quicoff.decrypt import decrypt_capture, split_datagram
 from quicoff.keylog import KeyLog
 
-from scapy.layers.inet import IP, UDP, fragment  # noqa: E402
-from scapy.layers.l2 import Ether  # noqa: E402
-from scapy.packet import Raw  # noqa: E402
-from scapy.utils import rdpcap, wrpcap  # noqa: E402
+from scapy.layers.inet import IP, UDP, fragment
+from scapy.layers.l2 import Ether
+from scapy.packet import Raw
+from scapy.utils import rdpcap, wrpcap
 
 PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(quicoff.__file__)))
 V1, V2 = 0x00000001, 0x6B3343CF

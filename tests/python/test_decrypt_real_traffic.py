@@ -30,21 +30,21 @@ import pytest
 import quicoff
 
 try:
-    import quicoff._quicoff  # noqa: F401
+    import quicoff._quicoff
 except ImportError as exc:  # pragma: no cover - the build is broken
     pytest.fail("quicoff._quicoff does not import: %s" % exc, pytrace=False)
 
 import aioquic  # noqa: F401  (a test dependency: pip install -e .[test])
-import scapy.all as scapy_all
+import scapy.all  # noqa: F401  (every Scapy layer, for the dissection of what rdpcap reads)
 
-from aioquic.buffer import Buffer  # noqa: E402
-from scapy.layers.inet import IP, UDP  # noqa: E402
-from scapy.layers.inet6 import IPv6  # noqa: E402
-from scapy.packet import Raw  # noqa: E402
-from scapy.utils import rdpcap, wrpcap  # noqa: E402
+from aioquic.buffer import Buffer
+from scapy.layers.inet import IP, UDP
+from scapy.layers.inet6 import IPv6
+from scapy.packet import Raw
+from scapy.utils import rdpcap, wrpcap
 
-from quicoff import capture, frames  # noqa: E402
-from quicoff.decrypt import decrypt_capture  # noqa: E402
+from quicoff import capture, frames
+from quicoff.decrypt import decrypt_capture
 
 PYTHON_DIR = os.path.dirname(os.path.dirname(os.path.abspath(quicoff.__file__)))
 TSHARK = shutil.which("tshark")

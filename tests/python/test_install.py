@@ -32,7 +32,7 @@ NEWCOMER_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"   # env -i PATH of the issue
 SKIP_NOTE = "skipped: rustls peer of quicoff bench needs cargo >= 1.78"
 # scripts the README and CI run, and the ones they run in turn
 SCRIPTS = ["tools/test.sh", "tools/demo.sh", "tools/install_deps.sh", "tools/run_sanitizers.sh",
-           "tools/run_fuzz.sh", ".ci/run"]
+           "tools/run_fuzz.sh", "tools/lint.sh", ".ci/run"]
 
 
 def this_venv() -> Path:

@@ -11,8 +11,8 @@
   no tcpdump). It takes as long as the fast tier, so it is itself slow.
 * The markers test.sh selects on are the ones pyproject.toml registers.
 * `test.sh --list` shows what each option selects: the default runs every
-  stage and leaves nothing out; --fast leaves out the DPDK, sanitizer and
-  fuzzing stages and says why; the fuzzing time follows --fuzz-seconds and
+  stage and leaves nothing out; --fast leaves out the DPDK, sanitizer, RTL
+  and fuzzing stages and says why, and keeps the lint stage; the fuzzing time follows --fuzz-seconds and
   QUICOFF_FUZZ_SECONDS; bad options exit 2.
 """
 import os
@@ -133,13 +133,13 @@ def list_stages(*args, **env):
 def test_the_default_tier_runs_everything():
     runs, out = list_stages()
     assert out == []
-    assert runs == ["C build", "C tests", "Python tests", "DPDK app tests", "sanitizers",
+    assert runs == ["C build", "C tests", "Python tests", "lint", "DPDK app tests", "sanitizers",
                     "RTL (cocotb, bounded)", "fuzz (120s)", "fuzz wire (30s)"]
 
 
 def test_the_fast_tier_says_what_it_leaves_out_and_why():
     runs, out = list_stages("--fast")
-    assert runs == ["C build", "C tests", "Python tests"]
+    assert runs == ["C build", "C tests", "Python tests", "lint"]
     for stage in ("DPDK app tests", "sanitizers", "RTL (cocotb, bounded)", "fuzz", "fuzz wire",
                   "Python tests marked root, netns or slow"):
         assert any(o.startswith(stage + " ") and "(--fast" in o for o in out), (stage, out)

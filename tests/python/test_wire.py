@@ -28,9 +28,9 @@ try:
 except ImportError as exc:  # pragma: no cover
     pytest.fail("quicoff._quicoff does not import: %s" % exc, pytrace=False)
 
-from scapy.layers.l2 import Dot1Q, Ether  # noqa: E402
+from scapy.layers.l2 import Dot1Q, Ether
 
-from quicoff.scapy_layers import (QOData, QOSignal, QOTLV, data_pkt, qo_tlv,  # noqa: E402
+from quicoff.scapy_layers import (QOData, QOSignal, QOTLV, data_pkt, qo_tlv,
                                   quic, signaling_host, signaling_peer)
 
 H = bytes.fromhex

@@ -12,7 +12,7 @@ from .errors import AuthFailed
 from .suites import IV_LEN, TAG_LEN, get_suite
 
 
-def _aead(suite: str, key: bytes):
+def _aead(suite: str, key: bytes) -> AESGCM | AESCCM | ChaCha20Poly1305:
     s = get_suite(suite)
     if len(key) != s.key_len:
         raise ValueError(f"{suite} key is {s.key_len} bytes, got {len(key)}")

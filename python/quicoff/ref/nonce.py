@@ -39,8 +39,8 @@ def nonce(iv: bytes, pn: int, path_id: int | None = None,
         pid = 0 if path_id is None else path_id
         if not 0 <= pid < (1 << 32):
             raise ValueError(f"path_id must fit 32 bits: {pid}")
-        order = "big" if layout == "multipath" else "little"
-        block = pid.to_bytes(4, order) + pn.to_bytes(8, "big")
+        block = (pid.to_bytes(4, "big" if layout == "multipath" else "little")
+                 + pn.to_bytes(8, "big"))
     else:
         raise ValueError(f"unknown nonce layout {layout!r}; "
                          f"expected one of {NONCE_LAYOUTS}")
