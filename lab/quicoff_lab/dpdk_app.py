@@ -232,7 +232,7 @@ class App:
         self.net.delete()
         shutil.rmtree(f"/var/run/dpdk/{self.prefix}", ignore_errors=True)
         self.returncode = self.proc.returncode
-        bad = [l for l in self.lines if "runtime error:" in l or "AddressSanitizer" in l]
+        bad = [ln for ln in self.lines if "runtime error:" in ln or "AddressSanitizer" in ln]
         if bad:  # a sanitizer build (QUICOFF_DPDK=build-asan/...) found something
             raise AssertionError("sanitizer reports:\n" + "\n".join(bad[:20]))
         return self.returncode

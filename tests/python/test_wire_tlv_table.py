@@ -8,16 +8,19 @@ the registry table of docs/protocol.md §5.1 (type, name, length, messages).
 The widths are also checked on the bytes: every TLV that quicoff.wire and the
 C library encode has a length its kind allows.
 """
+import importlib.util
 import os
 import re
 
 import pytest
 
-from quicoff import _ffi_build, wire
+from quicoff import wire
 
 ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..")
 TABLE = os.path.join(ROOT, "include", "quicoff", "wire_tlvs.h")
 PROTOCOL_MD = os.path.join(ROOT, "docs", "protocol.md")
+#: the cffi build script: a build-time file, not installed with the package
+FFI_BUILD = os.path.join(ROOT, "python", "quicoff", "_ffi_build.py")
 
 #: lengths a value of each kind may have (None: any multiple of 8)
 KIND_LENGTHS = {
@@ -77,8 +80,15 @@ def test_scapy_layer_matches_registry():
             assert len(scapy_layers.qo_tlv(name, 1).value) == widths[kind], name
 
 
+def _cdef():
+    spec = importlib.util.spec_from_file_location("quicoff_ffi_build", FFI_BUILD)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    return mod.CDEF
+
+
 def test_cdef_names_every_registered_tlv():
-    body = re.search(r"enum quicoff_wire_tlv \{(.*?)\};", _ffi_build.CDEF, flags=re.S).group(1)
+    body = re.search(r"enum quicoff_wire_tlv \{(.*?)\};", _cdef(), flags=re.S).group(1)
     names = set(re.findall(r"QUICOFF_WIRE_T_(\w+)", body)) - {"CRITICAL"}
     assert names == set(REG)
     lib = pytest.importorskip("quicoff._quicoff").lib
