@@ -74,8 +74,8 @@ static unsigned ncpus;
 /* options                                                                   */
 
 struct size_cfg {
-    char label[24];    /* "64", "seed002-88" */
-    unsigned payload;  /* plaintext bytes, tag excluded */
+    char label[24];   /* "64", "seed002-88" */
+    unsigned payload; /* plaintext bytes, tag excluded */
     unsigned dcid_len;
     unsigned pn_len;
 };
@@ -93,8 +93,8 @@ struct opts {
     unsigned nsizes;
     unsigned conns[MAX_LIST];
     unsigned nconns;
-    unsigned ops;  /* bit 0 protect, bit 1 unprotect */
-    bool baseline; /* bare OpenSSL rows */
+    unsigned ops;               /* bit 0 protect, bit 1 unprotect */
+    bool baseline;              /* bare OpenSSL rows */
     unsigned threads[MAX_LIST]; /* ascending, unique, always starts with 1 */
     unsigned nthreads;
     unsigned active; /* packets go to this many of the N connections; 0 = all */
@@ -113,28 +113,29 @@ static struct size_cfg plain_size(unsigned payload)
 
 static void usage(FILE *f)
 {
-    fprintf(f,
-            "usage: quicoff-bench [options]\n"
-            "  --quick              3 repeats of 10 ms windows (whole default run < 30 s)\n"
-            "  --json FILE          write one record per measurement to FILE\n"
-            "  --suite LIST         aes-128-gcm,aes-256-gcm,aes-128-ccm,chacha20-poly1305 (default all)\n"
-            "  --size LIST          payload bytes, e.g. 64,1400; 88 or seed002 = seed 002's 88-byte\n"
-            "                       packet (20-byte DCID, 47-byte payload). Default:\n"
-            "                       seed002,64,128,256,512,1024,1400\n"
-            "  --connections LIST   spread packets over N connections, e.g. 1,100000 (default 1)\n"
-            "  --threads LIST       worker threads measured at once, e.g. 1,2 (default 1); thread i\n"
-            "                       is pinned to the i-th allowed CPU and owns connections\n"
-            "                       c %% T == i; all share one table. 1 is always measured (the\n"
-            "                       reference for 'scale')\n"
-            "  --active A           traffic on A of the N live connections (scattered over the\n"
-            "                       table), the rest idle: table size without the working set\n"
-            "                       (default: all N active)\n"
-            "  --backend NAME       engine crypto backend (default auto)\n"
-            "  --repeats R          repeats per measurement (default 7, quick 3)\n"
-            "  --min-ms MS          wall-clock window per repeat (default 50, quick 10)\n"
-            "  --burst B            packets per burst call (default 32)\n"
-            "  --op OP              protect, unprotect or both (default both)\n"
-            "  --no-baseline        engine only, no bare OpenSSL rows (for profiling)\n");
+    fprintf(
+        f,
+        "usage: quicoff-bench [options]\n"
+        "  --quick              3 repeats of 10 ms windows (whole default run < 30 s)\n"
+        "  --json FILE          write one record per measurement to FILE\n"
+        "  --suite LIST         aes-128-gcm,aes-256-gcm,aes-128-ccm,chacha20-poly1305 (default all)\n"
+        "  --size LIST          payload bytes, e.g. 64,1400; 88 or seed002 = seed 002's 88-byte\n"
+        "                       packet (20-byte DCID, 47-byte payload). Default:\n"
+        "                       seed002,64,128,256,512,1024,1400\n"
+        "  --connections LIST   spread packets over N connections, e.g. 1,100000 (default 1)\n"
+        "  --threads LIST       worker threads measured at once, e.g. 1,2 (default 1); thread i\n"
+        "                       is pinned to the i-th allowed CPU and owns connections\n"
+        "                       c %% T == i; all share one table. 1 is always measured (the\n"
+        "                       reference for 'scale')\n"
+        "  --active A           traffic on A of the N live connections (scattered over the\n"
+        "                       table), the rest idle: table size without the working set\n"
+        "                       (default: all N active)\n"
+        "  --backend NAME       engine crypto backend (default auto)\n"
+        "  --repeats R          repeats per measurement (default 7, quick 3)\n"
+        "  --min-ms MS          wall-clock window per repeat (default 50, quick 10)\n"
+        "  --burst B            packets per burst call (default 32)\n"
+        "  --op OP              protect, unprotect or both (default both)\n"
+        "  --no-baseline        engine only, no bare OpenSSL rows (for profiling)\n");
 }
 
 /* Splits a comma list in place; calls fn on each item. */
@@ -214,13 +215,20 @@ static int add_threads(struct opts *o, const char *v)
 static int parse_opts(int argc, char **argv, struct opts *o)
 {
     static const struct option lo[] = {
-        {"quick", no_argument, 0, 'q'},          {"json", required_argument, 0, 'j'},
-        {"suite", required_argument, 0, 's'},    {"size", required_argument, 0, 'z'},
-        {"connections", required_argument, 0, 'c'}, {"backend", required_argument, 0, 'b'},
-        {"repeats", required_argument, 0, 'r'},  {"min-ms", required_argument, 0, 'm'},
-        {"burst", required_argument, 0, 'B'},    {"help", no_argument, 0, 'h'},
-        {"op", required_argument, 0, 'o'},       {"no-baseline", no_argument, 0, 'N'},
-        {"threads", required_argument, 0, 'T'},  {"active", required_argument, 0, 'A'},
+        {"quick", no_argument, 0, 'q'},
+        {"json", required_argument, 0, 'j'},
+        {"suite", required_argument, 0, 's'},
+        {"size", required_argument, 0, 'z'},
+        {"connections", required_argument, 0, 'c'},
+        {"backend", required_argument, 0, 'b'},
+        {"repeats", required_argument, 0, 'r'},
+        {"min-ms", required_argument, 0, 'm'},
+        {"burst", required_argument, 0, 'B'},
+        {"help", no_argument, 0, 'h'},
+        {"op", required_argument, 0, 'o'},
+        {"no-baseline", no_argument, 0, 'N'},
+        {"threads", required_argument, 0, 'T'},
+        {"active", required_argument, 0, 'A'},
         {0, 0, 0, 0},
     };
     int repeats = 0, c;
@@ -408,9 +416,9 @@ static inline int evp_get_tag(EVP_CIPHER_CTX *c, uint8_t *tag)
 
 static inline int evp_set_tag(EVP_CIPHER_CTX *c, const uint8_t *tag)
 {
-    OSSL_PARAM p[2] = {
-        OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, (void *)tag, TAG_LEN),
-        OSSL_PARAM_construct_end()};
+    OSSL_PARAM p[2] = {OSSL_PARAM_construct_octet_string(OSSL_CIPHER_PARAM_AEAD_TAG, (void *)tag,
+                                                         TAG_LEN),
+                       OSSL_PARAM_construct_end()};
     return EVP_CIPHER_CTX_set_params(c, p);
 }
 
@@ -431,8 +439,7 @@ static inline int evp_open_stream(EVP_CIPHER_CTX *c, const uint8_t *nonce, const
 {
     uint8_t fin[TAG_LEN];
     int outl;
-    return EVP_CipherInit_ex(c, NULL, NULL, NULL, nonce, 0) &&
-           evp_set_tag(c, tag) &&
+    return EVP_CipherInit_ex(c, NULL, NULL, NULL, nonce, 0) && evp_set_tag(c, tag) &&
            EVP_CipherUpdate(c, NULL, &outl, aad, aad_len) &&
            EVP_CipherUpdate(c, data, &outl, data, len) && EVP_CipherFinal_ex(c, fin, &outl) == 1;
 }
@@ -455,8 +462,7 @@ static inline int evp_open_ccm(EVP_CIPHER_CTX *c, const uint8_t *nonce, const ui
                                int aad_len, uint8_t *data, int len, const uint8_t *tag)
 {
     int outl;
-    return EVP_CipherInit_ex(c, NULL, NULL, NULL, nonce, 0) &&
-           evp_set_tag(c, tag) &&
+    return EVP_CipherInit_ex(c, NULL, NULL, NULL, nonce, 0) && evp_set_tag(c, tag) &&
            EVP_CipherUpdate(c, NULL, &outl, NULL, len) &&
            EVP_CipherUpdate(c, NULL, &outl, aad, aad_len) &&
            EVP_CipherUpdate(c, data, &outl, data, len) > 0;
@@ -481,33 +487,40 @@ static inline int evp_hp_mask(EVP_CIPHER_CTX *c, bool chacha, const uint8_t *sam
 /* ------------------------------------------------------------------------ */
 /* a scenario: one suite, one packet size, N connections, one shared table   */
 
-enum kind { K_ENG_PROTECT, K_EVP_SEAL, K_ENG_UNPROTECT, K_EVP_OPEN, K_HP_PROTECT, K_HP_UNPROTECT,
-            K_COUNT };
+enum kind {
+    K_ENG_PROTECT,
+    K_EVP_SEAL,
+    K_ENG_UNPROTECT,
+    K_EVP_OPEN,
+    K_HP_PROTECT,
+    K_HP_UNPROTECT,
+    K_COUNT
+};
 
 /* What every thread shares: the table, the connections, the packet pool. */
 struct scenario {
     quicoff_suite_t suite;
     struct size_cfg sz;
-    unsigned n;          /* connections asked for (--connections) */
-    unsigned na;         /* of which active (get packets): --active, or n */
-    unsigned nt;         /* connections in the table: max(n, largest T) */
+    unsigned n;  /* connections asked for (--connections) */
+    unsigned na; /* of which active (get packets): --active, or n */
+    unsigned nt; /* connections in the table: max(n, largest T) */
     unsigned burst;
-    bool baseline;       /* bare EVP contexts were set up */
+    bool baseline; /* bare EVP contexts were set up */
     unsigned hdr_len, pkt_len, stride;
-    unsigned W, P;       /* packets per pass, packets in the pool */
+    unsigned W, P; /* packets per pass, packets in the pool */
     struct quicoff_table *t;
     struct quicoff_packet_keys *keys; /* per connection */
     quicoff_conn_t *tx, *rx;
-    uint32_t *tx_used;   /* packets protected since the last (re)key; lanes copy in/out */
+    uint32_t *tx_used; /* packets protected since the last (re)key; lanes copy in/out */
     uint64_t rekeys;
-    uint32_t *conn_of;   /* pool packet -> connection */
+    uint32_t *conn_of; /* pool packet -> connection */
     uint64_t *pn_of;
-    uint8_t *nonce;      /* pool packet -> AEAD nonce (for the EVP baseline) */
-    uint8_t *plain;      /* pristine plaintext packets */
-    uint8_t *prot;       /* pristine protected packets (engine output); with the
+    uint8_t *nonce;                /* pool packet -> AEAD nonce (for the EVP baseline) */
+    uint8_t *plain;                /* pristine plaintext packets */
+    uint8_t *prot;                 /* pristine protected packets (engine output); with the
                             plaintext header they are what bare EVP opens */
     EVP_CIPHER_CTX **ectx, **dctx; /* per connection: seal, open */
-    void **spacer;       /* keeps the EVP contexts of neighbouring connections
+    void **spacer;                 /* keeps the EVP contexts of neighbouring connections
                             (owned by different threads) off shared cache lines */
     double setup_s;
     long rss_mib;
@@ -524,25 +537,25 @@ struct lane {
     int cpu;
     bool pinned;
     struct quicoff_worker *w;
-    unsigned nconn;      /* connections it owns */
-    uint32_t *tx_used;   /* per local connection */
+    unsigned nconn;    /* connections it owns */
+    uint32_t *tx_used; /* per local connection */
     uint64_t rekeys;
-    unsigned P;          /* positions in its pool (a multiple of W) */
-    uint32_t *pkt;       /* position -> pool packet */
-    uint8_t *work;       /* W packets, the timed pass works here */
+    unsigned P;    /* positions in its pool (a multiple of W) */
+    uint32_t *pkt; /* position -> pool packet */
+    uint8_t *work; /* W packets, the timed pass works here */
     struct quicoff_pkt *pkts;
     struct quicoff_result *res;
     EVP_CIPHER_CTX *hpctx;
-    unsigned win;        /* first position of the current window */
+    unsigned win; /* first position of the current window */
     uint64_t pass;
     uint8_t sink;
     struct meas {
         double v[64];       /* ns/packet per repeat */
         double restore[64]; /* ns/packet of the (excluded) restore per repeat */
         unsigned n;
-        uint64_t packets;   /* timed packets in all repeats */
+        uint64_t packets; /* timed packets in all repeats */
         bool failed;
-        long csw;           /* involuntary context switches during the timed repeats */
+        long csw; /* involuntary context switches during the timed repeats */
         double med, min, max, restore_med;
     } m[K_COUNT];
 } __attribute__((aligned(64)));
@@ -641,7 +654,7 @@ static int scenario_build(struct scenario *s, quicoff_suite_t suite, const struc
     s->sz = *sz;
     s->n = nconns;
     s->na = o->active && o->active < nconns ? o->active : nconns;
-    s->nt = nconns > max_t ? nconns : max_t; /* every thread owns at least one */
+    s->nt = nconns > max_t ? nconns : max_t;           /* every thread owns at least one */
     const unsigned np = s->na > max_t ? s->na : max_t; /* connections the pool covers */
     s->burst = o->burst;
     s->baseline = o->baseline;
@@ -792,7 +805,8 @@ static int scenario_build(struct scenario *s, quicoff_suite_t suite, const struc
         memcpy(tmp, s->prot + (size_t)base * s->stride, (size_t)s->W * s->stride);
         for (unsigned j = 0; j < s->W; j++)
             pkts[j] = (struct quicoff_pkt){.data = tmp + (size_t)j * s->stride,
-                                           .end = s->pkt_len, .cap = s->stride};
+                                           .end = s->pkt_len,
+                                           .cap = s->stride};
         unsigned okn = quicoff_unprotect_burst(w, pkts, res, s->W);
         bool same = okn == s->W;
         for (unsigned j = 0; same && j < s->W; j++)
@@ -809,12 +823,12 @@ static int scenario_build(struct scenario *s, quicoff_suite_t suite, const struc
     if (s->baseline) {
         memcpy(tmp, s->plain, s->stride);
         unsigned c0 = s->conn_of[0];
-        int r = is_ccm(suite) ? evp_seal_ccm(s->ectx[c0], s->nonce, tmp, (int)s->hdr_len,
-                                             tmp + s->hdr_len, (int)sz->payload,
-                                             tmp + s->hdr_len + sz->payload)
-                              : evp_seal_stream(s->ectx[c0], s->nonce, tmp, (int)s->hdr_len,
-                                                tmp + s->hdr_len, (int)sz->payload,
-                                                tmp + s->hdr_len + sz->payload);
+        int r = is_ccm(suite)
+                    ? evp_seal_ccm(s->ectx[c0], s->nonce, tmp, (int)s->hdr_len, tmp + s->hdr_len,
+                                   (int)sz->payload, tmp + s->hdr_len + sz->payload)
+                    : evp_seal_stream(s->ectx[c0], s->nonce, tmp, (int)s->hdr_len,
+                                      tmp + s->hdr_len, (int)sz->payload,
+                                      tmp + s->hdr_len + sz->payload);
         if (!r || memcmp(tmp, s->plain, s->hdr_len) != 0 ||
             memcmp(tmp + s->hdr_len, s->prot + s->hdr_len, s->pkt_len - s->hdr_len) != 0) {
             fprintf(stderr, "setup check: bare EVP output differs from the engine's\n");
@@ -981,9 +995,9 @@ static unsigned run(struct lane *l, enum kind k)
             unsigned g = l->pkt[l->win + j];
             EVP_CIPHER_CTX *c = s->ectx[s->conn_of[g]];
             const uint8_t *nc = s->nonce + (size_t)g * QUICOFF_IV_LEN;
-            okn += is_ccm(s->suite) ? evp_seal_ccm(c, nc, p, (int)hl, p + hl, (int)pl, p + hl + pl)
-                                    : evp_seal_stream(c, nc, p, (int)hl, p + hl, (int)pl,
-                                                      p + hl + pl);
+            okn += is_ccm(s->suite)
+                       ? evp_seal_ccm(c, nc, p, (int)hl, p + hl, (int)pl, p + hl + pl)
+                       : evp_seal_stream(c, nc, p, (int)hl, p + hl, (int)pl, p + hl + pl);
         }
         break;
     case K_EVP_OPEN:
@@ -992,9 +1006,9 @@ static unsigned run(struct lane *l, enum kind k)
             unsigned g = l->pkt[l->win + j];
             EVP_CIPHER_CTX *c = s->dctx[s->conn_of[g]];
             const uint8_t *nc = s->nonce + (size_t)g * QUICOFF_IV_LEN;
-            okn += is_ccm(s->suite) ? evp_open_ccm(c, nc, p, (int)hl, p + hl, (int)pl, p + hl + pl)
-                                    : evp_open_stream(c, nc, p, (int)hl, p + hl, (int)pl,
-                                                      p + hl + pl);
+            okn += is_ccm(s->suite)
+                       ? evp_open_ccm(c, nc, p, (int)hl, p + hl, (int)pl, p + hl + pl)
+                       : evp_open_stream(c, nc, p, (int)hl, p + hl, (int)pl, p + hl + pl);
         }
         break;
     case K_HP_PROTECT:
@@ -1034,8 +1048,8 @@ static int one_window(struct lane *l, enum kind k, uint64_t deadline, double *ns
             const char *why = (k == K_ENG_PROTECT || k == K_ENG_UNPROTECT)
                                   ? quicoff_status_name(l->res[0].status)
                                   : "EVP call failed";
-            fprintf(stderr, "error: thread %u: %u of %u packets failed (%s)\n", l->id, W - okn,
-                    W, why);
+            fprintf(stderr, "error: thread %u: %u of %u packets failed (%s)\n", l->id, W - okn, W,
+                    why);
             return -1;
         }
         restored += t1 - t0;
@@ -1155,8 +1169,8 @@ struct agg {
     bool failed, skipped;
     uint64_t packets;
     long csw;
-    double ns, min, max;   /* per core: per-thread median (min, max) over repeats, averaged */
-    double mpps;           /* aggregate: per repeat the sum over threads, median over repeats */
+    double ns, min, max; /* per core: per-thread median (min, max) over repeats, averaged */
+    double mpps;         /* aggregate: per repeat the sum over threads, median over repeats */
     double restore;
     double lane_ns[MAX_THREADS];
     int cpu[MAX_THREADS];
@@ -1206,8 +1220,8 @@ static FILE *json;
 static bool json_first = true;
 
 static void json_record(const struct scenario *s, const struct opts *o, const char *path,
-                        const char *backend, const char *op, const struct agg *a,
-                        unsigned payload, double ratio, double scaling, const char *extra)
+                        const char *backend, const char *op, const struct agg *a, unsigned payload,
+                        double ratio, double scaling, const char *extra)
 {
     if (!json)
         return;
@@ -1220,16 +1234,16 @@ static void json_record(const struct scenario *s, const struct opts *o, const ch
             "\"repeats\": %u, \"min_ms_per_repeat\": %.1f, \"packets_timed\": %llu, "
             "\"ns_median\": %.3f, \"ns_min\": %.3f, \"ns_max\": %.3f, \"mpps\": %.4f, "
             "\"gbps\": %.4f, \"ratio_to_evp\": ",
-            json_first ? "" : ",\n", path, backend, quicoff_suite_name(s->suite), op,
-            s->sz.label, payload, s->pkt_len, s->hdr_len, s->sz.dcid_len, s->n, T,
+            json_first ? "" : ",\n", path, backend, quicoff_suite_name(s->suite), op, s->sz.label,
+            payload, s->pkt_len, s->hdr_len, s->sz.dcid_len, s->n, T,
             strcmp(path, "quicoff") == 0 ? s->burst : 1, a->n, o->min_ms,
             (unsigned long long)a->packets, a->ns, a->min, a->max, mpps, gbps);
     if (ratio > 0)
         fprintf(json, "%.4f", ratio);
     else
         fprintf(json, "null");
-    fprintf(json, ", \"restore_ns_excluded\": %.3f, \"ctx_switches\": %ld, \"ok\": %s",
-            a->restore, a->csw, a->failed ? "false" : "true");
+    fprintf(json, ", \"restore_ns_excluded\": %.3f, \"ctx_switches\": %ld, \"ok\": %s", a->restore,
+            a->csw, a->failed ? "false" : "true");
     if (T > 1) {
         fprintf(json, ", \"scaling\": ");
         if (scaling > 0)
@@ -1385,8 +1399,7 @@ static int run_scenario(quicoff_suite_t suite, const struct size_cfg *sz, unsign
             const struct agg *v = base ? &ag[kv] : &none;
             double ratio = (!e->failed && !v->failed && v->ns > 0) ? e->ns / v->ns : 0;
             double es = (T > 1 && !e->failed && mpps1[ke] > 0) ? e->mpps / mpps1[ke] : 0;
-            double vs = (T > 1 && base && !v->failed && mpps1[kv] > 0) ? v->mpps / mpps1[kv]
-                                                                       : 0;
+            double vs = (T > 1 && base && !v->failed && mpps1[kv] > 0) ? v->mpps / mpps1[kv] : 0;
             print_row(&s, name, e, v, es, vs);
             json_record(&s, o, "quicoff", be, name, e, sz->payload, ratio, es, ccm_extra);
             *failures += e->failed;
@@ -1406,8 +1419,8 @@ static int run_scenario(quicoff_suite_t suite, const struct size_cfg *sz, unsign
             aggregate(lanes, 1, 1, &h[1]);
             printf("%-17s %-10s %6s %9u %3u %-9s | %17s %7s %7s %5s | %8.1f (%.1f) %19s | %7.1f "
                    "%4ld\n",
-                   quicoff_suite_name(suite), "hp-mask", "-", 1u, 1u, hp_names[suite], "-", "",
-                   "", "", h[0].ns, h[0].min, "", h[0].restore, h[0].csw);
+                   quicoff_suite_name(suite), "hp-mask", "-", 1u, 1u, hp_names[suite], "-", "", "",
+                   "", h[0].ns, h[0].min, "", h[0].restore, h[0].csw);
             snprintf(extra, sizeof(extra), ", \"hp_cipher\": \"%s\", \"what\": \"hp-mask\"",
                      hp_names[suite]);
             /* one mask per packet on either side; measured separately for each op */
@@ -1415,10 +1428,10 @@ static int run_scenario(quicoff_suite_t suite, const struct size_cfg *sz, unsign
             struct size_cfg saved_sz = s.sz;
             s.n = s.na = 1;
             snprintf(s.sz.label, sizeof(s.sz.label), "hp-mask");
-            json_record(&s, o, "openssl-hp", "openssl", "protect", &h[0], QUICOFF_SAMPLE_LEN, 0,
+            json_record(&s, o, "openssl-hp", "openssl", "protect", &h[0], QUICOFF_SAMPLE_LEN, 0, 0,
+                        extra);
+            json_record(&s, o, "openssl-hp", "openssl", "unprotect", &h[1], QUICOFF_SAMPLE_LEN, 0,
                         0, extra);
-            json_record(&s, o, "openssl-hp", "openssl", "unprotect", &h[1], QUICOFF_SAMPLE_LEN,
-                        0, 0, extra);
             s.n = saved_n;
             s.na = saved_na;
             s.sz = saved_sz;
@@ -1457,8 +1470,8 @@ int main(int argc, char **argv)
         printf("%s%u", i ? "," : " ", o.threads[i]);
     printf("\ncpu:      %s\n", model);
     printf("flags:    %s  (! = absent)\n", flags);
-    printf("openssl:  %s%s%s\n", OpenSSL_version(OPENSSL_VERSION), ia32 ? ", OPENSSL_ia32cap=" : "",
-           ia32 ? ia32 : "");
+    printf("openssl:  %s%s%s\n", OpenSSL_version(OPENSSL_VERSION),
+           ia32 ? ", OPENSSL_ia32cap=" : "", ia32 ? ia32 : "");
     char load[64] = "?";
     FILE *lf = fopen("/proc/loadavg", "r");
     if (lf) {
@@ -1477,26 +1490,27 @@ int main(int argc, char **argv)
     } else {
         printf("pinning:  NOT pinned (sched_getaffinity failed)\n");
     }
-    printf("method:   %u repeats per measurement, each a wall-clock window of %.0f ms; median (min)\n"
-           "          ns/packet. Timer (CLOCK_MONOTONIC, %.1f ns per read) brackets only the burst\n"
-           "          calls of one pass of %u packets (%u bursts of %u); before each pass the\n"
-           "          packets are restored from a pristine copy OUTSIDE the timer ('restore'\n"
-           "          column: its ns/packet, excluded, not subtracted). Packet data is therefore\n"
-           "          warm in cache. Engine and bare-EVP repeats are interleaved. Packets: 1-byte\n"
-           "          first byte, DCID (8 B; seed002 row 20 B), 4-byte PN, payload, 16-byte tag.\n"
-           "          ratio = engine ns / bare EVP ns (same AEAD, same header length as AAD);\n"
-           "          +ns = engine ns - bare EVP ns (header protection + parsing + lookup +\n"
-           "          nonce + counters + backend glue).\n"
-           "threads:  thr = T threads measured at once (engine and bare EVP alike), one per CPU,\n"
-           "          each with its own worker and connections (c %% T == thread; with fewer\n"
-           "          connections than threads each thread gets one), ONE shared table. A window\n"
-           "          starts for all threads at a barrier and ends at one deadline. ns = per core:\n"
-           "          each thread's median over repeats, averaged over threads. Mpps, Gbit/s\n"
-           "          (payload) = aggregate: per repeat the sum of the threads' rates, median over\n"
-           "          repeats. scale = aggregate Mpps / the 1-thread Mpps of the same run.\n"
-           "          csw = involuntary context switches during the row's timed repeats (all\n"
-           "          threads, engine + EVP); non-zero means another task shared a CPU: noisy.\n",
-           o.repeats, o.min_ms, clk, o.burst * WINDOW_BURSTS, WINDOW_BURSTS, o.burst);
+    printf(
+        "method:   %u repeats per measurement, each a wall-clock window of %.0f ms; median (min)\n"
+        "          ns/packet. Timer (CLOCK_MONOTONIC, %.1f ns per read) brackets only the burst\n"
+        "          calls of one pass of %u packets (%u bursts of %u); before each pass the\n"
+        "          packets are restored from a pristine copy OUTSIDE the timer ('restore'\n"
+        "          column: its ns/packet, excluded, not subtracted). Packet data is therefore\n"
+        "          warm in cache. Engine and bare-EVP repeats are interleaved. Packets: 1-byte\n"
+        "          first byte, DCID (8 B; seed002 row 20 B), 4-byte PN, payload, 16-byte tag.\n"
+        "          ratio = engine ns / bare EVP ns (same AEAD, same header length as AAD);\n"
+        "          +ns = engine ns - bare EVP ns (header protection + parsing + lookup +\n"
+        "          nonce + counters + backend glue).\n"
+        "threads:  thr = T threads measured at once (engine and bare EVP alike), one per CPU,\n"
+        "          each with its own worker and connections (c %% T == thread; with fewer\n"
+        "          connections than threads each thread gets one), ONE shared table. A window\n"
+        "          starts for all threads at a barrier and ends at one deadline. ns = per core:\n"
+        "          each thread's median over repeats, averaged over threads. Mpps, Gbit/s\n"
+        "          (payload) = aggregate: per repeat the sum of the threads' rates, median over\n"
+        "          repeats. scale = aggregate Mpps / the 1-thread Mpps of the same run.\n"
+        "          csw = involuntary context switches during the row's timed repeats (all\n"
+        "          threads, engine + EVP); non-zero means another task shared a CPU: noisy.\n",
+        o.repeats, o.min_ms, clk, o.burst * WINDOW_BURSTS, WINDOW_BURSTS, o.burst);
 
     if (o.json_path) {
         json = fopen(o.json_path, "w");

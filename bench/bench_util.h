@@ -162,9 +162,9 @@ static inline long bench_rss_mib(void)
  * AES-GCM / ChaCha20 code paths the CPU reports. */
 static void bench_cpu_info(char *model, size_t model_len, char *flags, size_t flags_len)
 {
-    static const char *const want[] = {"aes",      "pclmulqdq", "avx",      "avx2",
-                                       "avx512f",  "avx512vl",  "avx512bw", "vaes",
-                                       "vpclmulqdq", "sha_ni",  "adx",      "bmi2"};
+    static const char *const want[] = {"aes",        "pclmulqdq", "avx",      "avx2",
+                                       "avx512f",    "avx512vl",  "avx512bw", "vaes",
+                                       "vpclmulqdq", "sha_ni",    "adx",      "bmi2"};
     char line[8192];
     FILE *f = fopen("/proc/cpuinfo", "r");
     int have_model = 0, have_flags = 0;

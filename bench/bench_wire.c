@@ -147,10 +147,14 @@ enum variant { FULL_DECODE, HDR_READ, FULL_ENCODE, HDR_WRITE };
 static double run(enum variant v, uint16_t et, unsigned long n)
 {
     switch (v) {
-    case FULL_DECODE: return run_full_decode(et, n);
-    case HDR_READ: return run_hdr_read(et, n);
-    case FULL_ENCODE: return run_full_encode(n);
-    default: return run_hdr_write(n);
+    case FULL_DECODE:
+        return run_full_decode(et, n);
+    case HDR_READ:
+        return run_hdr_read(et, n);
+    case FULL_ENCODE:
+        return run_full_encode(n);
+    default:
+        return run_hdr_write(n);
     }
 }
 
@@ -197,7 +201,8 @@ int main(int argc, char **argv)
     }
     int cpus[1];
     char why[128] = "";
-    bool pinned = bench_allowed_cpus(cpus, 1) == 1 && bench_pin_cpu(cpus[0], why, sizeof(why)) == 0;
+    bool pinned = bench_allowed_cpus(cpus, 1) == 1 &&
+                  bench_pin_cpu(cpus[0], why, sizeof(why)) == 0;
     char model[128], flags[256];
     bench_cpu_info(model, sizeof(model), flags, sizeof(flags));
     printf("quicoff-bench-wire: %s; %s; median of %u runs of %lu frames; "
@@ -205,13 +210,13 @@ int main(int argc, char **argv)
            model, pinned ? "pinned" : "not pinned", runs, n, sizeof(struct quicoff_wire_msg),
            sizeof(struct quicoff_wire_data));
     bench_case("read v1 DATA_TO_OFFLOAD (1-RTT, 1200-byte QUIC packet), the TX worker's decode",
-               QUICOFF_WIRE_DATA_TO_OFFLOAD, FULL_DECODE, "quicoff_wire_decode_payload",
-               HDR_READ, "quicoff_wire_data_hdr_read", runs, n);
+               QUICOFF_WIRE_DATA_TO_OFFLOAD, FULL_DECODE, "quicoff_wire_decode_payload", HDR_READ,
+               "quicoff_wire_data_hdr_read", runs, n);
     bench_case("read compat data_pkt (0x88B6, 1200-byte QUIC packet)", QUICOFF_WIRE_COMPAT_DATA,
                FULL_DECODE, "quicoff_wire_decode_payload", HDR_READ, "quicoff_wire_data_hdr_read",
                runs, n);
-    bench_case("write the DATA_TO_HOST header, the RX worker's encode",
-               QUICOFF_WIRE_DATA_TO_HOST, FULL_ENCODE, "quicoff_wire_encode_payload", HDR_WRITE,
+    bench_case("write the DATA_TO_HOST header, the RX worker's encode", QUICOFF_WIRE_DATA_TO_HOST,
+               FULL_ENCODE, "quicoff_wire_encode_payload", HDR_WRITE,
                "quicoff_wire_data_hdr_write", runs, n);
     return 0;
 }

@@ -19,6 +19,7 @@ protection with room to spare.
                          [--variants 640,calibrated] [--exe LABEL=PATH]
                          [--burst 32] [--json FILE]
 """
+
 import argparse
 import json
 import os
@@ -35,9 +36,27 @@ def run_quicoff(exe, cpu, sizes, variant, burst, repeats, min_ms):
         env["QUICOFF_CCM_JOB_MIN_LEN"] = variant
     with tempfile.TemporaryDirectory() as td:
         out = os.path.join(td, "q.json")
-        cmd = ["taskset", "-c", str(cpu), exe, "--backend", "ipsec-mb", "--suite",
-               "aes-128-ccm", "--size", ",".join(sizes), "--repeats", str(repeats),
-               "--min-ms", str(min_ms), "--burst", str(burst), "--no-baseline", "--json", out]
+        cmd = [
+            "taskset",
+            "-c",
+            str(cpu),
+            exe,
+            "--backend",
+            "ipsec-mb",
+            "--suite",
+            "aes-128-ccm",
+            "--size",
+            ",".join(sizes),
+            "--repeats",
+            str(repeats),
+            "--min-ms",
+            str(min_ms),
+            "--burst",
+            str(burst),
+            "--no-baseline",
+            "--json",
+            out,
+        ]
         subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
         with open(out) as f:
             recs = json.load(f)["records"]
@@ -50,8 +69,20 @@ def run_quicoff(exe, cpu, sizes, variant, burst, repeats, min_ms):
 
 
 def run_bare(exe, cpu, sizes, repeats, min_ms, flush_every=None):
-    cmd = ["taskset", "-c", str(cpu), exe, "--suite", "aes-128-ccm", "--size", ",".join(sizes),
-           "--repeats", str(repeats), "--min-ms", str(min_ms)]
+    cmd = [
+        "taskset",
+        "-c",
+        str(cpu),
+        exe,
+        "--suite",
+        "aes-128-ccm",
+        "--size",
+        ",".join(sizes),
+        "--repeats",
+        str(repeats),
+        "--min-ms",
+        str(min_ms),
+    ]
     env = dict(os.environ)
     if flush_every:
         env["IPSECMB_BARE_FLUSH_EVERY"] = str(flush_every)
@@ -71,11 +102,19 @@ def main():
     ap.add_argument("--cpu", type=int, default=max(os.sched_getaffinity(0)))
     ap.add_argument("--rounds", type=int, default=7)
     ap.add_argument("--sizes", default="64,128,256,512,1024,1400")
-    ap.add_argument("--variants", default="640,calibrated",
-                    help="QUICOFF_CCM_JOB_MIN_LEN values, or 'calibrated' (none set)")
-    ap.add_argument("--exe", action="append", default=[], metavar="LABEL=PATH",
-                    help="one more variant: another quicoff-bench (e.g. a build of the code "
-                         "before a change), run without QUICOFF_CCM_JOB_MIN_LEN")
+    ap.add_argument(
+        "--variants",
+        default="640,calibrated",
+        help="QUICOFF_CCM_JOB_MIN_LEN values, or 'calibrated' (none set)",
+    )
+    ap.add_argument(
+        "--exe",
+        action="append",
+        default=[],
+        metavar="LABEL=PATH",
+        help="one more variant: another quicoff-bench (e.g. a build of the code "
+        "before a change), run without QUICOFF_CCM_JOB_MIN_LEN",
+    )
     ap.add_argument("--burst", type=int, default=32)
     ap.add_argument("--repeats", type=int, default=3)
     ap.add_argument("--min-ms", type=float, default=20)
@@ -100,19 +139,22 @@ def main():
                 samples.setdefault((v, size, op), []).append(ns)
         for (size, op), ns in run_bare(bare, a.cpu, sizes, a.repeats, a.min_ms).items():
             samples.setdefault(("ipsecmb-bare", size, op), []).append(ns)
-        for (size, op), ns in run_bare(bare, a.cpu, sizes, a.repeats, a.min_ms,
-                                       a.burst).items():
+        for (size, op), ns in run_bare(bare, a.cpu, sizes, a.repeats, a.min_ms, a.burst).items():
             samples.setdefault(("ipsecmb-bare-burst", size, op), []).append(ns)
         sys.stderr.write("round %d/%d done\n" % (rnd + 1, a.rounds))
 
     med = {k: statistics.median(v) for k, v in samples.items()}
-    print("AES-128-CCM, ns per packet (median of %d rounds), CPU %d, engine bursts of %d; "
-          "bare = ipsec-mb AEAD alone, jobs flushed once per 256-packet pass; bare/%d = "
-          "flushed every %d; ratio = engine / bare (engine / bare/%d)"
-          % (a.rounds, a.cpu, a.burst, a.burst, a.burst, a.burst))
+    print(
+        "AES-128-CCM, ns per packet (median of %d rounds), CPU %d, engine bursts of %d; "
+        "bare = ipsec-mb AEAD alone, jobs flushed once per 256-packet pass; bare/%d = "
+        "flushed every %d; ratio = engine / bare (engine / bare/%d)"
+        % (a.rounds, a.cpu, a.burst, a.burst, a.burst, a.burst)
+    )
     for v in variants:
-        print("  %s: crossover %s" % (v, ", ".join("%s B (%s)" % x for x in
-                                                    sorted(crossovers[v], key=str))))
+        print(
+            "  %s: crossover %s"
+            % (v, ", ".join("%s B (%s)" % x for x in sorted(crossovers[v], key=str)))
+        )
     head = "%-10s %5s %8s %8s" % ("op", "size", "bare", "bare/%d" % a.burst)
     for v in variants:
         head += " | %12s %11s" % ("eng " + v, "ratio")
@@ -128,17 +170,27 @@ def main():
                 e = med.get((v, size, op))
                 ratio = e / b if e and b else None
                 ratio_b = e / bb if e and bb else None
-                line += " | %12.1f %5.2f (%.2f)" % (e or float("nan"), ratio or float("nan"),
-                                                    ratio_b or float("nan"))
+                line += " | %12.1f %5.2f (%.2f)" % (
+                    e or float("nan"),
+                    ratio or float("nan"),
+                    ratio_b or float("nan"),
+                )
                 row[v] = {"ns": e, "ratio": ratio, "ratio_burst": ratio_b}
             rows.append(row)
             print(line)
     if a.json:
         with open(a.json, "w") as f:
-            json.dump({"cpu": a.cpu, "rounds": a.rounds, "burst": a.burst,
-                       "crossovers": {v: sorted(map(list, crossovers[v]), key=str)
-                                      for v in variants},
-                       "rows": rows}, f, indent=1)
+            json.dump(
+                {
+                    "cpu": a.cpu,
+                    "rounds": a.rounds,
+                    "burst": a.burst,
+                    "crossovers": {v: sorted(map(list, crossovers[v]), key=str) for v in variants},
+                    "rows": rows,
+                },
+                f,
+                indent=1,
+            )
     return 0
 
 

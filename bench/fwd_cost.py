@@ -25,6 +25,7 @@ there as the reference the issue names.
 
 Run as root: .venv/bin/python bench/fwd_cost.py [--rounds 3] [--frames 100000] [--json F]
 """
+
 import argparse
 import json
 import os
@@ -58,11 +59,24 @@ def add_tx_entry(app: App, host_mac: str) -> str:
     the ACK's status name."""
     r = random.Random(1)
     rid = r.randrange(1 << 30)
-    add = wire.Add(request_id=rid, index=TX_INDEX, direction="tx", suite="aes-128-gcm",
-                   dcid=DCID, key=r.randbytes(16), iv=r.randbytes(12), hp=r.randbytes(16),
-                   encap=wire.Encap(dst_mac="02:00:00:00:be:ef", src_mac="02:00:00:00:a0:01",
-                                    src_ip="192.0.2.1", dst_ip="198.51.100.7",
-                                    src_port=4433, dst_port=443))
+    add = wire.Add(
+        request_id=rid,
+        index=TX_INDEX,
+        direction="tx",
+        suite="aes-128-gcm",
+        dcid=DCID,
+        key=r.randbytes(16),
+        iv=r.randbytes(12),
+        hp=r.randbytes(16),
+        encap=wire.Encap(
+            dst_mac="02:00:00:00:be:ef",
+            src_mac="02:00:00:00:a0:01",
+            src_ip="192.0.2.1",
+            dst_ip="198.51.100.7",
+            src_port=4433,
+            dst_port=443,
+        ),
+    )
     app.hp.send(wire.frame(add, OFFLOAD_MAC, host_mac))
 
     def is_ack(f: bytes) -> bool:
@@ -71,6 +85,7 @@ def add_tx_entry(app: App, host_mac: str) -> str:
         except wire.WireError:
             return False
         return getattr(msg, "kind", "") == "ack" and msg.request_id == rid
+
     f = app.hp.recv_match(is_ack, 3)
     return wire.decode_frame(f)[1].status if f else "no ACK"
 
@@ -78,12 +93,17 @@ def add_tx_entry(app: App, host_mac: str) -> str:
 def frames(size: int, host_mac: str) -> dict:
     hdr = ref.build_short_header(DCID, 5, pn_len=4)
     quic = hdr + b"p" * size
-    protect = wire.frame(wire.DataToOffload(index=TX_INDEX, pn=5, packet=quic), OFFLOAD_MAC,
-                         host_mac)
+    protect = wire.frame(
+        wire.DataToOffload(index=TX_INDEX, pn=5, packet=quic), OFFLOAD_MAC, host_mac
+    )
     # the pass frame is as long as the protected one will be on the wire
     plen = len(quic) + 16
-    passf = raw(Ether(src=host_mac, dst="02:00:00:00:00:09") / IP(src="198.18.0.1", dst="198.18.0.2")
-                / UDP(sport=4433, dport=443) / (b"y" * plen))
+    passf = raw(
+        Ether(src=host_mac, dst="02:00:00:00:00:09")
+        / IP(src="198.18.0.1", dst="198.18.0.2")
+        / UDP(sport=4433, dport=443)
+        / (b"y" * plen)
+    )
     return {"pass": passf, "protect": protect}
 
 
@@ -105,8 +125,11 @@ def measure(cycles, ifname: str, frame: bytes, n: int) -> dict:
     c = cycles.stop()
     if not c or not c["packets"]:
         return {}
-    return {"busy_ns_per_packet": c["cycles"] / c["packets"] * 1e9 / c["hz"],
-            "received": c["packets"], "offered_kpps": kpps}
+    return {
+        "busy_ns_per_packet": c["cycles"] / c["packets"] * 1e9 / c["hz"],
+        "received": c["packets"],
+        "offered_kpps": kpps,
+    }
 
 
 def quicoff_round(n: int) -> dict:
@@ -135,12 +158,37 @@ def testpmd_round(n: int) -> dict:
     host, net = Veth("qfch0", "qfch1"), Veth("qfcn0", "qfcn1")
     log_path = "/tmp/qfc-testpmd.log"
     log = open(log_path, "wb")
-    p = subprocess.Popen(["stdbuf", "-oL", "dpdk-testpmd", "--lcores", "0@0,1@0", "--no-huge", "-m", "512",
-                          "--no-pci", "--file-prefix", "qfc_tp", "--log-level", "lib.eal:error",
-                          "--vdev", "net_af_packet0,iface=qfch0", "--vdev", "net_af_packet1,iface=qfcn0",
-                          "--", "-i", "--forward-mode=io", "--auto-start", "--total-num-mbufs=8192",
-                          "--nb-cores=1", "--record-core-cycles"],
-                         stdin=subprocess.PIPE, stdout=log, stderr=subprocess.STDOUT)
+    p = subprocess.Popen(
+        [
+            "stdbuf",
+            "-oL",
+            "dpdk-testpmd",
+            "--lcores",
+            "0@0,1@0",
+            "--no-huge",
+            "-m",
+            "512",
+            "--no-pci",
+            "--file-prefix",
+            "qfc_tp",
+            "--log-level",
+            "lib.eal:error",
+            "--vdev",
+            "net_af_packet0,iface=qfch0",
+            "--vdev",
+            "net_af_packet1,iface=qfcn0",
+            "--",
+            "-i",
+            "--forward-mode=io",
+            "--auto-start",
+            "--total-num-mbufs=8192",
+            "--nb-cores=1",
+            "--record-core-cycles",
+        ],
+        stdin=subprocess.PIPE,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
     out = {}
     try:
         time.sleep(4)
@@ -184,14 +232,22 @@ def main() -> int:
             med["%s %s" % (who, key)] = {"busy_ns_per_packet": statistics.median(v), "runs": v}
     print("busy ns per packet (medians of %d rounds; one lcore, veth pairs, af_packet):" % a.rounds)
     for k, v in med.items():
-        print("  %-22s %7.0f   (runs %s)" % (k, v["busy_ns_per_packet"],
-                                           " / ".join("%.0f" % x for x in v["runs"])))
+        print(
+            "  %-22s %7.0f   (runs %s)"
+            % (k, v["busy_ns_per_packet"], " / ".join("%.0f" % x for x in v["runs"]))
+        )
     for size in SIZES:
         p, q = med.get("quicoff pass-%d" % size), med.get("quicoff protect-%d" % size)
         if p and q:
-            print("  %4d B: protection adds %.0f ns per packet (protect %.0f - pass %.0f)" % (
-                size, q["busy_ns_per_packet"] - p["busy_ns_per_packet"], q["busy_ns_per_packet"],
-                p["busy_ns_per_packet"]))
+            print(
+                "  %4d B: protection adds %.0f ns per packet (protect %.0f - pass %.0f)"
+                % (
+                    size,
+                    q["busy_ns_per_packet"] - p["busy_ns_per_packet"],
+                    q["busy_ns_per_packet"],
+                    p["busy_ns_per_packet"],
+                )
+            )
     if a.json:
         with open(a.json, "w") as f:
             json.dump({"medians": med, "runs": runs}, f, indent=1)

@@ -46,7 +46,8 @@ int main(void)
     struct quicoff_pkt pkt = {.data = buf, .end = len, .cap = sizeof(buf), .conn = tx, .pn = 7};
     struct quicoff_result res;
     quicoff_protect_burst(worker, &pkt, &res, 1);
-    printf("protect:   %s, %u bytes on the wire\n", quicoff_status_name(res.status), res.packet_end);
+    printf("protect:   %s, %u bytes on the wire\n", quicoff_status_name(res.status),
+           res.packet_end);
 
     pkt = (struct quicoff_pkt){.data = buf, .end = res.packet_end};
     quicoff_unprotect_burst(worker, &pkt, &res, 1);

@@ -41,13 +41,13 @@
 #define GUARD_BYTE 0xe7
 #define MAX_DGRAM 4096
 
-#define FUZZ_CHECK(cond, what)                                                        \
-    do {                                                                              \
-        if (!(cond)) {                                                                \
-            fprintf(stderr, "fuzz_unprotect: check failed: %s (%s:%d)\n", what,      \
-                    __FILE__, __LINE__);                                              \
-            abort();                                                                  \
-        }                                                                             \
+#define FUZZ_CHECK(cond, what)                                                            \
+    do {                                                                                  \
+        if (!(cond)) {                                                                    \
+            fprintf(stderr, "fuzz_unprotect: check failed: %s (%s:%d)\n", what, __FILE__, \
+                    __LINE__);                                                            \
+            abort();                                                                      \
+        }                                                                                 \
     } while (0)
 
 enum { NSETS = 2 }; /* 0: QUIC v1 DCIDs, 1: QUIC v2 DCIDs */
@@ -288,7 +288,10 @@ static void run_burst(const uint8_t *data, uint32_t size, uint8_t ctrl)
         uint32_t off = 0;
         if (i > 0 && size > 0)
             off = (uint32_t)(data[(i * 7) % size] | data[(i * 13) % size] << 8) % size;
-        pk[i] = (struct quicoff_pkt){.data = b + GUARD, .end = size, .cap = size, .offset = off,
+        pk[i] = (struct quicoff_pkt){.data = b + GUARD,
+                                     .end = size,
+                                     .cap = size,
+                                     .offset = off,
                                      .local_addr = (ctrl & 4) ? &local_a : NULL};
     }
     unsigned okn = quicoff_unprotect_burst(worker, pk, res, n);
@@ -332,7 +335,10 @@ static void run_split(const uint8_t *data, uint32_t size, uint8_t ctrl)
         uint32_t off = 0;
         if (i > 0 && size > 0)
             off = (uint32_t)(data[(i * 5) % size] | data[(i * 11) % size] << 8) % size;
-        pk[i] = (struct quicoff_pkt){.data = b + GUARD, .end = size, .cap = size, .offset = off,
+        pk[i] = (struct quicoff_pkt){.data = b + GUARD,
+                                     .end = size,
+                                     .cap = size,
+                                     .offset = off,
                                      .local_addr = (ctrl & 4) ? &local_a : NULL};
     }
     unsigned pending = quicoff_unprotect_prepare(worker, pk, res, jobs, n), seen = 0;
@@ -382,12 +388,14 @@ static int plain_pn(const uint8_t *d, uint32_t size, uint8_t short_cid_len, uint
             return 0;
         uint32_t v = (uint32_t)d[1] << 24 | (uint32_t)d[2] << 16 | (uint32_t)d[3] << 8 | d[4];
         unsigned type = (d[0] >> 4) & 3;
-        int initial = (v == QUICOFF_VERSION_1 && type == 0) || (v == QUICOFF_VERSION_2 && type == 1);
+        int initial = (v == QUICOFF_VERSION_1 && type == 0) ||
+                      (v == QUICOFF_VERSION_2 && type == 1);
         q = 6u + d[5];
         if (q >= size)
             return 0;
         q += 1u + d[q];
-        for (int field = initial ? 0 : 1; field < 2; field++) { /* token length (+ token), Length */
+        for (int field = initial ? 0 : 1; field < 2;
+             field++) { /* token length (+ token), Length */
             if (q >= size)
                 return 0;
             unsigned n = 1u << (d[q] >> 6);
@@ -440,15 +448,17 @@ static void run_roundtrip(const uint8_t *data, uint32_t size, uint8_t ctrl)
         memset(b, GUARD_BYTE, sizeof(b));
         memcpy(b + GUARD, data, size);
         struct quicoff_result r;
-        struct quicoff_pkt p = {.data = b + GUARD, .end = size, .cap = size + QUICOFF_TAG_LEN,
-                                .conn = tx->h, .pn = pn};
+        struct quicoff_pkt p = {.data = b + GUARD,
+                                .end = size,
+                                .cap = size + QUICOFF_TAG_LEN,
+                                .conn = tx->h,
+                                .pn = pn};
         unsigned okn = quicoff_protect_burst(worker, &p, &r, 1);
         quicoff_status_t st = r.status;
         FUZZ_CHECK((unsigned)st < QUICOFF_STATUS_COUNT, "protect status in range");
         FUZZ_CHECK(okn == (unsigned)quicoff_status_ok(st), "protect burst count");
         for (unsigned g = 0; g < GUARD; g++)
-            FUZZ_CHECK(b[g] == GUARD_BYTE &&
-                           b[GUARD + size + QUICOFF_TAG_LEN + g] == GUARD_BYTE,
+            FUZZ_CHECK(b[g] == GUARD_BYTE && b[GUARD + size + QUICOFF_TAG_LEN + g] == GUARD_BYTE,
                        "protect: guard bytes untouched");
         if (!quicoff_status_ok(st)) {
             FUZZ_CHECK(memcmp(b + GUARD, data, size) == 0, "protect refusal changed nothing");
@@ -457,13 +467,14 @@ static void run_roundtrip(const uint8_t *data, uint32_t size, uint8_t ctrl)
             continue;
         }
         FUZZ_CHECK(parsed, "protect accepted a header the reference parser rejects");
-        FUZZ_CHECK(r.packet_end == size + QUICOFF_TAG_LEN && r.payload_off <= size &&
-                       r.pn == pn && r.hdr_off == 0,
+        FUZZ_CHECK(r.packet_end == size + QUICOFF_TAG_LEN && r.payload_off <= size && r.pn == pn &&
+                       r.hdr_off == 0,
                    "protect result extent");
         memcpy(sealed, b + GUARD, size + QUICOFF_TAG_LEN);
         /* open it again */
         struct quicoff_result u;
-        struct quicoff_pkt q = {.data = b + GUARD, .end = size + QUICOFF_TAG_LEN,
+        struct quicoff_pkt q = {.data = b + GUARD,
+                                .end = size + QUICOFF_TAG_LEN,
                                 .cap = size + QUICOFF_TAG_LEN};
         quicoff_unprotect_burst(worker, &q, &u, 1);
         check_result(&u, 0, size + QUICOFF_TAG_LEN);
@@ -547,23 +558,29 @@ static uint32_t make(uint8_t *b, uint32_t off, int tx, unsigned kp, uint64_t pn,
     uint8_t payload[1200];
     memset(payload, 0, payload_len); /* PADDING */
     payload[0] = 0x01;               /* PING */
-    struct tp_hdr h = {.is_long = e->level != QUICOFF_LEVEL_ONE_RTT, .version = e->version,
-                       .level = e->level, .dcid = e->dcid, .dcid_len = e->dcid_len,
-                       .scid = scid, .scid_len = sizeof(scid), .pn_len = 1 + (unsigned)(pn % 4),
-                       .pn = pn, .key_phase = kp};
+    struct tp_hdr h = {.is_long = e->level != QUICOFF_LEVEL_ONE_RTT,
+                       .version = e->version,
+                       .level = e->level,
+                       .dcid = e->dcid,
+                       .dcid_len = e->dcid_len,
+                       .scid = scid,
+                       .scid_len = sizeof(scid),
+                       .pn_len = 1 + (unsigned)(pn % 4),
+                       .pn = pn,
+                       .key_phase = kp};
     uint32_t n = (uint32_t)tp_build(b + off, &h, payload, payload_len, NULL);
     if (protect) {
         struct quicoff_result r;
-        quicoff_status_t st = tp_protect(worker, e->h, b, off, off + n,
-                                         off + n + QUICOFF_TAG_LEN, pn, &r);
+        quicoff_status_t st = tp_protect(worker, e->h, b, off, off + n, off + n + QUICOFF_TAG_LEN,
+                                         pn, &r);
         FUZZ_CHECK(quicoff_status_ok(st), "seed: protect");
     }
     return off + n + QUICOFF_TAG_LEN;
 }
 
 /* A seed must open with the fuzz table as every input finds it. */
-static void verify(const uint8_t *b, uint32_t n, const struct quicoff_addr *addr,
-                   unsigned want_ok, const char *name)
+static void verify(const uint8_t *b, uint32_t n, const struct quicoff_addr *addr, unsigned want_ok,
+                   const char *name)
 {
     static uint8_t copy[MAX_DGRAM];
     struct quicoff_result res[16];
@@ -652,9 +669,13 @@ int main(int argc, char **argv)
         c.secret_len = 32;
         quicoff_conn_t tx;
         FUZZ_CHECK(quicoff_conn_add(table, &c, &tx) == QUICOFF_OK, "RFC TX");
-        struct tp_hdr h = {.is_long = 1, .version = QUICOFF_VERSION_1,
-                           .level = QUICOFF_LEVEL_INITIAL, .dcid = rfc_dcid, .dcid_len = 8,
-                           .pn_len = 4, .pn = 2};
+        struct tp_hdr h = {.is_long = 1,
+                           .version = QUICOFF_VERSION_1,
+                           .level = QUICOFF_LEVEL_INITIAL,
+                           .dcid = rfc_dcid,
+                           .dcid_len = 8,
+                           .pn_len = 4,
+                           .pn = 2};
         static uint8_t payload[1162] = {0x06, 0x00, 0x40, 0xf1};
         n = (uint32_t)tp_build(b, &h, payload, sizeof(payload), NULL);
         FUZZ_CHECK(tp_protect(worker, tx, b, 0, n, n + 16, 2, NULL) == QUICOFF_OK, "RFC protect");

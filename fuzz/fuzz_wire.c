@@ -43,9 +43,12 @@ static void normalize(struct quicoff_wire_msg *m)
 static int decode(int mode, const uint8_t *p, size_t n, struct quicoff_wire_msg *m)
 {
     switch (mode) {
-    case 0: return quicoff_wire_decode(p, n, m);
-    case 1: return quicoff_wire_decode_payload(QUICOFF_WIRE_ETHERTYPE_SIGNAL, p, n, m);
-    default: return quicoff_wire_decode_payload(QUICOFF_WIRE_ETHERTYPE_DATA, p, n, m);
+    case 0:
+        return quicoff_wire_decode(p, n, m);
+    case 1:
+        return quicoff_wire_decode_payload(QUICOFF_WIRE_ETHERTYPE_SIGNAL, p, n, m);
+    default:
+        return quicoff_wire_decode_payload(QUICOFF_WIRE_ETHERTYPE_DATA, p, n, m);
     }
 }
 
@@ -102,8 +105,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         static uint8_t out[1 << 17];
         size_t on = 0;
         uint16_t et = 0;
-        quicoff_status_t st = mode == 0 ? quicoff_wire_encode(&m, out, sizeof(out), &on)
-                                        : quicoff_wire_encode_payload(&m, out, sizeof(out), &on, &et);
+        quicoff_status_t st = mode == 0
+                                  ? quicoff_wire_encode(&m, out, sizeof(out), &on)
+                                  : quicoff_wire_encode_payload(&m, out, sizeof(out), &on, &et);
         if (st != QUICOFF_OK)
             abort(); /* everything that decodes must encode */
         int mode2 = mode == 0 ? 0 : (et == QUICOFF_WIRE_ETHERTYPE_DATA ? 2 : 1);

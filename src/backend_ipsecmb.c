@@ -86,7 +86,7 @@
 /* ------------------------------------------------------------------------ */
 /* Library state                                                             */
 
-static IMB_MGR *gmgr;         /* direct API + key expansion, read-only once set */
+static IMB_MGR *gmgr; /* direct API + key expansion, read-only once set */
 static IMB_ARCH garch;
 static int gready;
 static int gvaes; /* AVX2 + VAES: ccm_lanes_bulk_vaes (see ccm_lanes) */
@@ -353,8 +353,7 @@ static int cp_seal(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t
 }
 
 static int cp_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
-                   size_t aad_len, uint8_t *data, size_t len, const uint8_t *tag,
-                   uint8_t *scratch)
+                   size_t aad_len, uint8_t *data, size_t len, const uint8_t *tag, uint8_t *scratch)
 {
     const struct cp_ctx *c = ctx;
     struct chacha20_poly1305_context_data d;
@@ -399,10 +398,10 @@ static void cp_seal_burst(void *wstate, const qo_aead_op_t *ops, unsigned n, int
 
     for (unsigned i = 0; i < n; i++) {
         const qo_aead_op_t *o = &ops[i];
-        result[i] = m != NULL ? cp_job(m, o->ctx, IMB_DIR_ENCRYPT, o->nonce, o->aad, o->aad_len,
-                                       o->data, o->len, o->tag)
-                              : cp_seal(o->ctx, o->nonce, o->aad, o->aad_len, o->data, o->len,
-                                        o->tag);
+        result[i] = m != NULL
+                        ? cp_job(m, o->ctx, IMB_DIR_ENCRYPT, o->nonce, o->aad, o->aad_len, o->data,
+                                 o->len, o->tag)
+                        : cp_seal(o->ctx, o->nonce, o->aad, o->aad_len, o->data, o->len, o->tag);
     }
 }
 
@@ -516,7 +515,8 @@ static inline __m128i load_partial(const uint8_t *src, size_t r)
         memcpy(&b, src + r - 4, 4);
         lo = a | (uint64_t)b << (8 * (r - 4));
     } else if (r > 0) {
-        lo = src[0] | (uint64_t)src[r / 2] << (8 * (r / 2)) | (uint64_t)src[r - 1] << (8 * (r - 1));
+        lo = src[0] | (uint64_t)src[r / 2] << (8 * (r / 2)) |
+             (uint64_t)src[r - 1] << (8 * (r - 1));
     }
     return _mm_set_epi64x((long long)hi, (long long)lo);
 }
@@ -557,7 +557,8 @@ QO_AESNI static inline __m128i ccm_mac_aad(const __m128i *rk, __m128i mac, const
     if (aad_len < 0xff00) {
         take = aad_len < 14 ? aad_len : 14;
         first = _mm_slli_si128(load_partial(aad, take), 2);
-        first = _mm_or_si128(first, _mm_cvtsi32_si128((int)((aad_len >> 8) | (aad_len & 0xff) << 8)));
+        first = _mm_or_si128(first,
+                             _mm_cvtsi32_si128((int)((aad_len >> 8) | (aad_len & 0xff) << 8)));
     } else { /* QUIC headers never get here; kept for completeness (< 2^32) */
         uint32_t be = (uint32_t)aad_len;
         be = be >> 24 | (be >> 8 & 0xff00) | (be << 8 & 0xff0000) | be << 24;
@@ -814,8 +815,7 @@ struct ccm_lane {
 
 static inline int ccm_lane_ok(const qo_aead_op_t *op)
 {
-    return op->aad_len <= CCM_LANE_MAX_AAD && op->len >= CCM_LANE_MIN_LEN &&
-           op->len < CCM_MAX_LEN;
+    return op->aad_len <= CCM_LANE_MAX_AAD && op->len >= CCM_LANE_MIN_LEN && op->len < CCM_MAX_LEN;
 }
 
 /* B0 and the encoded AAD blocks (aad_len <= CCM_LANE_MAX_AAD). */
@@ -940,8 +940,8 @@ QO_VAES static void ccm_lanes_bulk_vaes(struct ccm_lane lane[CCM_LANES],
 {
     enum { PAIRS = CCM_LANES / 2 };
     const __m256i one = _mm256_set_epi32(0, 0, 0, 1, 0, 0, 0, 1);
-    const __m256i rev = _mm256_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0,
-                                        1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
+    const __m256i rev = _mm256_set_epi8(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 0, 1,
+                                        2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15);
     __m256i rkp[PAIRS][11], mac[PAIRS], ks[PAIRS], ctr[PAIRS];
     struct ccm_bulk bk;
 
@@ -1060,7 +1060,8 @@ QO_AESNI static void ccm_lanes(const qo_aead_op_t *w, const uint8_t idx[], unsig
                 size_t off = (size_t)(s - ln->p) * 16, rem = op->len - off;
                 uint8_t *d = op->data + off;
                 if (rem >= 16) {
-                    __m128i blk = _mm_loadu_si128((const __m128i *)d), out = _mm_xor_si128(blk, ln->ks);
+                    __m128i blk = _mm_loadu_si128((const __m128i *)d),
+                            out = _mm_xor_si128(blk, ln->ks);
                     _mm_storeu_si128((__m128i *)d, out);
                     in = seal ? blk : out;
                 } else {
@@ -1075,8 +1076,8 @@ QO_AESNI static void ccm_lanes(const qo_aead_op_t *w, const uint8_t idx[], unsig
             b[l] = _mm_xor_si128(ln->mac, in);
             /* keystream: block s - p + 1 (numbered from A_1) for the next step, A_0 at T */
             if (s + 1 >= ln->p && s + 1 < ln->T) /* 0 <= s - p + 1 < nb */
-                ctr = bswap128(_mm_add_epi32(ln->ctr0_rev,
-                                             _mm_cvtsi32_si128((int)(s + 2 - ln->p))));
+                ctr = bswap128(
+                    _mm_add_epi32(ln->ctr0_rev, _mm_cvtsi32_si128((int)(s + 2 - ln->p))));
             else if (s == ln->T)
                 ctr = bswap128(ln->ctr0_rev);
             b[CCM_LANES + l] = ctr;
@@ -1146,10 +1147,10 @@ QO_AESNI static void ccm_burst_on(IMB_MGR *m, const size_t tier_len[CCM_TIERS],
                     lanes[nl++] = (uint8_t)i; /* below, while the jobs fill their lanes */
                     continue;
                 }
-                r[i] = seal ? ccm_seal(op->ctx, op->nonce, op->aad, op->aad_len, op->data,
-                                       op->len, op->tag)
-                            : ccm_open(op->ctx, op->nonce, op->aad, op->aad_len, op->data,
-                                       op->len, op->tag, NULL);
+                r[i] = seal ? ccm_seal(op->ctx, op->nonce, op->aad, op->aad_len, op->data, op->len,
+                                       op->tag)
+                            : ccm_open(op->ctx, op->nonce, op->aad, op->aad_len, op->data, op->len,
+                                       op->tag, NULL);
                 continue;
             }
             jobs++;
@@ -1249,8 +1250,7 @@ static uint64_t mono_ns(void)
 
 /* ns to seal and open CCM_CAL_N packets of len bytes, in bursts of n with
  * every tier at min_len; 0 if the clock or an op failed. */
-static uint64_t ccm_cal_time(IMB_MGR *m, size_t min_len, qo_aead_op_t *ops, unsigned n,
-                             size_t len)
+static uint64_t ccm_cal_time(IMB_MGR *m, size_t min_len, qo_aead_op_t *ops, unsigned n, size_t len)
 {
     const size_t tl[CCM_TIERS] = {min_len, min_len, min_len, min_len};
     int res[2][CCM_CAL_N];
@@ -1316,7 +1316,10 @@ QO_AESNI static int ccm_calibrate(size_t out[CCM_TIERS])
     }
     for (unsigned i = 0; i < CCM_CAL_N; i++) {
         uint8_t *d = buf + (size_t)i * (CCM_CAL_MAX_LEN + QUICOFF_TAG_LEN);
-        ops[i] = (qo_aead_op_t){.ctx = &ctx, .aad = aad, .aad_len = sizeof(aad), .data = d,
+        ops[i] = (qo_aead_op_t){.ctx = &ctx,
+                                .aad = aad,
+                                .aad_len = sizeof(aad),
+                                .data = d,
                                 .tag = d + CCM_CAL_MAX_LEN};
         ops[i].nonce[11] = (uint8_t)i;
     }

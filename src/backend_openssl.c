@@ -33,12 +33,9 @@ enum {
 };
 
 static const char *const cipher_names[CIPHER_COUNT] = {
-    [CIPHER_AES_128_GCM] = "AES-128-GCM",
-    [CIPHER_AES_256_GCM] = "AES-256-GCM",
-    [CIPHER_AES_128_CCM] = "AES-128-CCM",
-    [CIPHER_CHACHA20_POLY1305] = "ChaCha20-Poly1305",
-    [CIPHER_AES_128_ECB] = "AES-128-ECB",
-    [CIPHER_AES_256_ECB] = "AES-256-ECB",
+    [CIPHER_AES_128_GCM] = "AES-128-GCM", [CIPHER_AES_256_GCM] = "AES-256-GCM",
+    [CIPHER_AES_128_CCM] = "AES-128-CCM", [CIPHER_CHACHA20_POLY1305] = "ChaCha20-Poly1305",
+    [CIPHER_AES_128_ECB] = "AES-128-ECB", [CIPHER_AES_256_ECB] = "AES-256-ECB",
     [CIPHER_CHACHA20] = "ChaCha20",
 };
 
@@ -282,8 +279,7 @@ static int ccm_open(void *vctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8
 
     if (scratch == NULL || len > QO_SCRATCH_LEN || aad_len > INT_MAX)
         return -1;
-    if (!load_nonce(ctx, nonce, 0) ||
-        !set_tag(c, tag) ||
+    if (!load_nonce(ctx, nonce, 0) || !set_tag(c, tag) ||
         !EVP_CipherUpdate(c, NULL, &outl, NULL, (int)len))
         return -1;
     if (aad_len != 0 && !EVP_CipherUpdate(c, NULL, &outl, aad, (int)aad_len))
@@ -387,8 +383,7 @@ static int hp_aes_mask(void *vctx, const uint8_t sample[QUICOFF_SAMPLE_LEN], uin
 /* §5.4.4: counter = sample[0..4) little-endian, nonce = sample[4..16), mask =
  * ChaCha20(hp_key, counter, nonce, {0,0,0,0,0}).  OpenSSL's 16-byte ChaCha20
  * IV is exactly counter (little-endian) || nonce, so the sample is the IV. */
-static int hp_chacha20_mask(void *vctx, const uint8_t sample[QUICOFF_SAMPLE_LEN],
-                            uint8_t mask[5])
+static int hp_chacha20_mask(void *vctx, const uint8_t sample[QUICOFF_SAMPLE_LEN], uint8_t mask[5])
 {
     static const uint8_t zeros[5];
     EVP_CIPHER_CTX *c = ((struct ossl_hp_ctx *)vctx)->evp;

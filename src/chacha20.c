@@ -24,27 +24,35 @@
 #define ROTL(v, n) (((v) << (n)) | ((v) >> (32 - (n))))
 
 /* RFC 8439 §2.1.  Written for scalars and, unchanged, for vectors. */
-#define QR(a, b, c, d)                                                                     \
-    do {                                                                                   \
-        a += b; d ^= a; d = ROTL(d, 16);                                                   \
-        c += d; b ^= c; b = ROTL(b, 12);                                                   \
-        a += b; d ^= a; d = ROTL(d, 8);                                                    \
-        c += d; b ^= c; b = ROTL(b, 7);                                                    \
+#define QR(a, b, c, d)   \
+    do {                 \
+        a += b;          \
+        d ^= a;          \
+        d = ROTL(d, 16); \
+        c += d;          \
+        b ^= c;          \
+        b = ROTL(b, 12); \
+        a += b;          \
+        d ^= a;          \
+        d = ROTL(d, 8);  \
+        c += d;          \
+        b ^= c;          \
+        b = ROTL(b, 7);  \
     } while (0)
 
 /* RFC 8439 §2.3: 20 rounds = 10 x (column round, diagonal round). */
-#define DOUBLE_ROUNDS(x)                                                                   \
-    do {                                                                                   \
-        for (int dr_ = 0; dr_ < 10; dr_++) {                                               \
-            QR(x[0], x[4], x[8], x[12]);                                                   \
-            QR(x[1], x[5], x[9], x[13]);                                                   \
-            QR(x[2], x[6], x[10], x[14]);                                                  \
-            QR(x[3], x[7], x[11], x[15]);                                                  \
-            QR(x[0], x[5], x[10], x[15]);                                                  \
-            QR(x[1], x[6], x[11], x[12]);                                                  \
-            QR(x[2], x[7], x[8], x[13]);                                                   \
-            QR(x[3], x[4], x[9], x[14]);                                                   \
-        }                                                                                  \
+#define DOUBLE_ROUNDS(x)                     \
+    do {                                     \
+        for (int dr_ = 0; dr_ < 10; dr_++) { \
+            QR(x[0], x[4], x[8], x[12]);     \
+            QR(x[1], x[5], x[9], x[13]);     \
+            QR(x[2], x[6], x[10], x[14]);    \
+            QR(x[3], x[7], x[11], x[15]);    \
+            QR(x[0], x[5], x[10], x[15]);    \
+            QR(x[1], x[6], x[11], x[12]);    \
+            QR(x[2], x[7], x[8], x[13]);     \
+            QR(x[3], x[4], x[9], x[14]);     \
+        }                                    \
     } while (0)
 
 void qo_chacha20_key_init(struct qo_chacha20_key *key, const uint8_t bytes[32])
@@ -53,8 +61,8 @@ void qo_chacha20_key_init(struct qo_chacha20_key *key, const uint8_t bytes[32])
         key->k[i] = qo_load_le32(bytes + 4 * i);
 }
 
-static inline void init_state(uint32_t x[16], const struct qo_chacha20_key *key,
-                              uint32_t counter, const uint8_t nonce[12])
+static inline void init_state(uint32_t x[16], const struct qo_chacha20_key *key, uint32_t counter,
+                              const uint8_t nonce[12])
 {
     x[0] = C0;
     x[1] = C1;
@@ -108,42 +116,46 @@ static void mask_c(const struct qo_chacha20_key *key, const uint8_t sample[16], 
  * bound by the 20-round dependency chain, but without the spills of the
  * scalar version.  ROT16..ROT7 are the ISA's rotates.
  */
-#define ROW_QR(ROT16, ROT12, ROT8, ROT7)                                                  \
-    do {                                                                                   \
-        a = _mm_add_epi32(a, b); d = ROT16(_mm_xor_si128(d, a));                           \
-        c = _mm_add_epi32(c, d); b = ROT12(_mm_xor_si128(b, c));                           \
-        a = _mm_add_epi32(a, b); d = ROT8(_mm_xor_si128(d, a));                            \
-        c = _mm_add_epi32(c, d); b = ROT7(_mm_xor_si128(b, c));                            \
+#define ROW_QR(ROT16, ROT12, ROT8, ROT7) \
+    do {                                 \
+        a = _mm_add_epi32(a, b);         \
+        d = ROT16(_mm_xor_si128(d, a));  \
+        c = _mm_add_epi32(c, d);         \
+        b = ROT12(_mm_xor_si128(b, c));  \
+        a = _mm_add_epi32(a, b);         \
+        d = ROT8(_mm_xor_si128(d, a));   \
+        c = _mm_add_epi32(c, d);         \
+        b = ROT7(_mm_xor_si128(b, c));   \
     } while (0)
 
-#define DEFINE_ROW_MASK(name, isa, ROT16, ROT12, ROT8, ROT7)                               \
-    __attribute__((target(isa))) static void name(const struct qo_chacha20_key *key,       \
+#define DEFINE_ROW_MASK(name, isa, ROT16, ROT12, ROT8, ROT7)                                 \
+    __attribute__((target(isa))) static void name(const struct qo_chacha20_key *key,         \
                                                   const uint8_t sample[16], uint8_t mask[5]) \
-    {                                                                                      \
-        const __m128i c0 = _mm_set_epi32((int)C3, (int)C2, (int)C1, (int)C0);              \
-        __m128i a = c0;                                                                    \
-        __m128i b = _mm_loadu_si128((const __m128i *)key->k);                              \
-        __m128i c = _mm_loadu_si128((const __m128i *)(key->k + 4));                        \
-        __m128i d = _mm_loadu_si128((const __m128i *)sample); /* x86: little-endian */     \
-        for (int i = 0; i < 10; i++) {                                                     \
-            ROW_QR(ROT16, ROT12, ROT8, ROT7);                                              \
-            b = _mm_shuffle_epi32(b, _MM_SHUFFLE(0, 3, 2, 1));                             \
-            c = _mm_shuffle_epi32(c, _MM_SHUFFLE(1, 0, 3, 2));                             \
-            d = _mm_shuffle_epi32(d, _MM_SHUFFLE(2, 1, 0, 3));                             \
-            ROW_QR(ROT16, ROT12, ROT8, ROT7);                                              \
-            b = _mm_shuffle_epi32(b, _MM_SHUFFLE(2, 1, 0, 3));                             \
-            c = _mm_shuffle_epi32(c, _MM_SHUFFLE(1, 0, 3, 2));                             \
-            d = _mm_shuffle_epi32(d, _MM_SHUFFLE(0, 3, 2, 1));                             \
-        }                                                                                  \
-        uint64_t w = (uint64_t)_mm_cvtsi128_si64(_mm_add_epi32(a, c0));                    \
-        qo_store_le32(mask, (uint32_t)w);                                                     \
-        mask[4] = (uint8_t)(w >> 32);                                                      \
+    {                                                                                        \
+        const __m128i c0 = _mm_set_epi32((int)C3, (int)C2, (int)C1, (int)C0);                \
+        __m128i a = c0;                                                                      \
+        __m128i b = _mm_loadu_si128((const __m128i *)key->k);                                \
+        __m128i c = _mm_loadu_si128((const __m128i *)(key->k + 4));                          \
+        __m128i d = _mm_loadu_si128((const __m128i *)sample); /* x86: little-endian */       \
+        for (int i = 0; i < 10; i++) {                                                       \
+            ROW_QR(ROT16, ROT12, ROT8, ROT7);                                                \
+            b = _mm_shuffle_epi32(b, _MM_SHUFFLE(0, 3, 2, 1));                               \
+            c = _mm_shuffle_epi32(c, _MM_SHUFFLE(1, 0, 3, 2));                               \
+            d = _mm_shuffle_epi32(d, _MM_SHUFFLE(2, 1, 0, 3));                               \
+            ROW_QR(ROT16, ROT12, ROT8, ROT7);                                                \
+            b = _mm_shuffle_epi32(b, _MM_SHUFFLE(2, 1, 0, 3));                               \
+            c = _mm_shuffle_epi32(c, _MM_SHUFFLE(1, 0, 3, 2));                               \
+            d = _mm_shuffle_epi32(d, _MM_SHUFFLE(0, 3, 2, 1));                               \
+        }                                                                                    \
+        uint64_t w = (uint64_t)_mm_cvtsi128_si64(_mm_add_epi32(a, c0));                      \
+        qo_store_le32(mask, (uint32_t)w);                                                    \
+        mask[4] = (uint8_t)(w >> 32);                                                        \
     }
 
 #define ROT_SHIFT(x, n) _mm_or_si128(_mm_slli_epi32(x, n), _mm_srli_epi32(x, 32 - (n)))
-#define SSSE3_ROT16(x)                                                                     \
+#define SSSE3_ROT16(x) \
     _mm_shuffle_epi8(x, _mm_set_epi8(13, 12, 15, 14, 9, 8, 11, 10, 5, 4, 7, 6, 1, 0, 3, 2))
-#define SSSE3_ROT8(x)                                                                      \
+#define SSSE3_ROT8(x) \
     _mm_shuffle_epi8(x, _mm_set_epi8(14, 13, 12, 15, 10, 9, 8, 11, 6, 5, 4, 7, 2, 1, 0, 3))
 #define SSSE3_ROT12(x) ROT_SHIFT(x, 12)
 #define SSSE3_ROT7(x) ROT_SHIFT(x, 7)
@@ -164,40 +176,40 @@ typedef uint32_t qo_v8 __attribute__((vector_size(32)));
  * transposed through a small array (one scalar store per word and lane,
  * then one vector load per word), which is cheaper than gathers.
  */
-#define DEFINE_MASKS(name, V, LANES, isa)                                               \
-    __attribute__((target(isa))) static void name(                                         \
-        const struct qo_chacha20_key *const keys[], const uint8_t *const samples[],        \
-        uint8_t (*masks)[5], unsigned n)                                                   \
-    {                                                                                      \
-        uint32_t in[12][LANES] __attribute__((aligned(64)));                               \
-        uint32_t w0[LANES] __attribute__((aligned(64)));                                   \
-        uint32_t w1[LANES] __attribute__((aligned(64)));                                   \
-        V x[16];                                                                           \
-                                                                                           \
-        for (unsigned l = 0; l < LANES; l++) {                                             \
-            unsigned s = l < n ? l : 0;                                                    \
-            const uint32_t *k = keys[s]->k;                                                \
-            const uint8_t *p = samples[s];                                                 \
-            for (int j = 0; j < 8; j++)                                                    \
-                in[j][l] = k[j];                                                           \
-            for (int j = 0; j < 4; j++)                                                    \
+#define DEFINE_MASKS(name, V, LANES, isa)                                                     \
+    __attribute__((target(isa))) static void name(const struct qo_chacha20_key *const keys[], \
+                                                  const uint8_t *const samples[],             \
+                                                  uint8_t(*masks)[5], unsigned n)             \
+    {                                                                                         \
+        uint32_t in[12][LANES] __attribute__((aligned(64)));                                  \
+        uint32_t w0[LANES] __attribute__((aligned(64)));                                      \
+        uint32_t w1[LANES] __attribute__((aligned(64)));                                      \
+        V x[16];                                                                              \
+                                                                                              \
+        for (unsigned l = 0; l < LANES; l++) {                                                \
+            unsigned s = l < n ? l : 0;                                                       \
+            const uint32_t *k = keys[s]->k;                                                   \
+            const uint8_t *p = samples[s];                                                    \
+            for (int j = 0; j < 8; j++)                                                       \
+                in[j][l] = k[j];                                                              \
+            for (int j = 0; j < 4; j++)                                                       \
                 in[8 + j][l] = qo_load_le32(p + 4 * j);                                       \
-        }                                                                                  \
-        x[0] = (V){0} + C0;                                                                \
-        x[1] = (V){0} + C1;                                                                \
-        x[2] = (V){0} + C2;                                                                \
-        x[3] = (V){0} + C3;                                                                \
-        for (int j = 0; j < 12; j++)                                                       \
-            memcpy(&x[4 + j], in[j], sizeof(V));                                           \
-        DOUBLE_ROUNDS(x);                                                                  \
-        x[0] += C0;                                                                        \
-        x[1] += C1;                                                                        \
-        memcpy(w0, &x[0], sizeof(V));                                                      \
-        memcpy(w1, &x[1], sizeof(V));                                                      \
-        for (unsigned l = 0; l < n; l++) {                                    \
+        }                                                                                     \
+        x[0] = (V){0} + C0;                                                                   \
+        x[1] = (V){0} + C1;                                                                   \
+        x[2] = (V){0} + C2;                                                                   \
+        x[3] = (V){0} + C3;                                                                   \
+        for (int j = 0; j < 12; j++)                                                          \
+            memcpy(&x[4 + j], in[j], sizeof(V));                                              \
+        DOUBLE_ROUNDS(x);                                                                     \
+        x[0] += C0;                                                                           \
+        x[1] += C1;                                                                           \
+        memcpy(w0, &x[0], sizeof(V));                                                         \
+        memcpy(w1, &x[1], sizeof(V));                                                         \
+        for (unsigned l = 0; l < n; l++) {                                                    \
             qo_store_le32(masks[l], w0[l]);                                                   \
-            masks[l][4] = (uint8_t)w1[l];                                                  \
-        }                                                                                  \
+            masks[l][4] = (uint8_t)w1[l];                                                     \
+        }                                                                                     \
     }
 
 DEFINE_MASKS(masks_x16_avx512, qo_v16, 16, "avx512f")

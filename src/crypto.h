@@ -46,20 +46,19 @@ typedef struct qo_aead_op {
 } qo_aead_op_t;
 
 typedef struct qo_aead_algo {
-    const char *name;       /* "aes-128-gcm", ...: for diagnostics */
-    quicoff_suite_t suite;  /* key length, limits: qo_suites[suite] (suites.h) */
-    size_t ctx_size;        /* bytes of context */
+    const char *name;      /* "aes-128-gcm", ...: for diagnostics */
+    quicoff_suite_t suite; /* key length, limits: qo_suites[suite] (suites.h) */
+    size_t ctx_size;       /* bytes of context */
     /* returns 0 ok, -1 failure (e.g. library refused) */
     int (*setup)(void *ctx, const uint8_t *key);
     void (*dispose)(void *ctx);
     /* data[0..len) encrypted in place; 16-byte tag written at tag. 0 ok. */
-    int (*seal)(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
-                size_t aad_len, uint8_t *data, size_t len, uint8_t *tag);
+    int (*seal)(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad, size_t aad_len,
+                uint8_t *data, size_t len, uint8_t *tag);
     /* data[0..len) decrypted in place if tag verifies. 0 ok, -1 auth failed
      * (data unchanged). scratch: QO_SCRATCH_LEN bytes the backend may use. */
-    int (*open)(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
-                size_t aad_len, uint8_t *data, size_t len, const uint8_t *tag,
-                uint8_t *scratch);
+    int (*open)(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad, size_t aad_len,
+                uint8_t *data, size_t len, const uint8_t *tag, uint8_t *scratch);
     /* Optional, NULL when absent: n packets at once, op i under ops[i].ctx
      * (contexts of this algorithm; may differ or repeat), so a backend can
      * keep several packets in flight.  Same result as n seal()/open() calls
@@ -74,8 +73,8 @@ typedef struct qo_aead_algo {
 } qo_aead_algo_t;
 
 typedef struct qo_hp_algo {
-    const char *name;       /* "aes-128-ecb", "aes-256-ecb", "chacha20" */
-    size_t ctx_size;        /* the key is the suite's key_len bytes (suites.h) */
+    const char *name; /* "aes-128-ecb", "aes-256-ecb", "chacha20" */
+    size_t ctx_size;  /* the key is the suite's key_len bytes (suites.h) */
     int (*setup)(void *ctx, const uint8_t *key);
     void (*dispose)(void *ctx);
     /* RFC 9001 §5.4.3/5.4.4: the 5-byte mask for one 16-byte sample. 0 ok. */
@@ -89,8 +88,8 @@ typedef struct qo_hp_algo {
 } qo_hp_algo_t;
 
 typedef struct qo_backend {
-    const char *name;                           /* "openssl", ... */
-    int (*available)(void);                     /* 1 when usable on this CPU/build */
+    const char *name;       /* "openssl", ... */
+    int (*available)(void); /* 1 when usable on this CPU/build */
     const qo_aead_algo_t *aead[QUICOFF_SUITE_COUNT];
     const qo_hp_algo_t *hp[QUICOFF_SUITE_COUNT];
     /* Optional, NULL when absent (OpenSSL): per-thread state the bursts need

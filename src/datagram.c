@@ -44,7 +44,9 @@ unsigned quicoff_walk_datagrams(struct quicoff_datagram *dgs, unsigned n, unsign
             struct quicoff_result res[GROUP];
             for (unsigned j = 0; j < cnt; j++) {
                 const struct quicoff_datagram *g = &dgs[todo[j]];
-                pkts[j] = (struct quicoff_pkt){.data = g->data, .end = g->len, .cap = g->len,
+                pkts[j] = (struct quicoff_pkt){.data = g->data,
+                                               .end = g->len,
+                                               .cap = g->len,
                                                .offset = next_off[todo[j] - base],
                                                .local_addr = g->local_addr};
             }
@@ -94,7 +96,10 @@ unsigned quicoff_unprotect_datagram(struct quicoff_worker *w, uint8_t *data, uin
                                     const struct quicoff_addr *local_addr,
                                     struct quicoff_result *res, unsigned max_results)
 {
-    struct quicoff_datagram d = {.data = data, .len = len, .local_addr = local_addr, .res = res,
+    struct quicoff_datagram d = {.data = data,
+                                 .len = len,
+                                 .local_addr = local_addr,
+                                 .res = res,
                                  .max_results = max_results > UINT16_MAX ? UINT16_MAX
                                                                          : (uint16_t)max_results};
     quicoff_unprotect_datagrams(w, &d, 1, 0);

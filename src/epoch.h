@@ -25,10 +25,10 @@ struct qo_retire_node {
 };
 
 struct qo_epoch {
-    _Atomic uint64_t global;       /* starts at 1; 0 means "quiescent" */
+    _Atomic uint64_t global; /* starts at 1; 0 means "quiescent" */
     unsigned max_readers;
     _Atomic(_Atomic uint64_t *) *readers; /* announced epochs, NULL = unused slot */
-    struct qo_retire_node *retired; /* writer-owned list (under the table mutex) */
+    struct qo_retire_node *retired;       /* writer-owned list (under the table mutex) */
     uint64_t retired_count;
 };
 

@@ -60,7 +60,7 @@
 
 #define QO_VAES                                                                              \
     __attribute__((target("aes,pclmul,ssse3,sse4.1,avx,avx2,bmi2,avx512f,avx512bw,avx512vl," \
-                           "avx512dq,vaes,vpclmulqdq")))
+                          "avx512dq,vaes,vpclmulqdq")))
 #define QO_VAES_INLINE QO_VAES __attribute__((always_inline)) static inline
 
 /* Blocks of a full GHASH window: one reduction per window. */
@@ -108,7 +108,7 @@ QO_VAES_INLINE __m512i gfpoly(void)
  * kmov from a register) puts a uop on port 5, which VPCLMULQDQ and VPSHUFB
  * already saturate.
  */
-#define TM(r) ((r) >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << ((r) & 63)) - 1)
+#define TM(r) ((r) >= 64 ? ~UINT64_C(0) : (UINT64_C(1) << ((r)&63)) - 1)
 #define TM8(r) TM(r), TM(r + 1), TM(r + 2), TM(r + 3), TM(r + 4), TM(r + 5), TM(r + 6), TM(r + 7)
 static const __mmask64 tail_masks[65] = {TM8(0),  TM8(8),  TM8(16), TM8(24), TM8(32),
                                          TM8(40), TM8(48), TM8(56), TM(64)};
@@ -143,7 +143,8 @@ QO_VAES_INLINE __m512i ctr_build(__m512i nb, uint32_t c)
     const __m512i swap = _mm512_broadcast_i32x4(
         _mm_set_epi8(12, 13, 14, 15, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0));
     __m512i le = _mm512_add_epi32(_mm512_set1_epi32((int)c),
-                                  _mm512_set_epi32(3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0));
+                                  _mm512_set_epi32(3, 0, 0, 0, 2, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0,
+                                                   0));
     le = _mm512_maskz_mov_epi32(0x8888, le);
     return _mm512_or_si512(nb, _mm512_shuffle_epi8(le, swap));
 }
@@ -176,9 +177,9 @@ QO_VAES_INLINE __m128i expand_step(__m128i k, __m128i t)
     return _mm_xor_si128(k, t);
 }
 
-#define EXPAND128(i, rcon)                                                                   \
-    rk[i] = expand_step(rk[(i) - 1],                                                         \
-                        _mm_shuffle_epi32(_mm_aeskeygenassist_si128(rk[(i) - 1], rcon), 0xff))
+#define EXPAND128(i, rcon)         \
+    rk[i] = expand_step(rk[(i)-1], \
+                        _mm_shuffle_epi32(_mm_aeskeygenassist_si128(rk[(i)-1], rcon), 0xff))
 
 QO_VAES static void expand_key128(__m128i rk[11], const uint8_t *key)
 {
@@ -198,13 +199,14 @@ QO_VAES static void expand_key128(__m128i rk[11], const uint8_t *key)
 /* AES-256: even round keys from the previous even one (RotWord/SubWord/
  * rcon of the last odd one), odd ones from the previous odd one (SubWord
  * of the last even one). */
-#define EXPAND256(i, rcon)                                                                   \
-    do {                                                                                     \
-        rk[i] = expand_step(rk[(i) - 2], _mm_shuffle_epi32(                                   \
-                                             _mm_aeskeygenassist_si128(rk[(i) - 1], rcon), 0xff)); \
-        if ((i) + 1 < 15)                                                                    \
-            rk[(i) + 1] = expand_step(                                                       \
-                rk[(i) - 1], _mm_shuffle_epi32(_mm_aeskeygenassist_si128(rk[i], 0), 0xaa));  \
+#define EXPAND256(i, rcon)                                                                        \
+    do {                                                                                          \
+        rk[i] = expand_step(rk[(i)-2],                                                            \
+                            _mm_shuffle_epi32(_mm_aeskeygenassist_si128(rk[(i)-1], rcon), 0xff)); \
+        if ((i) + 1 < 15)                                                                         \
+            rk[(i) + 1] = expand_step(rk[(i)-1],                                                  \
+                                      _mm_shuffle_epi32(_mm_aeskeygenassist_si128(rk[i], 0),      \
+                                                        0xaa));                                   \
     } while (0)
 
 QO_VAES static void expand_key256(__m128i rk[15], const uint8_t *key)
@@ -603,31 +605,29 @@ QO_VAES_INLINE int open_one(void *ctx, int nr, __m512i nb, const uint8_t *aad, s
 /* ------------------------------------------------------------------------ */
 /* Entry points                                                              */
 
-QO_VAES static int gcm128_seal(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN],
-                               const uint8_t *aad, size_t aad_len, uint8_t *data, size_t len,
-                               uint8_t *tag)
+QO_VAES static int gcm128_seal(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
+                               size_t aad_len, uint8_t *data, size_t len, uint8_t *tag)
 {
     return seal_one(ctx, 10, nonce_lanes12(nonce), aad, aad_len, data, len, tag);
 }
 
-QO_VAES static int gcm256_seal(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN],
-                               const uint8_t *aad, size_t aad_len, uint8_t *data, size_t len,
-                               uint8_t *tag)
+QO_VAES static int gcm256_seal(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
+                               size_t aad_len, uint8_t *data, size_t len, uint8_t *tag)
 {
     return seal_one(ctx, 14, nonce_lanes12(nonce), aad, aad_len, data, len, tag);
 }
 
-QO_VAES static int gcm128_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN],
-                               const uint8_t *aad, size_t aad_len, uint8_t *data, size_t len,
-                               const uint8_t *tag, uint8_t *scratch)
+QO_VAES static int gcm128_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
+                               size_t aad_len, uint8_t *data, size_t len, const uint8_t *tag,
+                               uint8_t *scratch)
 {
     (void)scratch;
     return open_one(ctx, 10, nonce_lanes12(nonce), aad, aad_len, data, len, tag);
 }
 
-QO_VAES static int gcm256_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN],
-                               const uint8_t *aad, size_t aad_len, uint8_t *data, size_t len,
-                               const uint8_t *tag, uint8_t *scratch)
+QO_VAES static int gcm256_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
+                               size_t aad_len, uint8_t *data, size_t len, const uint8_t *tag,
+                               uint8_t *scratch)
 {
     (void)scratch;
     return open_one(ctx, 14, nonce_lanes12(nonce), aad, aad_len, data, len, tag);
@@ -653,7 +653,8 @@ QO_VAES_INLINE void open_n(const qo_aead_op_t *ops, unsigned n, int result[], in
         const qo_aead_op_t *o = &ops[i];
         if (i + 1 < n)
             __builtin_prefetch(ops[i + 1].ctx);
-        result[i] = open_one(o->ctx, nr, nonce_lanes16(o->nonce), o->aad, o->aad_len, o->data, o->len, o->tag);
+        result[i] = open_one(o->ctx, nr, nonce_lanes16(o->nonce), o->aad, o->aad_len, o->data,
+                             o->len, o->tag);
     }
 }
 

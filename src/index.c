@@ -130,9 +130,9 @@ struct qo_slot *qo_table_lookup_hashed(const struct quicoff_table *t, uint32_t h
     return NULL;
 }
 
-struct qo_slot *qo_table_lookup(const struct quicoff_table *t, uint8_t level,
-                                const uint8_t *dcid, size_t dcid_len,
-                                const struct quicoff_addr *addr, struct qo_keyset **ks_out)
+struct qo_slot *qo_table_lookup(const struct quicoff_table *t, uint8_t level, const uint8_t *dcid,
+                                size_t dcid_len, const struct quicoff_addr *addr,
+                                struct qo_keyset **ks_out)
 {
     return qo_table_lookup_hashed(t, qo_table_hash(t, level, dcid, dcid_len, addr), level, dcid,
                                   dcid_len, addr, ks_out);
@@ -206,4 +206,3 @@ int qo_index_maybe_rebuild(struct quicoff_table *t)
     qo_epoch_retire(&t->epoch, &old->retire);
     return 0;
 }
-

@@ -12,14 +12,14 @@
 uint32_t qo_table_hash(const struct quicoff_table *t, uint8_t level, const uint8_t *dcid,
                        size_t dcid_len, const struct quicoff_addr *addr);
 /* Data-path lookup of an RX entry; returns the slot or NULL, and its keyset. */
-struct qo_slot *qo_table_lookup(const struct quicoff_table *t, uint8_t level,
-                                const uint8_t *dcid, size_t dcid_len,
-                                const struct quicoff_addr *addr, struct qo_keyset **ks_out);
+struct qo_slot *qo_table_lookup(const struct quicoff_table *t, uint8_t level, const uint8_t *dcid,
+                                size_t dcid_len, const struct quicoff_addr *addr,
+                                struct qo_keyset **ks_out);
 
 /* The same in two steps, so a burst can prefetch every packet's index cell
  * (qo_table_prefetch) before it probes any. */
-struct qo_slot *qo_table_lookup_hashed(const struct quicoff_table *t, uint32_t hash,
-                                       uint8_t level, const uint8_t *dcid, size_t dcid_len,
+struct qo_slot *qo_table_lookup_hashed(const struct quicoff_table *t, uint32_t hash, uint8_t level,
+                                       const uint8_t *dcid, size_t dcid_len,
                                        const struct quicoff_addr *addr, struct qo_keyset **ks_out);
 
 static inline void qo_table_prefetch(const struct quicoff_table *t, uint32_t hash)

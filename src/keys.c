@@ -75,8 +75,8 @@ static int hkdf(int mode, const char *digest, const uint8_t *key, size_t key_len
     *p++ = OSSL_PARAM_construct_int(OSSL_KDF_PARAM_MODE, &mode);
     *p++ = OSSL_PARAM_construct_utf8_string(OSSL_KDF_PARAM_DIGEST, (char *)digest, 0);
     /* An empty DCID is a legal extract input; OpenSSL wants a non-NULL pointer. */
-    *p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY,
-                                             (void *)(key_len ? key : empty), key_len);
+    *p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_KEY, (void *)(key_len ? key : empty),
+                                             key_len);
     if (mode == EVP_KDF_HKDF_MODE_EXTRACT_ONLY)
         *p++ = OSSL_PARAM_construct_octet_string(OSSL_KDF_PARAM_SALT, (void *)salt, salt_len);
     else
@@ -98,8 +98,8 @@ int qo_hkdf_extract_sha256(const uint8_t *salt, size_t salt_len, const uint8_t *
         return -1;
     /* In HKDF-Extract the salt is the HMAC key and the IKM the message
      * (RFC 5869 §2.2); OpenSSL's parameters are named for that role swap. */
-    return hkdf(EVP_KDF_HKDF_MODE_EXTRACT_ONLY, "SHA256", ikm, ikm_len, salt, salt_len, NULL,
-                0, out, 32);
+    return hkdf(EVP_KDF_HKDF_MODE_EXTRACT_ONLY, "SHA256", ikm, ikm_len, salt, salt_len, NULL, 0,
+                out, 32);
 }
 
 int qo_hkdf_expand_label(quicoff_suite_t suite, const uint8_t *secret, size_t secret_len,
@@ -197,10 +197,10 @@ quicoff_status_t quicoff_derive_initial_secrets(const uint8_t *dcid, size_t dcid
 
     /* Initial secrets always use SHA-256 (the AES-128-GCM suite's hash). */
     if (qo_hkdf_extract_sha256(l->salt, 20, dcid, dcid_len, initial_secret) != 0 ||
-        qo_hkdf_expand_label(QUICOFF_AES_128_GCM, initial_secret, 32, "client in",
-                             client_secret, 32) != 0 ||
-        qo_hkdf_expand_label(QUICOFF_AES_128_GCM, initial_secret, 32, "server in",
-                             server_secret, 32) != 0) {
+        qo_hkdf_expand_label(QUICOFF_AES_128_GCM, initial_secret, 32, "client in", client_secret,
+                             32) != 0 ||
+        qo_hkdf_expand_label(QUICOFF_AES_128_GCM, initial_secret, 32, "server in", server_secret,
+                             32) != 0) {
         qo_secure_zero(client_secret, 32);
         qo_secure_zero(server_secret, 32);
         st = QUICOFF_BACKEND_UNAVAILABLE;

@@ -161,8 +161,7 @@ static quicoff_status_t keyset_set_hp(struct qo_keyset *ks, const uint8_t *hp_ke
 {
     memcpy(ks->hp_key, hp_key, qo_suites[ks->suite].key_len);
     ks->hp_ctx = ks->ctx_mem + 2 * qo_round_up(ks->aead->ctx_size);
-    return ks->hp->setup(ks->hp_ctx, ks->hp_key) == 0 ? QUICOFF_OK
-                                                       : QUICOFF_BACKEND_UNAVAILABLE;
+    return ks->hp->setup(ks->hp_ctx, ks->hp_key) == 0 ? QUICOFF_OK : QUICOFF_BACKEND_UNAVAILABLE;
 }
 
 /* A copy of ks with fresh contexts (contexts are never shared between
@@ -177,9 +176,8 @@ struct qo_keyset *qo_keyset_clone(const struct quicoff_table *t, const struct qo
            hdr - sizeof(old->retire));
     ks->retire.release = release_keyset;
     for (int p = 0; p < 2; p++)
-        if (old->phase[p].present &&
-            qo_keyset_install(ks, old->phase[p].gen, old->phase[p].key, old->phase[p].iv) !=
-                QUICOFF_OK)
+        if (old->phase[p].present && qo_keyset_install(ks, old->phase[p].gen, old->phase[p].key,
+                                                       old->phase[p].iv) != QUICOFF_OK)
             goto fail;
     if (keyset_set_hp(ks, old->hp_key) != QUICOFF_OK)
         goto fail;
@@ -313,4 +311,3 @@ quicoff_status_t qo_keyset_build(struct quicoff_table *t, const struct quicoff_c
     *out = ks;
     return QUICOFF_OK;
 }
-

@@ -7,13 +7,13 @@
 
 struct qo_header {
     uint8_t is_long;
-    uint8_t level;     /* quicoff_level_t */
+    uint8_t level; /* quicoff_level_t */
     uint8_t dcid_len;
     uint8_t fixed_bit_clear; /* 0x40 of the first byte is 0: greased (RFC 9287) or garbage */
-    uint32_t version;  /* long headers */
+    uint32_t version;        /* long headers */
     uint32_t dcid_off;
     uint32_t pn_off;
-    uint32_t end;      /* one past the packet: pn_off + Length, or the buffer end */
+    uint32_t end; /* one past the packet: pn_off + Length, or the buffer end */
 };
 
 /* Parses the header starting at off in buf[0..len). short_dcid_len: DCID

@@ -81,7 +81,7 @@ struct tally {
 static inline struct qo_slot *state_of(struct qo_slot *c, const struct qo_keyset *ks)
 {
     return c && atomic_load_explicit(&c->state_gen, memory_order_acquire) == ks->state_gen ? c
-                                                                                          : NULL;
+                                                                                           : NULL;
 }
 
 /* Counts a failed outcome in the worker (and connection, if known). */
@@ -247,8 +247,8 @@ static qo_aead_op_t *aead_queue(struct aead_batch *b, const qo_aead_algo_t *algo
 }
 
 /* n operations of one algorithm: one burst call, or one call each. */
-static void aead_run_group(const qo_aead_algo_t *a, bool seal, const qo_aead_op_t *op,
-                           unsigned n, int *result, uint8_t *scratch, void *wstate)
+static void aead_run_group(const qo_aead_algo_t *a, bool seal, const qo_aead_op_t *op, unsigned n,
+                           int *result, uint8_t *scratch, void *wstate)
 {
     if (seal && a->seal_burst) {
         a->seal_burst(wstate, op, n, result);
@@ -446,8 +446,8 @@ QO_STAGE void rx_queue_open(struct quicoff_pkt *p, const struct quicoff_result *
 
 /* Stage 6: the packet's outcome after the open: key phase change, largest
  * PN, counters, status. */
-QO_STAGE void rx_outcome(struct quicoff_worker *w, struct quicoff_pkt *p,
-                         struct quicoff_result *r, struct rx_state *s, struct tally *ok)
+QO_STAGE void rx_outcome(struct quicoff_worker *w, struct quicoff_pkt *p, struct quicoff_result *r,
+                         struct rx_state *s, struct tally *ok)
 {
     if (s->st != QUICOFF_OK) {
         r->status = s->st;
@@ -567,8 +567,8 @@ struct tx_state {
     struct qo_keyset *ks;
     const struct qo_keyslot *slot;
     quicoff_status_t st;
-    bool next;      /* this packet starts a key update */
-    uint64_t used;  /* packets already protected with this key */
+    bool next;     /* this packet starts a key update */
+    uint64_t used; /* packets already protected with this key */
     uint8_t mask[5];
 };
 
@@ -586,7 +586,8 @@ QO_STAGE void tx_resolve(const struct quicoff_table *t, struct quicoff_pkt *p,
         struct qo_slot *c = &t->slots[slot_index];
         struct qo_keyset *ks = atomic_load_explicit(&c->ks, memory_order_acquire);
         if (ks && ks->direction == QUICOFF_DIR_TX &&
-            atomic_load_explicit(&c->handle_gen, memory_order_relaxed) == (uint32_t)(p->conn >> 32)) {
+            atomic_load_explicit(&c->handle_gen, memory_order_relaxed) ==
+                (uint32_t)(p->conn >> 32)) {
             s->c = c;
             s->ks = ks;
             __builtin_prefetch(ks);
@@ -687,8 +688,8 @@ QO_STAGE void tx_aead_op(const struct quicoff_pkt *p, const struct quicoff_resul
 
 /* Stage 3: header protection (mask from the ciphertext sample, computed for
  * the whole chunk before), then the outcome. */
-QO_STAGE void tx_finish(struct quicoff_worker *w, struct quicoff_pkt *p,
-                        struct quicoff_result *r, struct tx_state *s, struct tally *ok)
+QO_STAGE void tx_finish(struct quicoff_worker *w, struct quicoff_pkt *p, struct quicoff_result *r,
+                        struct tx_state *s, struct tally *ok)
 {
     if (s->st != QUICOFF_OK) {
         r->status = s->st;

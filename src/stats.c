@@ -83,4 +83,3 @@ void quicoff_table_stats(struct quicoff_table *t, struct quicoff_table_stats *ou
     out->retired_pending = t->epoch.retired_count;
     pthread_mutex_unlock(&t->lock);
 }
-

@@ -11,16 +11,24 @@
  * ChaCha20-Poly1305 has no confidentiality limit: 2^62 is the whole
  * packet-number space. */
 const struct qo_suite qo_suites[QUICOFF_SUITE_COUNT] = {
-    [QUICOFF_AES_128_GCM] = {.name = "aes-128-gcm", .key_len = 16, .secret_len = 32,
+    [QUICOFF_AES_128_GCM] = {.name = "aes-128-gcm",
+                             .key_len = 16,
+                             .secret_len = 32,
                              .confidentiality_limit = UINT64_C(1) << 23,
                              .integrity_limit = UINT64_C(1) << 52},
-    [QUICOFF_AES_256_GCM] = {.name = "aes-256-gcm", .key_len = 32, .secret_len = 48,
+    [QUICOFF_AES_256_GCM] = {.name = "aes-256-gcm",
+                             .key_len = 32,
+                             .secret_len = 48,
                              .confidentiality_limit = UINT64_C(1) << 23,
                              .integrity_limit = UINT64_C(1) << 52},
-    [QUICOFF_AES_128_CCM] = {.name = "aes-128-ccm", .key_len = 16, .secret_len = 32,
+    [QUICOFF_AES_128_CCM] = {.name = "aes-128-ccm",
+                             .key_len = 16,
+                             .secret_len = 32,
                              .confidentiality_limit = UINT64_C(2965820),
                              .integrity_limit = UINT64_C(2965820)},
-    [QUICOFF_CHACHA20_POLY1305] = {.name = "chacha20-poly1305", .key_len = 32, .secret_len = 32,
+    [QUICOFF_CHACHA20_POLY1305] = {.name = "chacha20-poly1305",
+                                   .key_len = 32,
+                                   .secret_len = 32,
                                    .confidentiality_limit = UINT64_C(1) << 62,
                                    .integrity_limit = UINT64_C(1) << 36},
 };

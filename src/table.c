@@ -276,9 +276,9 @@ quicoff_status_t quicoff_conn_update(struct quicoff_table *t, quicoff_conn_t h,
         goto unlock;
     }
     /* What lives in the keyset (immutable once published) needs a new copy. */
-    bool new_keys = u->what & (QUICOFF_UPDATE_KEYS | QUICOFF_UPDATE_DROP_OLD |
-                               QUICOFF_UPDATE_FAIL_ACTION | QUICOFF_UPDATE_THRESHOLD |
-                               QUICOFF_UPDATE_USER);
+    bool new_keys = u->what &
+                    (QUICOFF_UPDATE_KEYS | QUICOFF_UPDATE_DROP_OLD | QUICOFF_UPDATE_FAIL_ACTION |
+                     QUICOFF_UPDATE_THRESHOLD | QUICOFF_UPDATE_USER);
     struct qo_keyset *ks = old;
     if (new_keys) {
         ks = qo_keyset_clone(t, old);
@@ -296,7 +296,7 @@ quicoff_status_t quicoff_conn_update(struct quicoff_table *t, quicoff_conn_t h,
                 goto unlock;
             }
             st = qo_keys_from((quicoff_suite_t)ks->suite, ks->version, &u->keys, u->secret,
-                           u->secret_len, &k);
+                              u->secret_len, &k);
             if (st == QUICOFF_OK)
                 st = qo_keyset_install(ks, u->key_generation, k.key, k.iv);
             if (st == QUICOFF_OK)
@@ -345,7 +345,8 @@ quicoff_status_t quicoff_conn_update(struct quicoff_table *t, quicoff_conn_t h,
     }
     if (u->what & QUICOFF_UPDATE_LARGEST_PN) {
         atomic_store_explicit(&c->largest_pn, u->largest_pn, memory_order_relaxed);
-        atomic_store_explicit(&c->gen_first_pn, u->largest_pn == UINT64_MAX ? 0 : u->largest_pn + 1,
+        atomic_store_explicit(&c->gen_first_pn,
+                              u->largest_pn == UINT64_MAX ? 0 : u->largest_pn + 1,
                               memory_order_relaxed);
     }
     if (ks != old) {
@@ -417,4 +418,3 @@ size_t quicoff_table_reclaim(struct quicoff_table *t)
     pthread_mutex_unlock(&t->lock);
     return n;
 }
-

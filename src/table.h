@@ -31,11 +31,11 @@
 #define QO_SLOT_TOMBSTONE 0xffffffffu
 
 struct qo_keyslot {
-    uint32_t gen;     /* key generation; phase bit = gen & 1 */
+    uint32_t gen; /* key generation; phase bit = gen & 1 */
     uint8_t present;
     uint8_t iv[QUICOFF_IV_LEN];
     uint8_t key[QUICOFF_MAX_KEY_LEN]; /* kept to rebuild contexts on update */
-    void *aead_ctx;   /* points into the keyset's ctx_mem */
+    void *aead_ctx;                   /* points into the keyset's ctx_mem */
 };
 
 struct qo_keyset {
@@ -64,10 +64,10 @@ struct qo_keyset {
      * cloned keyset shares its keys' IDs with the original; `owner` says
      * which keyset reports the key to the retire hook when released. */
     struct qo_keymeta {
-        uint64_t id;   /* 0 = none */
-        void *user;    /* what the install hook returned */
+        uint64_t id; /* 0 = none */
+        void *user;  /* what the install hook returned */
         uint32_t gen;
-        uint8_t owner; /* this keyset retires the key when it is released */
+        uint8_t owner;  /* this keyset retires the key when it is released */
         uint8_t hooked; /* the install hook accepted it */
     } meta[2];
     _Alignas(QO_CACHE_LINE) uint8_t ctx_mem[];
@@ -82,29 +82,28 @@ struct qo_slot {
      * burst cannot start the new entry with the old one's PN or counters. */
     _Atomic uint32_t state_gen;
     uint32_t index;
-    struct qo_retire_node retire;   /* slot reuse waits for the grace period */
+    struct qo_retire_node retire; /* slot reuse waits for the grace period */
     /* data-plane state: one writer (the worker serving the connection) */
-    _Atomic uint64_t largest_pn;    /* UINT64_MAX = none */
-    _Atomic uint64_t gen_first_pn;  /* first PN seen in the current generation */
+    _Atomic uint64_t largest_pn;   /* UINT64_MAX = none */
+    _Atomic uint64_t gen_first_pn; /* first PN seen in the current generation */
     _Atomic uint32_t cur_gen;
-    _Atomic uint64_t packets, bytes, auth_failures, malformed, key_phase_unavailable,
-        key_updates;
+    _Atomic uint64_t packets, bytes, auth_failures, malformed, key_phase_unavailable, key_updates;
     _Atomic uint64_t key_packets[2]; /* per phase slot: packets with that key */
 } __attribute__((aligned(QO_CACHE_LINE)));
 
 struct qo_index {
     struct qo_retire_node retire;
     uint64_t mask;
-    uint64_t used;       /* live + tombstones (writer only) */
+    uint64_t used; /* live + tombstones (writer only) */
     _Atomic uint64_t cells[];
 };
 
 /* Per-worker counters, each written by its worker only. Only _Atomic
  * uint64_t members: counters_fold() walks them as an array. */
 struct qo_counters {
-    _Atomic uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes, auth_failures,
-        unknown_connection, malformed, key_phase_unavailable, usage_limit_reached,
-        key_exhausted, unsupported, key_updates;
+    _Atomic uint64_t rx_packets, rx_bytes, tx_packets, tx_bytes, auth_failures, unknown_connection,
+        malformed, key_phase_unavailable, usage_limit_reached, key_exhausted, unsupported,
+        key_updates;
 };
 
 struct quicoff_worker {
@@ -139,13 +138,13 @@ struct quicoff_table {
     uint64_t live;
     struct quicoff_worker **workers;
     uint16_t max_workers;
-    struct qo_counters departed; /* counters of destroyed workers */
+    struct qo_counters departed;    /* counters of destroyed workers */
     struct quicoff_key_hooks hooks; /* split API: per-key caller state */
     _Atomic uint64_t next_key_id;   /* key IDs: never reused */
 };
 
 /* Counter increment with one writer: plain load + store, no locked instruction. */
-#define QO_ADD(field, n)                                                                    \
+#define QO_ADD(field, n)                                                                        \
     atomic_store_explicit(&(field), atomic_load_explicit(&(field), memory_order_relaxed) + (n), \
                           memory_order_relaxed)
 #define QO_GET(field) atomic_load_explicit(&(field), memory_order_relaxed)
@@ -187,8 +186,7 @@ static inline size_t qo_round_up(size_t n)
 
 static inline quicoff_conn_t qo_handle(const struct qo_slot *c)
 {
-    return ((uint64_t)atomic_load_explicit(&c->handle_gen, memory_order_relaxed) << 32) |
-           c->index;
+    return ((uint64_t)atomic_load_explicit(&c->handle_gen, memory_order_relaxed) << 32) | c->index;
 }
 
 #endif

@@ -65,4 +65,3 @@ void quicoff_worker_destroy(struct quicoff_worker *w)
     free(w->scratch);
     free(w);
 }
-

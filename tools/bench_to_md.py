@@ -13,6 +13,7 @@ header-protection mask cost per suite.  With --threads runs, one table per
 "scaling" is aggregate Mpps / the 1-thread Mpps of the same run.
 Standard library only.
 """
+
 import argparse
 import json
 import sys
@@ -27,8 +28,10 @@ def load(path):
 
 def index(records):
     """(path, suite, label, (connections, threads), op) -> record."""
-    return {(r["path"], r["suite"], r["label"], (r["connections"], r.get("threads", 1)), r["op"]): r
-            for r in records}
+    return {
+        (r["path"], r["suite"], r["label"], (r["connections"], r.get("threads", 1)), r["op"]): r
+        for r in records
+    }
 
 
 def fmt(x, nd=1):
@@ -48,17 +51,27 @@ def tables(meta, records, out):
     for conns, keys in by_conns.items():
         n, thr = conns
         multi = thr > 1
-        out.write(f"\n**{n} connection{'s' if n != 1 else ''}"
-                  + (f", {thr} threads" if multi else "") + "** "
-                  + ("(ns per packet per core: median, min in parentheses; Mpps and Gbit/s "
-                     "aggregate)\n\n" if multi else
-                     "(ns per packet: median, min in parentheses)\n\n"))
-        out.write("| suite | size | packet B | protect ns | EVP seal ns | ratio | "
-                  "unprotect ns | EVP open ns | ratio | Mpps prot/unprot | Gbit/s prot/unprot |"
-                  + (" scaling prot/unprot |\n" if multi else "\n"))
-        out.write("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
-                  + ("---:|\n" if multi else "\n"))
-        for (_, suite, label) in keys:
+        out.write(
+            f"\n**{n} connection{'s' if n != 1 else ''}"
+            + (f", {thr} threads" if multi else "")
+            + "** "
+            + (
+                "(ns per packet per core: median, min in parentheses; Mpps and Gbit/s "
+                "aggregate)\n\n"
+                if multi
+                else "(ns per packet: median, min in parentheses)\n\n"
+            )
+        )
+        out.write(
+            "| suite | size | packet B | protect ns | EVP seal ns | ratio | "
+            "unprotect ns | EVP open ns | ratio | Mpps prot/unprot | Gbit/s prot/unprot |"
+            + (" scaling prot/unprot |\n" if multi else "\n")
+        )
+        out.write(
+            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"
+            + ("---:|\n" if multi else "\n")
+        )
+        for _, suite, label in keys:
             cells = []
             first = rows[(conns, suite, label)]
             for op in ("protect", "unprotect"):
@@ -72,23 +85,31 @@ def tables(meta, records, out):
             cells.append(f"{fmt(p['mpps'] if p else None, 2)} / {fmt(u['mpps'] if u else None, 2)}")
             cells.append(f"{fmt(p['gbps'] if p else None, 2)} / {fmt(u['gbps'] if u else None, 2)}")
             if multi:
-                cells.append(f"{fmt(p.get('scaling') if p else None, 2)} / "
-                             f"{fmt(u.get('scaling') if u else None, 2)}")
-            out.write(f"| {suite} | {label} | {first['packet_len']} | " + " | ".join(cells) + " |\n")
+                cells.append(
+                    f"{fmt(p.get('scaling') if p else None, 2)} / "
+                    f"{fmt(u.get('scaling') if u else None, 2)}"
+                )
+            out.write(
+                f"| {suite} | {label} | {first['packet_len']} | " + " | ".join(cells) + " |\n"
+            )
 
     hp = [r for r in records if r["path"] == "openssl-hp"]
     if hp:
         out.write("\n**Header-protection mask, bare OpenSSL (one context)**\n\n")
-        out.write("| suite | cipher | ns (protect run) | ns (unprotect run) |\n|---|---|---:|---:|\n")
+        out.write(
+            "| suite | cipher | ns (protect run) | ns (unprotect run) |\n|---|---|---:|---:|\n"
+        )
         seen = OrderedDict()
         for r in hp:
             seen.setdefault(r["suite"], {})[r["op"]] = r
         for suite, ops in seen.items():
             p, u = ops.get("protect"), ops.get("unprotect")
             cipher = (p or u).get("hp_cipher", "")
-            out.write(f"| {suite} | {cipher} | "
-                      f"{fmt(p['ns_median']) + ' (' + fmt(p['ns_min']) + ')' if p else '-'} | "
-                      f"{fmt(u['ns_median']) + ' (' + fmt(u['ns_min']) + ')' if u else '-'} |\n")
+            out.write(
+                f"| {suite} | {cipher} | "
+                f"{fmt(p['ns_median']) + ' (' + fmt(p['ns_min']) + ')' if p else '-'} | "
+                f"{fmt(u['ns_median']) + ' (' + fmt(u['ns_min']) + ')' if u else '-'} |\n"
+            )
 
 
 def compare(a_records, b_records, out):
@@ -100,8 +121,10 @@ def compare(a_records, b_records, out):
         if not rb or not ra["ns_median"]:
             continue
         d = 100.0 * (rb["ns_median"] - ra["ns_median"]) / ra["ns_median"]
-        out.write(f"| {key[0]} | {key[1]} | {key[2]} | {key[3][0]} | {key[3][1]} | {key[4]} | "
-                  f"{ra['ns_median']:.1f} | {rb['ns_median']:.1f} | {d:+.1f}% |\n")
+        out.write(
+            f"| {key[0]} | {key[1]} | {key[2]} | {key[3][0]} | {key[3][1]} | {key[4]} | "
+            f"{ra['ns_median']:.1f} | {rb['ns_median']:.1f} | {d:+.1f}% |\n"
+        )
 
 
 def main():
@@ -112,9 +135,11 @@ def main():
     meta, records = load(args.json)
     out = sys.stdout
     if meta:
-        out.write(f"CPU: {meta.get('cpu')}; {meta.get('openssl')}; "
-                  f"{meta.get('repeats')} repeats x {meta.get('min_ms_per_repeat')} ms; "
-                  f"burst {meta.get('burst')}; pinned CPU {meta.get('pinned_cpu')}\n")
+        out.write(
+            f"CPU: {meta.get('cpu')}; {meta.get('openssl')}; "
+            f"{meta.get('repeats')} repeats x {meta.get('min_ms_per_repeat')} ms; "
+            f"burst {meta.get('burst')}; pinned CPU {meta.get('pinned_cpu')}\n"
+        )
     if args.compare:
         _, other = load(args.compare)
         compare(records, other, out)

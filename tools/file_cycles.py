@@ -39,10 +39,14 @@ def source_name(obj):
 
 def symbols(obj):
     """(functions and objects defined, symbols needed) of one object file."""
-    out = subprocess.run(["nm", "--defined-only", "-g", obj], capture_output=True, text=True,
-                         check=True).stdout
-    defined = {f[2] for f in (line.split() for line in out.splitlines())
-               if len(f) == 3 and f[1] in "TWDBRCVG"}
+    out = subprocess.run(
+        ["nm", "--defined-only", "-g", obj], capture_output=True, text=True, check=True
+    ).stdout
+    defined = {
+        f[2]
+        for f in (line.split() for line in out.splitlines())
+        if len(f) == 3 and f[1] in "TWDBRCVG"
+    }
     out = subprocess.run(["nm", "-u", obj], capture_output=True, text=True, check=True).stdout
     needed = {line.split()[-1] for line in out.splitlines() if line.strip()}
     return defined, needed

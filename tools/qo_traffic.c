@@ -67,7 +67,11 @@
 #define LAT_BUCKETS (LAT_SUB * 41)
 
 static volatile sig_atomic_t g_stop;
-static void on_signal(int sig) { (void)sig; g_stop = 1; }
+static void on_signal(int sig)
+{
+    (void)sig;
+    g_stop = 1;
+}
 
 static uint8_t pattern[2 * PATTERN_LEN];
 
@@ -126,24 +130,24 @@ static void die(const char *what)
 
 struct flow {
     uint32_t id;
-    uint32_t rx_conn;            /* connection index in frames to the host */
-    uint8_t tmpl[512];           /* host frame up to the payload */
+    uint32_t rx_conn;  /* connection index in frames to the host */
+    uint8_t tmpl[512]; /* host frame up to the payload */
     unsigned tmpl_len;
     int full_pn_off, full_pn_size;
     int trunc_pn_off, trunc_pn_len;
-    int quic_off;                /* first byte of the QUIC header */
+    int quic_off;                    /* first byte of the QUIC header */
     int len_off, len_size, len_base; /* optional length field: payload_len + base */
     uint64_t pn_start;
-    int64_t ku_pn;               /* from this pn on, flip the key phase bit (-1 none) */
+    int64_t ku_pn; /* from this pn on, flip the key phase bit (-1 none) */
     unsigned dcid_len;
     unsigned weight;
     /* sender */
     uint64_t pn_next, sent;
     /* receiver */
     uint64_t received, dups, bytes, mism;
-    uint64_t *bitmap;            /* bit (pn - pn_start) */
+    uint64_t *bitmap; /* bit (pn - pn_start) */
     size_t bitmap_words;
-    uint64_t pn_lo, pn_hi;       /* lowest, highest PN received (valid if received) */
+    uint64_t pn_lo, pn_hi; /* lowest, highest PN received (valid if received) */
 };
 
 static struct flow flows[MAX_FLOWS];
@@ -151,9 +155,12 @@ static unsigned nflows;
 
 static int hexval(int c)
 {
-    if (c >= '0' && c <= '9') return c - '0';
-    if (c >= 'a' && c <= 'f') return c - 'a' + 10;
-    if (c >= 'A' && c <= 'F') return c - 'A' + 10;
+    if (c >= '0' && c <= '9')
+        return c - '0';
+    if (c >= 'a' && c <= 'f')
+        return c - 'a' + 10;
+    if (c >= 'A' && c <= 'F')
+        return c - 'A' + 10;
     return -1;
 }
 
@@ -177,11 +184,10 @@ static void load_flows(const char *path)
         memset(fl, 0, sizeof *fl);
         long long ku;
         unsigned long long pn_start;
-        int n = sscanf(line, "F %u %u %1099s %d %d %d %d %d %u %d %d %d %llu %lld %u",
-                       &fl->id, &fl->rx_conn, hex, &fl->full_pn_off, &fl->full_pn_size,
-                       &fl->trunc_pn_off, &fl->trunc_pn_len, &fl->quic_off, &fl->dcid_len,
-                       &fl->len_off, &fl->len_size, &fl->len_base, &pn_start, &ku,
-                       &fl->weight);
+        int n = sscanf(line, "F %u %u %1099s %d %d %d %d %d %u %d %d %d %llu %lld %u", &fl->id,
+                       &fl->rx_conn, hex, &fl->full_pn_off, &fl->full_pn_size, &fl->trunc_pn_off,
+                       &fl->trunc_pn_len, &fl->quic_off, &fl->dcid_len, &fl->len_off,
+                       &fl->len_size, &fl->len_base, &pn_start, &ku, &fl->weight);
         if (n != 15) {
             fprintf(stderr, "qo_traffic: bad flow line: %s", line);
             exit(2);
@@ -231,7 +237,8 @@ static int packet_socket(const char *ifname, uint16_t proto, int *ifindex)
         fprintf(stderr, "qo_traffic: no interface %s\n", ifname);
         exit(2);
     }
-    struct sockaddr_ll sll = {.sll_family = AF_PACKET, .sll_protocol = htons(proto),
+    struct sockaddr_ll sll = {.sll_family = AF_PACKET,
+                              .sll_protocol = htons(proto),
                               .sll_ifindex = (int)idx};
     if (bind(fd, (struct sockaddr *)&sll, sizeof sll) < 0)
         die("bind");
@@ -257,8 +264,10 @@ static int cmd_send(const char *ifname, double rate, double duration, uint64_t c
 {
     if (size < PAYLOAD_HDR)
         size = PAYLOAD_HDR;
-    if (batch < 1) batch = 1;
-    if (batch > MAX_BATCH) batch = MAX_BATCH;
+    if (batch < 1)
+        batch = 1;
+    if (batch > MAX_BATCH)
+        batch = MAX_BATCH;
     int ifindex;
     int fd = packet_socket(ifname, 0 /* send only */, &ifindex);
     static uint8_t bufs[MAX_BATCH][MAX_FRAME];
@@ -321,8 +330,10 @@ static int cmd_send(const char *ifname, double rate, double duration, uint64_t c
             iov[k].iov_base = b;
             iov[k].iov_len = fl->tmpl_len + size;
             memcpy(dst.sll_addr, b, 6);
-            msgs[k].msg_hdr = (struct msghdr){.msg_name = &dst, .msg_namelen = sizeof dst,
-                                              .msg_iov = &iov[k], .msg_iovlen = 1};
+            msgs[k].msg_hdr = (struct msghdr){.msg_name = &dst,
+                                              .msg_namelen = sizeof dst,
+                                              .msg_iov = &iov[k],
+                                              .msg_iovlen = 1};
             fl->sent++;
         }
         unsigned done = 0;
@@ -348,7 +359,8 @@ static int cmd_send(const char *ifname, double rate, double duration, uint64_t c
            ", \"flows\": {",
            total, size, rate, t0, last_ns, errors);
     for (unsigned i = 0; i < nflows; i++)
-        printf("%s\"%u\": {\"sent\": %" PRIu64 ", \"pn_first\": %" PRIu64 ", \"pn_next\": %" PRIu64 "}",
+        printf("%s\"%u\": {\"sent\": %" PRIu64 ", \"pn_first\": %" PRIu64 ", \"pn_next\": %" PRIu64
+               "}",
                i ? ", " : "", flows[i].id, flows[i].sent, flows[i].pn_start, flows[i].pn_next);
     printf("}}\n");
     close(fd);
@@ -471,8 +483,10 @@ static uint64_t lat_percentile(uint64_t n, double q)
 static int cmd_recv(const char *ifname, const struct rxfmt *fmt, double duration, double idle,
                     uint64_t expect, unsigned batch)
 {
-    if (batch < 1) batch = 1;
-    if (batch > MAX_BATCH) batch = MAX_BATCH;
+    if (batch < 1)
+        batch = 1;
+    if (batch > MAX_BATCH)
+        batch = MAX_BATCH;
     int fd = packet_socket(ifname, (uint16_t)fmt->ethertype, NULL);
     static uint8_t bufs[MAX_BATCH][MAX_FRAME];
     struct mmsghdr msgs[MAX_BATCH];
@@ -525,7 +539,8 @@ static int cmd_recv(const char *ifname, const struct rxfmt *fmt, double duration
                 continue;
             }
             if ((int)len < fmt->quic_off + 1) {
-                bad_len++; mism++;
+                bad_len++;
+                mism++;
                 continue;
             }
             uint32_t conn = (uint32_t)get_be(b + fmt->conn_off, (unsigned)fmt->conn_size);
@@ -560,18 +575,21 @@ static int cmd_recv(const char *ifname, const struct rxfmt *fmt, double duration
                     bad = true;
                 } else {
                     uint64_t ts = get_be(p + 16, 8);
-                    if (ts > t || (t0 > UINT64_C(3600000000000) && ts < t0 - UINT64_C(3600000000000))) {
+                    if (ts > t ||
+                        (t0 > UINT64_C(3600000000000) && ts < t0 - UINT64_C(3600000000000))) {
                         bad_meta++;
                         bad = true;
                     } else {
                         uint64_t lat = t - ts;
                         lat_n++;
                         lat_sum += (double)lat;
-                        if (lat > lat_max) lat_max = lat;
+                        if (lat > lat_max)
+                            lat_max = lat;
                         lat_hist[lat_bucket(lat)]++;
                         if (prev_lat >= 0) {
                             double d = (double)((int64_t)lat - prev_lat);
-                            if (d < 0) d = -d;
+                            if (d < 0)
+                                d = -d;
                             jitter += (d - jitter) / 16.0; /* RFC 3550 §6.4.1 */
                         }
                         prev_lat = (int64_t)lat;
@@ -610,12 +628,13 @@ static int cmd_recv(const char *ifname, const struct rxfmt *fmt, double duration
            ", \"mean\": %.0f, \"p50\": %" PRIu64 ", \"p99\": %" PRIu64 ", \"max\": %" PRIu64
            "}, \"jitter_ns\": %.0f, \"flows\": {",
            frames, checked, unique, dups, mism, bad_magic, bad_meta, bad_fill, bad_len, unknown,
-           other, bytes, first_ns, last_ns, first_mism, lat_n, lat_n ? lat_sum / (double)lat_n : 0.0,
-           lat_percentile(lat_n, 0.50), lat_percentile(lat_n, 0.99), lat_max, jitter);
+           other, bytes, first_ns, last_ns, first_mism, lat_n,
+           lat_n ? lat_sum / (double)lat_n : 0.0, lat_percentile(lat_n, 0.50),
+           lat_percentile(lat_n, 0.99), lat_max, jitter);
     for (unsigned i = 0; i < nflows; i++)
-        printf("%s\"%u\": {\"received\": %" PRIu64 ", \"dups\": %" PRIu64 ", \"mismatches\": %" PRIu64
-               ", \"bytes\": %" PRIu64 ", \"pn_lowest\": %" PRId64 ", \"pn_highest\": %" PRId64
-               ", \"max_gap\": %" PRIu64 "}",
+        printf("%s\"%u\": {\"received\": %" PRIu64 ", \"dups\": %" PRIu64
+               ", \"mismatches\": %" PRIu64 ", \"bytes\": %" PRIu64 ", \"pn_lowest\": %" PRId64
+               ", \"pn_highest\": %" PRId64 ", \"max_gap\": %" PRIu64 "}",
                i ? ", " : "", flows[i].id, flows[i].received, flows[i].dups, flows[i].mism,
                flows[i].bytes, flows[i].received ? (int64_t)flows[i].pn_lo : -1,
                flows[i].received ? (int64_t)flows[i].pn_hi : -1, max_gap(&flows[i]));
@@ -717,9 +736,10 @@ static void write_stats(const char *path, const struct bstats *s, bool final)
         return;
     fprintf(f,
             "{\"mode\": \"bridge\", \"final\": %s, \"forwarded_ab\": %" PRIu64
-            ", \"forwarded_ba\": %" PRIu64 ", \"eligible_ab\": %" PRIu64 ", \"eligible_ba\": %" PRIu64
-            ", \"tampered_ab\": %" PRIu64 ", \"tampered_ba\": %" PRIu64 ", \"tampered\": %" PRIu64
-            ", \"errors\": %" PRIu64 "}\n",
+            ", \"forwarded_ba\": %" PRIu64 ", \"eligible_ab\": %" PRIu64
+            ", \"eligible_ba\": %" PRIu64 ", \"tampered_ab\": %" PRIu64
+            ", \"tampered_ba\": %" PRIu64 ", \"tampered\": %" PRIu64 ", \"errors\": %" PRIu64
+            "}\n",
             final ? "true" : "false", s->fwd[0], s->fwd[1], s->eligible[0], s->eligible[1],
             s->tampered[0], s->tampered[1], s->tampered[0] + s->tampered[1], s->errors);
     fclose(f);
@@ -729,8 +749,10 @@ static void write_stats(const char *path, const struct bstats *s, bool final)
 static int cmd_bridge(const char *ifa, const char *ifb, unsigned every, uint64_t max,
                       const char *dir, const char *stats, double duration, unsigned batch)
 {
-    if (batch < 1) batch = 1;
-    if (batch > MAX_BATCH) batch = MAX_BATCH;
+    if (batch < 1)
+        batch = 1;
+    if (batch > MAX_BATCH)
+        batch = MAX_BATCH;
     int idx[2];
     int fds[2] = {packet_socket(ifa, ETH_P_ALL, &idx[0]), packet_socket(ifb, ETH_P_ALL, &idx[1])};
     bool tdir[2] = {strcmp(dir, "ba") != 0, strcmp(dir, "ab") != 0};
@@ -750,7 +772,8 @@ static int cmd_bridge(const char *ifa, const char *ifb, unsigned every, uint64_t
             write_stats(stats, &s, false);
             last_write = now;
         }
-        struct pollfd pfd[2] = {{.fd = fds[0], .events = POLLIN}, {.fd = fds[1], .events = POLLIN}};
+        struct pollfd pfd[2] = {{.fd = fds[0], .events = POLLIN},
+                                {.fd = fds[1], .events = POLLIN}};
         if (poll(pfd, 2, 50) <= 0)
             continue;
         for (int d = 0; d < 2; d++) {
@@ -764,7 +787,8 @@ static int cmd_bridge(const char *ifa, const char *ifb, unsigned every, uint64_t
             int r = recvmmsg(fds[d], msgs, batch, MSG_DONTWAIT, NULL);
             if (r <= 0)
                 continue;
-            struct sockaddr_ll dst = {.sll_family = AF_PACKET, .sll_ifindex = idx[1 - d],
+            struct sockaddr_ll dst = {.sll_family = AF_PACKET,
+                                      .sll_ifindex = idx[1 - d],
                                       .sll_halen = 6};
             for (int k = 0; k < r; k++) {
                 unsigned len = msgs[k].msg_len;
@@ -777,8 +801,10 @@ static int cmd_bridge(const char *ifa, const char *ifb, unsigned every, uint64_t
                         s.eligible[d] % every == 0 && tamper(bufs[k], len))
                         s.tampered[d]++;
                 }
-                msgs[k].msg_hdr = (struct msghdr){.msg_name = &dst, .msg_namelen = sizeof dst,
-                                                  .msg_iov = &iov[k], .msg_iovlen = 1};
+                msgs[k].msg_hdr = (struct msghdr){.msg_name = &dst,
+                                                  .msg_namelen = sizeof dst,
+                                                  .msg_iov = &iov[k],
+                                                  .msg_iovlen = 1};
             }
             int done = 0;
             while (done < r) {
@@ -807,16 +833,17 @@ static int cmd_bridge(const char *ifa, const char *ifb, unsigned every, uint64_t
 
 static void usage(void)
 {
-    fprintf(stderr,
-            "usage: qo_traffic send --iface IF --flows FILE [--rate PPS] [--duration S] [--count N]\n"
-            "                       [--size BYTES] [--batch N]\n"
-            "       qo_traffic recv --iface IF --flows FILE [--duration S] [--idle S] [--expect N]\n"
-            "                       [--rx-ethertype T] [--rx-conn-off O] [--rx-conn-size N]\n"
-            "                       [--rx-pn-off O] [--rx-quic-off O] [--rx-match-off O]\n"
-            "                       [--rx-match-val V] [--batch N]\n"
-            "       qo_traffic bridge --a IF --b IF [--tamper-every K] [--tamper-max N]\n"
-            "                       [--tamper-dir ab|ba|both] [--stats FILE] [--duration S]\n"
-            "       qo_traffic pattern   (prints the fill pattern's first 32 bytes, hex)\n");
+    fprintf(
+        stderr,
+        "usage: qo_traffic send --iface IF --flows FILE [--rate PPS] [--duration S] [--count N]\n"
+        "                       [--size BYTES] [--batch N]\n"
+        "       qo_traffic recv --iface IF --flows FILE [--duration S] [--idle S] [--expect N]\n"
+        "                       [--rx-ethertype T] [--rx-conn-off O] [--rx-conn-size N]\n"
+        "                       [--rx-pn-off O] [--rx-quic-off O] [--rx-match-off O]\n"
+        "                       [--rx-match-val V] [--batch N]\n"
+        "       qo_traffic bridge --a IF --b IF [--tamper-every K] [--tamper-max N]\n"
+        "                       [--tamper-dir ab|ba|both] [--stats FILE] [--duration S]\n"
+        "       qo_traffic pattern   (prints the fill pattern's first 32 bytes, hex)\n");
     exit(2);
 }
 
@@ -831,34 +858,61 @@ int main(int argc, char **argv)
     double rate = 0, duration = 0, idle = 0;
     uint64_t count = 0, expect = 0, tmax = UINT64_MAX;
     unsigned size = 64, batch = 32, every = 0;
-    struct rxfmt fmt = {.ethertype = 0x88B6, .conn_off = 14, .conn_size = 2, .pn_off = 16,
-                        .quic_off = 24, .match_off = -1, .match_val = 0};
+    struct rxfmt fmt = {.ethertype = 0x88B6,
+                        .conn_off = 14,
+                        .conn_size = 2,
+                        .pn_off = 16,
+                        .quic_off = 24,
+                        .match_off = -1,
+                        .match_val = 0};
     for (int i = 2; i < argc; i++) {
         const char *a = argv[i];
         const char *v = i + 1 < argc ? argv[i + 1] : NULL;
 #define OPT(name) (strcmp(a, name) == 0 && v && (i++, 1))
-        if (OPT("--iface")) iface = v;
-        else if (OPT("--flows")) flows_path = v;
-        else if (OPT("--rate")) rate = atof(v);
-        else if (OPT("--duration")) duration = atof(v);
-        else if (OPT("--idle")) idle = atof(v);
-        else if (OPT("--count")) count = strtoull(v, NULL, 0);
-        else if (OPT("--expect")) expect = strtoull(v, NULL, 0);
-        else if (OPT("--size")) size = (unsigned)strtoul(v, NULL, 0);
-        else if (OPT("--batch")) batch = (unsigned)strtoul(v, NULL, 0);
-        else if (OPT("--rx-ethertype")) fmt.ethertype = (unsigned)strtoul(v, NULL, 0);
-        else if (OPT("--rx-conn-off")) fmt.conn_off = atoi(v);
-        else if (OPT("--rx-conn-size")) fmt.conn_size = atoi(v);
-        else if (OPT("--rx-pn-off")) fmt.pn_off = atoi(v);
-        else if (OPT("--rx-quic-off")) fmt.quic_off = atoi(v);
-        else if (OPT("--rx-match-off")) fmt.match_off = atoi(v);
-        else if (OPT("--rx-match-val")) fmt.match_val = (int)strtol(v, NULL, 0);
-        else if (OPT("--a")) ifa = v;
-        else if (OPT("--b")) ifb = v;
-        else if (OPT("--tamper-every")) every = (unsigned)strtoul(v, NULL, 0);
-        else if (OPT("--tamper-max")) tmax = strtoull(v, NULL, 0);
-        else if (OPT("--tamper-dir")) dir = v;
-        else if (OPT("--stats")) stats = v;
+        if (OPT("--iface"))
+            iface = v;
+        else if (OPT("--flows"))
+            flows_path = v;
+        else if (OPT("--rate"))
+            rate = atof(v);
+        else if (OPT("--duration"))
+            duration = atof(v);
+        else if (OPT("--idle"))
+            idle = atof(v);
+        else if (OPT("--count"))
+            count = strtoull(v, NULL, 0);
+        else if (OPT("--expect"))
+            expect = strtoull(v, NULL, 0);
+        else if (OPT("--size"))
+            size = (unsigned)strtoul(v, NULL, 0);
+        else if (OPT("--batch"))
+            batch = (unsigned)strtoul(v, NULL, 0);
+        else if (OPT("--rx-ethertype"))
+            fmt.ethertype = (unsigned)strtoul(v, NULL, 0);
+        else if (OPT("--rx-conn-off"))
+            fmt.conn_off = atoi(v);
+        else if (OPT("--rx-conn-size"))
+            fmt.conn_size = atoi(v);
+        else if (OPT("--rx-pn-off"))
+            fmt.pn_off = atoi(v);
+        else if (OPT("--rx-quic-off"))
+            fmt.quic_off = atoi(v);
+        else if (OPT("--rx-match-off"))
+            fmt.match_off = atoi(v);
+        else if (OPT("--rx-match-val"))
+            fmt.match_val = (int)strtol(v, NULL, 0);
+        else if (OPT("--a"))
+            ifa = v;
+        else if (OPT("--b"))
+            ifb = v;
+        else if (OPT("--tamper-every"))
+            every = (unsigned)strtoul(v, NULL, 0);
+        else if (OPT("--tamper-max"))
+            tmax = strtoull(v, NULL, 0);
+        else if (OPT("--tamper-dir"))
+            dir = v;
+        else if (OPT("--stats"))
+            stats = v;
         else {
             fprintf(stderr, "qo_traffic: unknown option %s\n", a);
             usage();

@@ -84,8 +84,7 @@ quicoff_status_t quicoff_wire_decode(const uint8_t *frame, size_t len, struct qu
 /* Data header reader (the data path's decode)                              */
 
 quicoff_status_t quicoff_wire_data_hdr_read(uint16_t ethertype, const uint8_t *p, size_t len,
-                                            quicoff_wire_kind_t *kind,
-                                            struct quicoff_wire_data *d)
+                                            quicoff_wire_kind_t *kind, struct quicoff_wire_data *d)
 {
     if (kind)
         *kind = QUICOFF_WIRE_NONE;

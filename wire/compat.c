@@ -5,7 +5,6 @@
  */
 #include "compat.h"
 
-
 /* ------------------------------------------------------------------------ */
 /* Decode                                                                    */
 
@@ -31,7 +30,7 @@ static quicoff_status_t compat_key(const uint8_t field[32], size_t klen, uint8_t
 }
 
 quicoff_status_t qo_wire_decode_compat_signal(const uint8_t *p, size_t len,
-                                             struct quicoff_wire_msg *m)
+                                              struct quicoff_wire_msg *m)
 {
     bool peer = p[0] == 0;
     quicoff_wire_msg_init(m, peer ? QUICOFF_WIRE_COMPAT_PEER : QUICOFF_WIRE_COMPAT_HOST);
@@ -71,7 +70,7 @@ quicoff_status_t qo_wire_decode_compat_signal(const uint8_t *p, size_t len,
 }
 
 quicoff_status_t qo_wire_decode_compat_data(const uint8_t *p, size_t len,
-                                           struct quicoff_wire_msg *m)
+                                            struct quicoff_wire_msg *m)
 {
     quicoff_wire_msg_init(m, QUICOFF_WIRE_COMPAT_DATA);
     quicoff_status_t st = read_compat_data_hdr(p, len, &m->u.data);

@@ -165,7 +165,8 @@ quicoff_status_t qo_wire_put_add(struct wbuf *w, const struct quicoff_wire_msg *
     const struct quicoff_wire_conn *a = &m->u.add;
     const struct quicoff_conn_config *c = &a->cfg;
     if ((unsigned)c->suite >= QUICOFF_SUITE_COUNT || (unsigned)c->level >= QUICOFF_LEVEL_COUNT ||
-        c->dcid_len > QUICOFF_MAX_CID_LEN || (unsigned)c->nonce_layout > QUICOFF_NONCE_MULTIPATH_PATH_ID_LE ||
+        c->dcid_len > QUICOFF_MAX_CID_LEN ||
+        (unsigned)c->nonce_layout > QUICOFF_NONCE_MULTIPATH_PATH_ID_LE ||
         (unsigned)c->fail_action > QUICOFF_FAIL_PASS ||
         (c->largest_pn > QUICOFF_WIRE_PN_MAX && c->largest_pn != UINT64_MAX) ||
         (c->local_addr.family != 0 && !addr_ok(&c->local_addr)))
@@ -208,9 +209,9 @@ quicoff_status_t qo_wire_put_add(struct wbuf *w, const struct quicoff_wire_msg *
     return QUICOFF_OK;
 }
 
-static const uint32_t update_known =
-    QUICOFF_UPDATE_KEYS | QUICOFF_UPDATE_ROLL | QUICOFF_UPDATE_DROP_OLD |
-    QUICOFF_UPDATE_LARGEST_PN | QUICOFF_UPDATE_FAIL_ACTION | QUICOFF_UPDATE_THRESHOLD;
+static const uint32_t update_known = QUICOFF_UPDATE_KEYS | QUICOFF_UPDATE_ROLL |
+                                     QUICOFF_UPDATE_DROP_OLD | QUICOFF_UPDATE_LARGEST_PN |
+                                     QUICOFF_UPDATE_FAIL_ACTION | QUICOFF_UPDATE_THRESHOLD;
 
 uint8_t qo_wire_update_flags(const struct quicoff_conn_update *u)
 {

@@ -11,12 +11,14 @@
 #include "tlv.h"
 
 /* Decode: the collected TLVs of an ADD / UPDATE into m->u.add / m->u.update. */
-QO_WIRE_INTERNAL quicoff_status_t qo_wire_read_add(const struct tlvs *t, struct quicoff_wire_msg *m);
+QO_WIRE_INTERNAL quicoff_status_t qo_wire_read_add(const struct tlvs *t,
+                                                   struct quicoff_wire_msg *m);
 QO_WIRE_INTERNAL quicoff_status_t qo_wire_read_update(const struct tlvs *t,
                                                       struct quicoff_wire_msg *m);
 
 /* Encode: the TLVs of an ADD / UPDATE, after the signaling header. */
-QO_WIRE_INTERNAL quicoff_status_t qo_wire_put_add(struct wbuf *w, const struct quicoff_wire_msg *m);
+QO_WIRE_INTERNAL quicoff_status_t qo_wire_put_add(struct wbuf *w,
+                                                  const struct quicoff_wire_msg *m);
 QO_WIRE_INTERNAL quicoff_status_t qo_wire_put_update(struct wbuf *w,
                                                      const struct quicoff_wire_msg *m);
 

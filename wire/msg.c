@@ -14,37 +14,58 @@
 const char *quicoff_wire_kind_name(unsigned kind)
 {
     switch (kind) {
-    case QUICOFF_WIRE_NONE: return "none";
-    case QUICOFF_WIRE_ADD: return "add";
-    case QUICOFF_WIRE_UPDATE: return "update";
-    case QUICOFF_WIRE_REMOVE: return "remove";
-    case QUICOFF_WIRE_QUERY: return "query";
-    case QUICOFF_WIRE_DATA_TO_OFFLOAD: return "data_to_offload";
-    case QUICOFF_WIRE_ACK: return "ack";
-    case QUICOFF_WIRE_STATS: return "stats";
-    case QUICOFF_WIRE_EVENT: return "event";
-    case QUICOFF_WIRE_DATA_TO_HOST: return "data_to_host";
-    case QUICOFF_WIRE_COMPAT_PEER: return "compat_peer";
-    case QUICOFF_WIRE_COMPAT_HOST: return "compat_host";
-    case QUICOFF_WIRE_COMPAT_DATA: return "compat_data";
-    default: return "unknown";
+    case QUICOFF_WIRE_NONE:
+        return "none";
+    case QUICOFF_WIRE_ADD:
+        return "add";
+    case QUICOFF_WIRE_UPDATE:
+        return "update";
+    case QUICOFF_WIRE_REMOVE:
+        return "remove";
+    case QUICOFF_WIRE_QUERY:
+        return "query";
+    case QUICOFF_WIRE_DATA_TO_OFFLOAD:
+        return "data_to_offload";
+    case QUICOFF_WIRE_ACK:
+        return "ack";
+    case QUICOFF_WIRE_STATS:
+        return "stats";
+    case QUICOFF_WIRE_EVENT:
+        return "event";
+    case QUICOFF_WIRE_DATA_TO_HOST:
+        return "data_to_host";
+    case QUICOFF_WIRE_COMPAT_PEER:
+        return "compat_peer";
+    case QUICOFF_WIRE_COMPAT_HOST:
+        return "compat_host";
+    case QUICOFF_WIRE_COMPAT_DATA:
+        return "compat_data";
+    default:
+        return "unknown";
     }
 }
 
 const char *quicoff_wire_event_name(unsigned code)
 {
     switch (code) {
-    case QUICOFF_WIRE_EV_AUTH_FAILED: return "auth_failed";
-    case QUICOFF_WIRE_EV_USAGE_LIMIT: return "usage_limit_reached";
-    case QUICOFF_WIRE_EV_KEY_UPDATE: return "key_update";
-    case QUICOFF_WIRE_EV_UNKNOWN_CONNECTION: return "unknown_connection";
-    case QUICOFF_WIRE_EV_KEY_EXHAUSTED: return "key_exhausted";
-    case QUICOFF_WIRE_EV_KEY_PHASE_UNAVAILABLE: return "key_phase_unavailable";
-    case QUICOFF_WIRE_EV_TOO_BIG: return "too_big";
-    default: return "unknown";
+    case QUICOFF_WIRE_EV_AUTH_FAILED:
+        return "auth_failed";
+    case QUICOFF_WIRE_EV_USAGE_LIMIT:
+        return "usage_limit_reached";
+    case QUICOFF_WIRE_EV_KEY_UPDATE:
+        return "key_update";
+    case QUICOFF_WIRE_EV_UNKNOWN_CONNECTION:
+        return "unknown_connection";
+    case QUICOFF_WIRE_EV_KEY_EXHAUSTED:
+        return "key_exhausted";
+    case QUICOFF_WIRE_EV_KEY_PHASE_UNAVAILABLE:
+        return "key_phase_unavailable";
+    case QUICOFF_WIRE_EV_TOO_BIG:
+        return "too_big";
+    default:
+        return "unknown";
     }
 }
-
 
 /* ------------------------------------------------------------------------ */
 /* Message set-up and tear-down                                              */

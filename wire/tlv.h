@@ -14,11 +14,11 @@
 
 #include <string.h>
 
-#define TRY(expr)                                                                                 \
-    do {                                                                                          \
-        quicoff_status_t st_ = (expr);                                                            \
-        if (st_ != QUICOFF_OK)                                                                    \
-            return st_;                                                                           \
+#define TRY(expr)                      \
+    do {                               \
+        quicoff_status_t st_ = (expr); \
+        if (st_ != QUICOFF_OK)         \
+            return st_;                \
     } while (0)
 
 /* ------------------------------------------------------------------------ */
@@ -147,7 +147,7 @@ enum tlv_slot {
 #define QO_WIRE_SLOT(name, type, critical, kind, messages) B_##name,
     QUICOFF_WIRE_TLVS(QO_WIRE_SLOT)
 #undef QO_WIRE_SLOT
-    B_N
+        B_N
 };
 #define BIT(b) (UINT32_C(1) << (b))
 _Static_assert(B_N <= 32, "a uint32_t mask holds one bit per TLV slot");
@@ -155,8 +155,8 @@ _Static_assert(B_N <= 32, "a uint32_t mask holds one bit per TLV slot");
 /* The registry's "critical" column must say what bit 15 of the type says. */
 #define OPTIONAL_BIT 0
 #define CRITICAL_BIT QUICOFF_WIRE_T_CRITICAL
-#define QO_WIRE_CHECK_CRITICAL(name, type, critical, kind, messages)                             \
-    _Static_assert(((type) & QUICOFF_WIRE_T_CRITICAL) == critical##_BIT,                         \
+#define QO_WIRE_CHECK_CRITICAL(name, type, critical, kind, messages)   \
+    _Static_assert(((type)&QUICOFF_WIRE_T_CRITICAL) == critical##_BIT, \
                    #name ": the critical column disagrees with bit 15 of the type");
 QUICOFF_WIRE_TLVS(QO_WIRE_CHECK_CRITICAL)
 #undef QO_WIRE_CHECK_CRITICAL
@@ -164,11 +164,13 @@ QUICOFF_WIRE_TLVS(QO_WIRE_CHECK_CRITICAL)
 static inline int tlv_slot(uint16_t type)
 {
     switch (type) {
-#define QO_WIRE_SLOT_CASE(name, type, critical, kind, messages)                                 \
-    case type: return B_##name;
+#define QO_WIRE_SLOT_CASE(name, type, critical, kind, messages) \
+    case type:                                                  \
+        return B_##name;
         QUICOFF_WIRE_TLVS(QO_WIRE_SLOT_CASE)
 #undef QO_WIRE_SLOT_CASE
-    default: return -1;
+    default:
+        return -1;
     }
 }
 
@@ -177,8 +179,8 @@ static inline int tlv_slot(uint16_t type)
 static inline uint32_t tlv_allowed(unsigned in_message)
 {
     uint32_t mask = 0;
-#define QO_WIRE_ALLOWED(name, type, critical, kind, messages)                                   \
-    if ((messages) & in_message)                                                                  \
+#define QO_WIRE_ALLOWED(name, type, critical, kind, messages) \
+    if ((messages)&in_message)                                \
         mask |= BIT(B_##name);
     QUICOFF_WIRE_TLVS(QO_WIRE_ALLOWED)
 #undef QO_WIRE_ALLOWED
@@ -192,7 +194,7 @@ struct tlvs {
 };
 
 static inline quicoff_status_t collect_tlvs(const uint8_t *p, size_t len, uint32_t allowed,
-                                     struct tlvs *t)
+                                            struct tlvs *t)
 {
     memset(t, 0, sizeof(*t));
     size_t off = 0;
@@ -225,7 +227,6 @@ static inline bool has(const struct tlvs *t, int b)
     return (t->seen & BIT(b)) != 0;
 }
 
-
 static inline quicoff_status_t get_u8(const struct tlvs *t, int b, uint8_t *out)
 {
     if (t->n[b] != 1)
@@ -249,7 +250,6 @@ static inline quicoff_status_t get_u64(const struct tlvs *t, int b, uint64_t *ou
     *out = qo_load_be64(t->v[b]);
     return QUICOFF_OK;
 }
-
 
 static inline quicoff_status_t get_enum(const struct tlvs *t, int b, unsigned max, uint8_t *out)
 {
@@ -342,7 +342,7 @@ static inline quicoff_status_t get_iv(const struct tlvs *t, int b, uint8_t *out)
 }
 
 static inline quicoff_status_t get_secret(const struct tlvs *t, size_t want, uint8_t *out,
-                                   size_t *out_len)
+                                          size_t *out_len)
 {
     size_t n = t->n[B_SECRET];
     if (n != 32 && n != 48)

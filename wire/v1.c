@@ -20,7 +20,7 @@ void quicoff_wire_ack_for(const struct quicoff_wire_msg *req, quicoff_status_t s
     ack->index = req->index;
     /* a direction that is neither TX nor RX cannot be echoed: "none" */
     ack->direction = req->direction <= QUICOFF_DIR_RX ? req->direction
-                                                     : QUICOFF_WIRE_DIRECTION_NONE;
+                                                      : QUICOFF_WIRE_DIRECTION_NONE;
     ack->acked_kind = req->kind <= 0xFF ? (uint8_t)req->kind : 0;
     ack->status = (uint8_t)st;
     if (req->has_eth) {
@@ -41,7 +41,8 @@ void quicoff_wire_stats_for(const struct quicoff_wire_msg *req, quicoff_status_t
     quicoff_wire_ack_for(req, st, reply);
     reply->kind = QUICOFF_WIRE_STATS;
     reply->acked_kind = 0;
-    reply->flags = req ? (uint8_t)(req->flags & (QUICOFF_WIRE_QUERY_CONN | QUICOFF_WIRE_QUERY_TABLE))
+    reply->flags = req ? (uint8_t)(req->flags &
+                                   (QUICOFF_WIRE_QUERY_CONN | QUICOFF_WIRE_QUERY_TABLE))
                        : 0;
 }
 
@@ -170,7 +171,7 @@ quicoff_status_t qo_wire_decode_v1(const uint8_t *p, size_t len, struct quicoff_
         return decode_v1_data(p, len, m);
     if (len < QUICOFF_WIRE_SIGNAL_HDR_LEN)
         return qo_wire_fail(m, m->version == QUICOFF_WIRE_VERSION ? QUICOFF_MALFORMED
-                                                          : QUICOFF_UNSUPPORTED);
+                                                                  : QUICOFF_UNSUPPORTED);
     /* The 16-byte signaling header is the same in every version. */
     m->flags = p[3];
     m->request_id = qo_load_be32(p + 4);
@@ -212,23 +213,44 @@ quicoff_status_t qo_wire_decode_v1(const uint8_t *p, size_t len, struct quicoff_
 
     uint32_t allowed = 0;
     switch (type) {
-    case QUICOFF_WIRE_ADD: allowed = tlv_allowed(QUICOFF_WIRE_IN_ADD); break;
-    case QUICOFF_WIRE_UPDATE: allowed = tlv_allowed(QUICOFF_WIRE_IN_UPDATE); break;
-    case QUICOFF_WIRE_ACK: allowed = tlv_allowed(QUICOFF_WIRE_IN_ACK); break;
-    case QUICOFF_WIRE_STATS: allowed = tlv_allowed(QUICOFF_WIRE_IN_STATS); break;
-    case QUICOFF_WIRE_EVENT: allowed = tlv_allowed(QUICOFF_WIRE_IN_EVENT); break;
-    default: allowed = 0; break; /* REMOVE, QUERY */
+    case QUICOFF_WIRE_ADD:
+        allowed = tlv_allowed(QUICOFF_WIRE_IN_ADD);
+        break;
+    case QUICOFF_WIRE_UPDATE:
+        allowed = tlv_allowed(QUICOFF_WIRE_IN_UPDATE);
+        break;
+    case QUICOFF_WIRE_ACK:
+        allowed = tlv_allowed(QUICOFF_WIRE_IN_ACK);
+        break;
+    case QUICOFF_WIRE_STATS:
+        allowed = tlv_allowed(QUICOFF_WIRE_IN_STATS);
+        break;
+    case QUICOFF_WIRE_EVENT:
+        allowed = tlv_allowed(QUICOFF_WIRE_IN_EVENT);
+        break;
+    default:
+        allowed = 0;
+        break; /* REMOVE, QUERY */
     }
     struct tlvs t;
     quicoff_status_t st = collect_tlvs(p + QUICOFF_WIRE_SIGNAL_HDR_LEN, tlv_len, allowed, &t);
     if (st != QUICOFF_OK)
         return qo_wire_fail(m, st);
     switch (type) {
-    case QUICOFF_WIRE_ADD: st = qo_wire_read_add(&t, m); break;
-    case QUICOFF_WIRE_UPDATE: st = qo_wire_read_update(&t, m); break;
-    case QUICOFF_WIRE_STATS: st = interpret_stats(&t, m); break;
-    case QUICOFF_WIRE_EVENT: st = interpret_event(&t, m); break;
-    default: break;
+    case QUICOFF_WIRE_ADD:
+        st = qo_wire_read_add(&t, m);
+        break;
+    case QUICOFF_WIRE_UPDATE:
+        st = qo_wire_read_update(&t, m);
+        break;
+    case QUICOFF_WIRE_STATS:
+        st = interpret_stats(&t, m);
+        break;
+    case QUICOFF_WIRE_EVENT:
+        st = interpret_event(&t, m);
+        break;
+    default:
+        break;
     }
     if (st != QUICOFF_OK)
         return qo_wire_fail(m, st);
@@ -305,23 +327,37 @@ quicoff_status_t qo_wire_encode_v1_signal(const struct quicoff_wire_msg *m, stru
         return QUICOFF_INVALID_ARGUMENT;
     uint8_t byte3;
     switch (m->kind) {
-    case QUICOFF_WIRE_ADD: byte3 = m->flags & QUICOFF_WIRE_ADD_REPLACE; break;
-    case QUICOFF_WIRE_UPDATE: byte3 = qo_wire_update_flags(&m->u.update.upd); break;
+    case QUICOFF_WIRE_ADD:
+        byte3 = m->flags & QUICOFF_WIRE_ADD_REPLACE;
+        break;
+    case QUICOFF_WIRE_UPDATE:
+        byte3 = qo_wire_update_flags(&m->u.update.upd);
+        break;
     case QUICOFF_WIRE_QUERY:
     case QUICOFF_WIRE_STATS:
         byte3 = m->flags & (QUICOFF_WIRE_QUERY_CONN | QUICOFF_WIRE_QUERY_TABLE);
         break;
-    case QUICOFF_WIRE_ACK: byte3 = m->acked_kind; break;
-    case QUICOFF_WIRE_EVENT: byte3 = m->u.event.code; break;
-    default: byte3 = 0; break; /* REMOVE */
+    case QUICOFF_WIRE_ACK:
+        byte3 = m->acked_kind;
+        break;
+    case QUICOFF_WIRE_EVENT:
+        byte3 = m->u.event.code;
+        break;
+    default:
+        byte3 = 0;
+        break; /* REMOVE */
     }
     size_t start = w->len;
     put_signal_hdr(w, m, byte3);
     size_t tlv_start = w->len;
     quicoff_status_t st = QUICOFF_OK;
     switch (m->kind) {
-    case QUICOFF_WIRE_ADD: st = qo_wire_put_add(w, m); break;
-    case QUICOFF_WIRE_UPDATE: st = qo_wire_put_update(w, m); break;
+    case QUICOFF_WIRE_ADD:
+        st = qo_wire_put_add(w, m);
+        break;
+    case QUICOFF_WIRE_UPDATE:
+        st = qo_wire_put_update(w, m);
+        break;
     case QUICOFF_WIRE_STATS:
         if (m->u.stats.has_conn)
             put_stats_block(w, QUICOFF_WIRE_T_CONN_STATS, conn_stats_off, CONN_STATS_N,
@@ -330,8 +366,11 @@ quicoff_status_t qo_wire_encode_v1_signal(const struct quicoff_wire_msg *m, stru
             put_stats_block(w, QUICOFF_WIRE_T_TABLE_STATS, table_stats_off, TABLE_STATS_N,
                             &m->u.stats.table);
         break;
-    case QUICOFF_WIRE_EVENT: st = put_event_tlvs(w, m); break;
-    default: break;
+    case QUICOFF_WIRE_EVENT:
+        st = put_event_tlvs(w, m);
+        break;
+    default:
+        break;
     }
     if (st != QUICOFF_OK)
         return st;

@@ -94,7 +94,7 @@ const char *qd_cksum_impl(void)
 static uint16_t finish(uint32_t cksum)
 {
     cksum = ((cksum & 0xffff0000) >> 16) + (cksum & 0xffff);
-    uint16_t c = (uint16_t)~(uint16_t)cksum;
+    uint16_t c = (uint16_t) ~(uint16_t)cksum;
     return c == 0 ? 0xffff : c;
 }
 

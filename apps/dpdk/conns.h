@@ -27,24 +27,24 @@
 /* An entry's EVENT state: written only by the worker that serves the entry
  * (relaxed atomics: the control thread reads it when it copies the entry). */
 struct qd_conn_events {
-    uint64_t next[8];            /* earliest TSC of the next event, per code */
-    uint64_t auth_failures;      /* cumulative, for EVENT COUNT */
+    uint64_t next[8];       /* earliest TSC of the next event, per code */
+    uint64_t auth_failures; /* cumulative, for EVENT COUNT */
     uint64_t key_phase_unavailable;
     uint64_t key_updates;
-    uint64_t key_generation;     /* as seen by the data plane (informational) */
+    uint64_t key_generation; /* as seen by the data plane (informational) */
 };
 
 struct qd_conn {
     quicoff_conn_t handle;
-    uint32_t index;       /* chosen by the host, per direction */
-    uint8_t direction;    /* quicoff_direction_t */
-    uint8_t level;        /* quicoff_level_t */
-    uint8_t suite;        /* quicoff_suite_t */
-    bool compat;          /* installed by compat signaling: compat frames to the host */
+    uint32_t index;    /* chosen by the host, per direction */
+    uint8_t direction; /* quicoff_direction_t */
+    uint8_t level;     /* quicoff_level_t */
+    uint8_t suite;     /* quicoff_suite_t */
+    bool compat;       /* installed by compat signaling: compat frames to the host */
     uint8_t dcid_len;
     uint8_t dcid[QUICOFF_MAX_CID_LEN];
     struct quicoff_addr local_addr;
-    bool has_encap;       /* TX */
+    bool has_encap; /* TX */
     struct qd_encap encap;
     struct qd_conn *prev, *next; /* every published entry (control thread, under the lock) */
     struct qd_conn_events ev __rte_cache_aligned; /* its own line: the worker writes it */
@@ -56,8 +56,8 @@ struct qd_conns {
     struct qd_conn *all;                    /* every published entry (a compat RX index
                                                may hold several: one per path's DCID) */
     uint32_t count;
-    pthread_mutex_t lock;                   /* writers (control thread) and telemetry */
-    bool closed;                            /* the table is gone (shutdown) */
+    pthread_mutex_t lock; /* writers (control thread) and telemetry */
+    bool closed;          /* the table is gone (shutdown) */
 };
 
 struct qd_conns *qd_conns_create(uint32_t capacity);

@@ -55,7 +55,9 @@ bool qd_ip_truncated(const uint8_t *p, uint32_t first_seg_len, uint32_t frame_le
 {
     const uint8_t *ip = p + l2;
     uint32_t avail = frame_len > l2 ? frame_len - l2 : 0;
-    uint32_t hdr = ethertype == RTE_ETHER_TYPE_IPV4 ? 20 : ethertype == RTE_ETHER_TYPE_IPV6 ? 40 : 0;
+    uint32_t hdr = ethertype == RTE_ETHER_TYPE_IPV4   ? 20
+                   : ethertype == RTE_ETHER_TYPE_IPV6 ? 40
+                                                      : 0;
     if (!hdr)
         return false; /* not IP: nothing says how long it should be */
     /* not even the fixed header (in the segment we can read): cut */

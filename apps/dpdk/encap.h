@@ -19,8 +19,8 @@
 
 /* What qd_eth_parse found. */
 enum qd_eth_result {
-    QD_ETH_OK = 0,  /* *l2_len and *ethertype are set */
-    QD_ETH_SHORT,   /* the frame ends inside its Ethernet header or tags */
+    QD_ETH_OK = 0, /* *l2_len and *ethertype are set */
+    QD_ETH_SHORT,  /* the frame ends inside its Ethernet header or tags */
     /* The tag stack cannot be walked to its end: more than QD_MAX_VLANS
      * tags, or an offload EtherType (0x88B5/0x88B6) wrapped in 802.2 SNAP.
      * Default-deny: the caller drops the frame (tag_stack_dropped), since
@@ -53,8 +53,8 @@ bool qd_ip_truncated(const uint8_t *p, uint32_t first_seg_len, uint32_t frame_le
 /* A UDP datagram found in a network frame. */
 struct qd_udp_info {
     uint16_t l2_len, l3_len;
-    uint8_t family;            /* 4 or 6 */
-    uint32_t payload_off;      /* the UDP payload (the QUIC datagram), from the frame start */
+    uint8_t family;       /* 4 or 6 */
+    uint32_t payload_off; /* the UDP payload (the QUIC datagram), from the frame start */
     uint32_t payload_len;
     struct quicoff_addr local; /* destination address + port: the lookup key of zero-length CIDs */
 };

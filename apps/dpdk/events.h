@@ -22,7 +22,7 @@ struct qd_event {
     uint8_t dcid_len;
     const struct quicoff_addr *local, *remote;
     bool has_mtu;
-    uint32_t mtu;   /* too_big: the network MTU */
+    uint32_t mtu; /* too_big: the network MTU */
 };
 
 /* Queues it for the host (qd_out_host) for v1 entries and unknown

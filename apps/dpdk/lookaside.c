@@ -43,9 +43,9 @@
 #define LA_AAD_MAX 256    /* CCM copies the AAD: headers longer than this are refused */
 #define LA_AAD_OFF (LA_IV_OFF + 16)
 #define LA_PRIV_SIZE (16 + RTE_ALIGN_CEIL(LA_CCM_AAD_PRE + LA_AAD_MAX, 16))
-#define LA_SESS_SLOTS 8   /* sessions per key, by AAD length */
+#define LA_SESS_SLOTS 8 /* sessions per key, by AAD length */
 #define LA_QP_DESC 2048
-#define LA_SCRATCH 2048   /* fail action pass: the ciphertext kept per packet */
+#define LA_SCRATCH 2048 /* fail action pass: the ciphertext kept per packet */
 
 struct qd_lookaside {
     uint8_t dev_id;
@@ -74,7 +74,9 @@ struct qd_la_worker {
 };
 
 static const enum rte_crypto_aead_algorithm suite_algo[QUICOFF_SUITE_COUNT] = {
-    RTE_CRYPTO_AEAD_AES_GCM, RTE_CRYPTO_AEAD_AES_GCM, RTE_CRYPTO_AEAD_AES_CCM,
+    RTE_CRYPTO_AEAD_AES_GCM,
+    RTE_CRYPTO_AEAD_AES_GCM,
+    RTE_CRYPTO_AEAD_AES_CCM,
     RTE_CRYPTO_AEAD_CHACHA20_POLY1305,
 };
 
@@ -82,8 +84,8 @@ static bool cdev_supports(uint8_t dev, enum rte_crypto_aead_algorithm algo, uint
 {
     struct rte_cryptodev_sym_capability_idx idx = {.type = RTE_CRYPTO_SYM_XFORM_AEAD};
     idx.algo.aead = algo;
-    const struct rte_cryptodev_symmetric_capability *cap =
-        rte_cryptodev_sym_capability_get(dev, &idx);
+    const struct rte_cryptodev_symmetric_capability *cap = rte_cryptodev_sym_capability_get(dev,
+                                                                                            &idx);
     return cap && rte_cryptodev_sym_capability_check_aead(cap, key_len, QUICOFF_TAG_LEN, 32,
                                                           QUICOFF_IV_LEN) == 0;
 }
@@ -169,7 +171,8 @@ static void on_key_retire(void *arg, const struct quicoff_key_info *ki)
 
 void qd_la_key_hooks(struct qd_lookaside *la, struct quicoff_key_hooks *out)
 {
-    *out = (struct quicoff_key_hooks){.install = on_key_install, .retire = on_key_retire,
+    *out = (struct quicoff_key_hooks){.install = on_key_install,
+                                      .retire = on_key_retire,
                                       .arg = la};
 }
 
@@ -199,8 +202,9 @@ struct qd_lookaside *qd_la_create(const char *name, unsigned nb_workers, uint32_
     struct rte_cryptodev_info info;
     rte_cryptodev_info_get(la->dev_id, &info);
     if (info.max_nb_queue_pairs < nb_workers) {
-        fprintf(stderr, "quicoff-dpdk: cryptodev %s has %u queue pairs, %u workers need one each\n",
-                name, info.max_nb_queue_pairs, nb_workers);
+        fprintf(stderr,
+                "quicoff-dpdk: cryptodev %s has %u queue pairs, %u workers need one each\n", name,
+                info.max_nb_queue_pairs, nb_workers);
         goto fail;
     }
     bool any = false;
@@ -233,8 +237,7 @@ struct qd_lookaside *qd_la_create(const char *name, unsigned nb_workers, uint32_
                 rte_strerror(rte_errno));
         goto fail;
     }
-    struct rte_cryptodev_qp_conf qp = {.nb_descriptors = LA_QP_DESC,
-                                       .mp_session = la->sess_pool};
+    struct rte_cryptodev_qp_conf qp = {.nb_descriptors = LA_QP_DESC, .mp_session = la->sess_pool};
     for (unsigned q = 0; q < nb_workers; q++)
         if (rte_cryptodev_queue_pair_setup(la->dev_id, (uint16_t)q, &qp, (int)rte_socket_id())) {
             fprintf(stderr, "quicoff-dpdk: cannot set up queue pair %u of %s\n", q, name);

@@ -90,7 +90,8 @@ int main(int argc, char **argv)
     }
     if (k < qda.nb_workers) {
         unsigned need = qda.nb_workers + (rtc ? 0 : 1);
-        rte_exit(EXIT_FAILURE, "--workers %u needs %u lcores (%s); EAL gave %u (use e.g. -l 0-%u)\n",
+        rte_exit(EXIT_FAILURE,
+                 "--workers %u needs %u lcores (%s); EAL gave %u (use e.g. -l 0-%u)\n",
                  qda.nb_workers, need, rtc ? "one per worker" : "1 I/O + 1 per worker",
                  rte_lcore_count(), need - 1);
     }
@@ -125,8 +126,8 @@ int main(int argc, char **argv)
     if (room + RTE_PKTMBUF_HEADROOM > UINT16_MAX)
         room = UINT16_MAX - RTE_PKTMBUF_HEADROOM;
     qda.pool = rte_pktmbuf_pool_create("qd_mbufs", opts.nb_mbufs, 256, 0,
-                                      (uint16_t)(room + RTE_PKTMBUF_HEADROOM),
-                                      (int)rte_socket_id());
+                                       (uint16_t)(room + RTE_PKTMBUF_HEADROOM),
+                                       (int)rte_socket_id());
     if (!qda.pool)
         rte_exit(EXIT_FAILURE, "cannot create the mbuf pool: %s\n", rte_strerror(rte_errno));
 
@@ -154,7 +155,8 @@ int main(int argc, char **argv)
     quicoff_status_t st;
     qda.table = quicoff_table_create(&tc, &st);
     if (!qda.table)
-        rte_exit(EXIT_FAILURE, "cannot create the connection table: %s\n", quicoff_status_name(st));
+        rte_exit(EXIT_FAILURE, "cannot create the connection table: %s\n",
+                 quicoff_status_name(st));
     printf("quicoff-dpdk: connection table: %u entries, local CID length %u, backend %s\n",
            opts.capacity, opts.local_cid_len, quicoff_table_backend(qda.table));
     qda.conns = qd_conns_create(opts.capacity);
@@ -194,8 +196,8 @@ int main(int argc, char **argv)
         struct qd_worker *wk = &qd_workers[w];
         wk->id = w;
         wk->queue = rtc ? (uint16_t)w : 0;
-        if (rtc && !(wk->sort = rte_zmalloc("qd_sort", sizeof(struct qd_sort),
-                                            RTE_CACHE_LINE_SIZE)))
+        if (rtc &&
+            !(wk->sort = rte_zmalloc("qd_sort", sizeof(struct qd_sort), RTE_CACHE_LINE_SIZE)))
             rte_exit(EXIT_FAILURE, "cannot allocate worker %u's sort buffers\n", w);
         wk->qw = quicoff_worker_create(qda.table);
         if (!wk->qw)

@@ -31,46 +31,69 @@ void qd_options_default(struct qd_options *o)
 
 void qd_options_usage(const char *prog)
 {
-    fprintf(stderr,
-            "usage: %s [EAL options] -- [options]\n"
-            "  --host-port P          host-facing port (frames to/from the QUIC stack), default 0\n"
-            "  --net-port Q           network-facing port (UDP/QUIC), default 1\n"
-            "  --workers N            worker lcores (1..%d), default 1\n"
-            "  --io-mode rtc|pipeline rtc (default): each worker polls its own queue of both\n"
-            "                         ports, runs each frame to completion and sends on its own\n"
-            "                         TX queue; N lcores, N queues per port (af_packet: qpairs=N).\n"
-            "                         pipeline: one I/O lcore polls one queue per port and feeds\n"
-            "                         the workers through rings; N+1 lcores\n"
-            "  --crypto inline|lookaside   AEAD in libquicoff on the workers, or on a cryptodev\n"
-            "  --cryptodev NAME       cryptodev for lookaside (e.g. crypto_aesni_gcm, crypto_openssl,\n"
-            "                         crypto_aesni_mb, a QAT device); created as a vdev if absent\n"
-            "  --local-cid-len L      length of the CIDs this host issued (short headers), default 8\n"
-            "  --capacity C           connection entries; host indexes must be < C; default 65536\n"
-            "  --unknown pass|drop    non-QUIC or unknown-connection traffic to the host, default pass\n"
-            "  --stats-interval S     print counters every S seconds (0: only at exit), default 10\n"
-            "  --compat               also accept the compat protocol's signaling and data frames\n"
-            "  --no-events            send no EVENT frames to the host\n"
-            "  --backend NAME         libquicoff backend: auto|openssl|ipsec-mb, default auto\n"
-            "  --mbufs N              mbuf pool size, default 16384\n"
-            "  --idle-us U            sleep U microseconds after 256 empty polls (0: busy-poll,\n"
-            "                         the default); for shared CPUs such as a namespace testbed\n"
-            "  --tx-drain-us U        rtc: send buffered frames after at most U us (default 50);\n"
-            "                         frames wait only while more keep arriving\n"
-            "  --net-mtu M            largest IP packet to send on the network port (68..65535);\n"
-            "                         bigger protected packets are dropped (tx_too_big) and the\n"
-            "                         host told (EVENT too_big); default: the port's MTU\n"
-            "  --host-mac MAC         destination MAC of frames to the host (default: learned)\n"
-            "  --encap-dst-mac MAC    default encapsulation of TX entries without their own\n"
-            "  --encap-src-mac MAC      (compat entries): MACs, IPv4/IPv6 addresses, UDP ports\n"
-            "  --encap-src-ip IP --encap-dst-ip IP --encap-sport N --encap-dport N --encap-ttl N\n",
-            prog, QD_MAX_WORKERS);
+    fprintf(
+        stderr,
+        "usage: %s [EAL options] -- [options]\n"
+        "  --host-port P          host-facing port (frames to/from the QUIC stack), default 0\n"
+        "  --net-port Q           network-facing port (UDP/QUIC), default 1\n"
+        "  --workers N            worker lcores (1..%d), default 1\n"
+        "  --io-mode rtc|pipeline rtc (default): each worker polls its own queue of both\n"
+        "                         ports, runs each frame to completion and sends on its own\n"
+        "                         TX queue; N lcores, N queues per port (af_packet: qpairs=N).\n"
+        "                         pipeline: one I/O lcore polls one queue per port and feeds\n"
+        "                         the workers through rings; N+1 lcores\n"
+        "  --crypto inline|lookaside   AEAD in libquicoff on the workers, or on a cryptodev\n"
+        "  --cryptodev NAME       cryptodev for lookaside (e.g. crypto_aesni_gcm, crypto_openssl,\n"
+        "                         crypto_aesni_mb, a QAT device); created as a vdev if absent\n"
+        "  --local-cid-len L      length of the CIDs this host issued (short headers), default 8\n"
+        "  --capacity C           connection entries; host indexes must be < C; default 65536\n"
+        "  --unknown pass|drop    non-QUIC or unknown-connection traffic to the host, default pass\n"
+        "  --stats-interval S     print counters every S seconds (0: only at exit), default 10\n"
+        "  --compat               also accept the compat protocol's signaling and data frames\n"
+        "  --no-events            send no EVENT frames to the host\n"
+        "  --backend NAME         libquicoff backend: auto|openssl|ipsec-mb, default auto\n"
+        "  --mbufs N              mbuf pool size, default 16384\n"
+        "  --idle-us U            sleep U microseconds after 256 empty polls (0: busy-poll,\n"
+        "                         the default); for shared CPUs such as a namespace testbed\n"
+        "  --tx-drain-us U        rtc: send buffered frames after at most U us (default 50);\n"
+        "                         frames wait only while more keep arriving\n"
+        "  --net-mtu M            largest IP packet to send on the network port (68..65535);\n"
+        "                         bigger protected packets are dropped (tx_too_big) and the\n"
+        "                         host told (EVENT too_big); default: the port's MTU\n"
+        "  --host-mac MAC         destination MAC of frames to the host (default: learned)\n"
+        "  --encap-dst-mac MAC    default encapsulation of TX entries without their own\n"
+        "  --encap-src-mac MAC      (compat entries): MACs, IPv4/IPv6 addresses, UDP ports\n"
+        "  --encap-src-ip IP --encap-dst-ip IP --encap-sport N --encap-dport N --encap-ttl N\n",
+        prog, QD_MAX_WORKERS);
 }
 
 enum {
-    OPT_HOST_PORT = 256, OPT_NET_PORT, OPT_WORKERS, OPT_CRYPTO, OPT_CRYPTODEV, OPT_CID_LEN,
-    OPT_CAPACITY, OPT_UNKNOWN, OPT_STATS, OPT_COMPAT, OPT_NO_EVENTS, OPT_BACKEND, OPT_MBUFS,
-    OPT_IDLE_US, OPT_HOST_MAC, OPT_ENC_DMAC, OPT_ENC_SMAC, OPT_ENC_SIP, OPT_ENC_DIP, OPT_ENC_SPORT,
-    OPT_ENC_DPORT, OPT_ENC_TTL, OPT_IO_MODE, OPT_TX_DRAIN, OPT_NET_MTU, OPT_HELP,
+    OPT_HOST_PORT = 256,
+    OPT_NET_PORT,
+    OPT_WORKERS,
+    OPT_CRYPTO,
+    OPT_CRYPTODEV,
+    OPT_CID_LEN,
+    OPT_CAPACITY,
+    OPT_UNKNOWN,
+    OPT_STATS,
+    OPT_COMPAT,
+    OPT_NO_EVENTS,
+    OPT_BACKEND,
+    OPT_MBUFS,
+    OPT_IDLE_US,
+    OPT_HOST_MAC,
+    OPT_ENC_DMAC,
+    OPT_ENC_SMAC,
+    OPT_ENC_SIP,
+    OPT_ENC_DIP,
+    OPT_ENC_SPORT,
+    OPT_ENC_DPORT,
+    OPT_ENC_TTL,
+    OPT_IO_MODE,
+    OPT_TX_DRAIN,
+    OPT_NET_MTU,
+    OPT_HELP,
 };
 
 static const struct option long_opts[] = {
@@ -290,7 +313,8 @@ void qd_options_print(const struct qd_options *o)
     printf("  host-port       %u\n", o->host_port);
     printf("  net-port        %u\n", o->net_port);
     printf("  workers         %u\n", o->workers);
-    printf("  io-mode         %s\n", o->io_mode == QD_IO_RTC ? "rtc (run to completion)" : "pipeline");
+    printf("  io-mode         %s\n",
+           o->io_mode == QD_IO_RTC ? "rtc (run to completion)" : "pipeline");
     printf("  crypto          %s\n", o->crypto == QD_CRYPTO_INLINE ? "inline" : "lookaside");
     if (o->crypto == QD_CRYPTO_LOOKASIDE)
         printf("  cryptodev       %s\n", o->cryptodev);

@@ -22,8 +22,10 @@ int qd_port_init(uint16_t port, const char *role, uint16_t nb_queues, bool want_
 
     memset(caps, 0, sizeof(*caps));
     if (!rte_eth_dev_is_valid_port(port)) {
-        fprintf(stderr, "quicoff-dpdk: %s port %u does not exist (%u ports: give them with "
-                        "-a PCI or --vdev)\n", role, port, rte_eth_dev_count_avail());
+        fprintf(stderr,
+                "quicoff-dpdk: %s port %u does not exist (%u ports: give them with "
+                "-a PCI or --vdev)\n",
+                role, port, rte_eth_dev_count_avail());
         return -1;
     }
     if ((r = rte_eth_dev_info_get(port, &info)) != 0) {
@@ -31,10 +33,12 @@ int qd_port_init(uint16_t port, const char *role, uint16_t nb_queues, bool want_
         return -1;
     }
     if (info.max_rx_queues < nb_queues || info.max_tx_queues < nb_queues) {
-        fprintf(stderr, "quicoff-dpdk: %s port %u (%s) has %u RX / %u TX queues; %u workers in "
-                        "run-to-completion mode need %u of each (net_af_packet: add qpairs=%u to "
-                        "the vdev), or use --io-mode pipeline\n", role, port, info.driver_name,
-                info.max_rx_queues, info.max_tx_queues, nb_queues, nb_queues, nb_queues);
+        fprintf(stderr,
+                "quicoff-dpdk: %s port %u (%s) has %u RX / %u TX queues; %u workers in "
+                "run-to-completion mode need %u of each (net_af_packet: add qpairs=%u to "
+                "the vdev), or use --io-mode pipeline\n",
+                role, port, info.driver_name, info.max_rx_queues, info.max_tx_queues, nb_queues,
+                nb_queues, nb_queues);
         return -1;
     }
     memset(&conf, 0, sizeof(conf));
@@ -85,8 +89,8 @@ int qd_port_init(uint16_t port, const char *role, uint16_t nb_queues, bool want_
          * decide there (docs/dpdk.md, "MTU and jumbo frames"). */
         printf("quicoff-dpdk: %s port %u (%s) keeps its MTU %u, not %u (%s): frames up to %u "
                "bytes pass only where the device takes them (net_af_packet: the interface's "
-               "MTU and the vdev's framesz)\n", role, port, info.driver_name, cur, mtu,
-               strerror(-r), mtu);
+               "MTU and the vdev's framesz)\n",
+               role, port, info.driver_name, cur, mtu, strerror(-r), mtu);
     uint16_t nb_rxd = QD_NB_RXD, nb_txd = QD_NB_TXD;
     rte_eth_dev_adjust_nb_rx_tx_desc(port, &nb_rxd, &nb_txd);
     int socket = rte_eth_dev_socket_id(port);
@@ -110,10 +114,12 @@ int qd_port_init(uint16_t port, const char *role, uint16_t nb_queues, bool want_
     r = rte_eth_promiscuous_enable(port);
     rte_eth_macaddr_get(port, &addr);
     rte_ether_format_addr(mac, sizeof(mac), &addr);
-    printf("quicoff-dpdk: %s port %u: %s, driver %s, MAC %s, %u RX/TX queues in use (max %u/%u)%s, "
-           "promiscuous %s, MTU %u\n", role, port, info.device ? rte_dev_name(info.device) : "?",
-           info.driver_name, mac, nb_queues, info.max_rx_queues, info.max_tx_queues,
-           caps->rss ? ", RSS on IP/UDP" : "", r == 0 ? "on" : "off", caps->mtu);
+    printf(
+        "quicoff-dpdk: %s port %u: %s, driver %s, MAC %s, %u RX/TX queues in use (max %u/%u)%s, "
+        "promiscuous %s, MTU %u\n",
+        role, port, info.device ? rte_dev_name(info.device) : "?", info.driver_name, mac,
+        nb_queues, info.max_rx_queues, info.max_tx_queues, caps->rss ? ", RSS on IP/UDP" : "",
+        r == 0 ? "on" : "off", caps->mtu);
     if (want_cksum)
         printf("quicoff-dpdk: %s port %u: IPv4 checksum %s, UDP checksum %s%s\n", role, port,
                caps->ipv4_cksum ? "by the port" : "in software",

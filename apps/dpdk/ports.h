@@ -11,7 +11,7 @@
 /* What a port offers that the application uses. */
 struct qd_port_caps {
     bool ipv4_cksum, udp_cksum, fast_free;
-    bool rss; /* RX spread over the queues by the port's RSS (IP/UDP) */
+    bool rss;     /* RX spread over the queues by the port's RSS (IP/UDP) */
     uint16_t mtu; /* the port's MTU once started (rte_eth_dev_get_mtu) */
 };
 

@@ -33,7 +33,7 @@
 
 #define QD_MAX_WORKERS 64
 #define QD_BURST 32
-#define QD_RING_SIZE 4096       /* per worker input ring and per port TX ring */
+#define QD_RING_SIZE 4096 /* per worker input ring and per port TX ring */
 #define QD_CTRL_RING_SIZE 1024
 #define QD_NB_RXD 1024
 #define QD_NB_TXD 1024
@@ -64,8 +64,8 @@ struct qd_encap {
     uint8_t src_ip[16], dst_ip[16];
 };
 
-struct qd_options; /* options.h */
-struct qd_conns;   /* conns.h */
+struct qd_options;   /* options.h */
+struct qd_conns;     /* conns.h */
 struct qd_lookaside; /* lookaside.h */
 
 /* The application context: filled by main.c before the lcores start, then
@@ -74,12 +74,12 @@ struct qd_app {
     const struct qd_options *opt;
     struct quicoff_table *table;
     struct qd_conns *conns;
-    struct qd_lookaside *la;           /* NULL in inline mode */
+    struct qd_lookaside *la; /* NULL in inline mode */
     struct rte_mempool *pool;
     uint16_t host_port, net_port;
     struct rte_ether_addr host_port_mac, net_port_mac;
     bool net_tx_ip_cksum, net_tx_udp_cksum; /* offered by the network port, used */
-    uint16_t net_mtu;                  /* largest IP packet sent on the network port */
+    uint16_t net_mtu;                       /* largest IP packet sent on the network port */
     unsigned nb_workers;
     unsigned worker_lcore[QD_MAX_WORKERS]; /* rtc: worker 0 is the main lcore */
     /* two of our lcores are pinned to a common CPU: busy-polling yields */
@@ -89,8 +89,8 @@ struct qd_app {
     /* frames for a port from the control thread (and, pipeline, the workers), sent by the
      * I/O lcore (pipeline) or worker 0 (rtc) (MP/SC) */
     struct rte_ring *host_tx_ring, *net_tx_ring;
-    struct rte_ring *ctrl_ring;                   /* port pollers -> control thread */
-    struct rte_rcu_qsbr *rcu;                     /* workers are its readers */
+    struct rte_ring *ctrl_ring; /* port pollers -> control thread */
+    struct rte_rcu_qsbr *rcu;   /* workers are its readers */
     /* Written by whichever lcore classifies host frames (the rtc workers, or
      * pipeline's I/O lcore), read by every lcore that builds a frame for the
      * host: the host's MAC, 6 bytes in a u64 (host_mac.c). */
@@ -99,8 +99,9 @@ struct qd_app {
      * --compat, connection-less EVENTs (unknown_connection) wait for it, so a
      * compat host gets compat frames only (docs/dpdk.md "Compat mode"). */
     _Atomic bool host_speaks_v1;
-    volatile bool quit;                /* set by the signal handler */
-    volatile bool workers_quit;        /* set by main once its own loop (worker 0 or the I/O lcore) has returned */
+    volatile bool quit; /* set by the signal handler */
+    volatile bool
+        workers_quit; /* set by main once its own loop (worker 0 or the I/O lcore) has returned */
 };
 
 extern struct qd_app qda;

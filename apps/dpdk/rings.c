@@ -34,7 +34,8 @@ bool qd_drain_ring(struct rte_ring *r, uint16_t port, uint16_t queue, struct qd_
     return any;
 }
 
-void qd_enqueue_or_free(struct rte_ring *r, struct rte_mbuf **m, unsigned n, struct qd_counters *st)
+void qd_enqueue_or_free(struct rte_ring *r, struct rte_mbuf **m, unsigned n,
+                        struct qd_counters *st)
 {
     if (!n)
         return;

@@ -22,7 +22,8 @@ void qd_handoff(struct qd_sort *s, unsigned w);
 bool qd_drain_ring(struct rte_ring *r, uint16_t port, uint16_t queue, struct qd_counters *st,
                    bool to_host);
 /* Enqueues on a TX ring; frees and counts (tx_ring_full) what did not fit. */
-void qd_enqueue_or_free(struct rte_ring *r, struct rte_mbuf **m, unsigned n, struct qd_counters *st);
+void qd_enqueue_or_free(struct rte_ring *r, struct rte_mbuf **m, unsigned n,
+                        struct qd_counters *st);
 /* Sends on (port, queue); frees and counts (tx_port_full) what the port did not take. */
 void qd_tx_or_free(uint16_t port, uint16_t queue, struct rte_mbuf **m, unsigned n,
                    struct qd_counters *st, bool to_host);

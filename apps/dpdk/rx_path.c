@@ -53,7 +53,8 @@ static int host_frame_push(struct rte_mbuf *m, const struct qd_conn *c,
             .payload = NULL,
             .payload_len = qlen,
         };
-        w = quicoff_wire_data_hdr_write(p + RTE_ETHER_HDR_LEN, hlen, QUICOFF_WIRE_DATA_TO_HOST, &d);
+        w = quicoff_wire_data_hdr_write(p + RTE_ETHER_HDR_LEN, hlen, QUICOFF_WIRE_DATA_TO_HOST,
+                                        &d);
     }
     if (w != hlen) {
         rte_pktmbuf_adj(m, (uint16_t)(RTE_ETHER_HDR_LEN + hlen));
@@ -191,8 +192,11 @@ void qd_rx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
         dg[i] = rte_pktmbuf_mtod_offset(m[i], uint8_t *, off);
         dglen[i] = rte_pktmbuf_data_len(m[i]) - off;
         qd_udp_local_addr(m[i], &local[i]);
-        dgs[i] = (struct quicoff_datagram){.data = dg[i], .len = dglen[i], .local_addr = &local[i],
-                                           .res = res[i], .max_results = QD_MAX_COALESCED};
+        dgs[i] = (struct quicoff_datagram){.data = dg[i],
+                                           .len = dglen[i],
+                                           .local_addr = &local[i],
+                                           .res = res[i],
+                                           .max_results = QD_MAX_COALESCED};
     }
     /* Every coalesced packet up to the first that is not ok: the rest of the
      * datagram stays as received, for the host, which may hold its keys. */
@@ -253,8 +257,11 @@ void qd_rx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
             if (r->flags & QUICOFF_FLAG_KEY_UPDATED) {
                 QD_INC(st, key_updates);
                 if (s) {
-                    struct qd_event e = {.code = QUICOFF_WIRE_EV_KEY_UPDATE, .status = QUICOFF_OK,
-                                         .has_pn = true, .pn = r->pn, .has_gen = true,
+                    struct qd_event e = {.code = QUICOFF_WIRE_EV_KEY_UPDATE,
+                                         .status = QUICOFF_OK,
+                                         .has_pn = true,
+                                         .pn = r->pn,
+                                         .has_gen = true,
                                          .gen = (uint32_t)qd_conn_ev_bump(&s->key_generation),
                                          .has_count = true,
                                          .count = qd_conn_ev_bump(&s->key_updates)};
@@ -265,7 +272,8 @@ void qd_rx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
                 QD_INC(st, rx_usage_limit_reached);
                 if (s) {
                     struct qd_event e = {.code = QUICOFF_WIRE_EV_USAGE_LIMIT,
-                                         .status = QUICOFF_USAGE_LIMIT_REACHED, .has_count = true,
+                                         .status = QUICOFF_USAGE_LIMIT_REACHED,
+                                         .has_count = true,
                                          .count = qd_conn_ev_read(&s->auth_failures),
                                          .has_gen = true,
                                          .gen = (uint32_t)qd_conn_ev_read(&s->key_generation)};

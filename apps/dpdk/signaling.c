@@ -83,9 +83,12 @@ static const struct memo *memo_find(const struct quicoff_wire_msg *m)
 
 static void memo_put(const struct quicoff_wire_msg *m, quicoff_status_t st)
 {
-    memo[memo_next] = (struct memo){.request_id = m->request_id, .index = m->index,
-                                    .kind = m->kind, .direction = m->direction,
-                                    .status = (uint8_t)st, .used = 1};
+    memo[memo_next] = (struct memo){.request_id = m->request_id,
+                                    .index = m->index,
+                                    .kind = m->kind,
+                                    .direction = m->direction,
+                                    .status = (uint8_t)st,
+                                    .used = 1};
     memo_next = (memo_next + 1) % MEMO_SIZE;
 }
 

@@ -82,9 +82,20 @@ static int tel_table(const char *cmd, const char *params, struct rte_tel_data *d
     pthread_mutex_unlock(&qda.conns->lock);
     rte_tel_data_start_dict(d);
 #define T(f) rte_tel_data_add_dict_u64(d, #f, s.f)
-    T(rx_packets); T(rx_bytes); T(tx_packets); T(tx_bytes); T(auth_failures);
-    T(unknown_connection); T(malformed); T(key_phase_unavailable); T(usage_limit_reached);
-    T(key_exhausted); T(unsupported); T(key_updates); T(connections); T(retired_pending);
+    T(rx_packets);
+    T(rx_bytes);
+    T(tx_packets);
+    T(tx_bytes);
+    T(auth_failures);
+    T(unknown_connection);
+    T(malformed);
+    T(key_phase_unavailable);
+    T(usage_limit_reached);
+    T(key_exhausted);
+    T(unsupported);
+    T(key_updates);
+    T(connections);
+    T(retired_pending);
 #undef T
     rte_tel_data_add_dict_string(d, "backend", quicoff_table_backend(qda.table));
     return 0;
@@ -136,7 +147,8 @@ static int tel_connection(const char *cmd, const char *params, struct rte_tel_da
     struct quicoff_conn_stats s;
     struct qd_conn copy;
     pthread_mutex_lock(&qda.conns->lock);
-    struct qd_conn *c = qda.conns->closed ? NULL : qd_conn_by_index(qda.conns, di, (uint32_t)index);
+    struct qd_conn *c = qda.conns->closed ? NULL
+                                          : qd_conn_by_index(qda.conns, di, (uint32_t)index);
     if (c) {
         copy = *c;
         if (quicoff_conn_stats(qda.table, c->handle, &s) != QUICOFF_OK)
@@ -153,8 +165,15 @@ static int tel_connection(const char *cmd, const char *params, struct rte_tel_da
     rte_tel_data_add_dict_u64(d, "level", copy.level);
     rte_tel_data_add_dict_string(d, "format", copy.compat ? "compat" : "v1");
 #define S(f) rte_tel_data_add_dict_u64(d, #f, s.f)
-    S(packets); S(bytes); S(auth_failures); S(malformed); S(key_phase_unavailable);
-    S(key_updates); S(key_generation); S(largest_pn); S(key_packets);
+    S(packets);
+    S(bytes);
+    S(auth_failures);
+    S(malformed);
+    S(key_phase_unavailable);
+    S(key_updates);
+    S(key_generation);
+    S(largest_pn);
+    S(key_packets);
 #undef S
     return 0;
 }
@@ -171,8 +190,10 @@ static int tel_options(const char *cmd, const char *params, struct rte_tel_data 
     rte_tel_data_add_dict_int(d, "workers", (int)o->workers);
     rte_tel_data_add_dict_string(d, "io_mode", o->io_mode == QD_IO_RTC ? "rtc" : "pipeline");
     rte_tel_data_add_dict_u64(d, "tsc_hz", rte_get_tsc_hz());
-    rte_tel_data_add_dict_string(d, "crypto", o->crypto == QD_CRYPTO_INLINE ? "inline" : "lookaside");
-    rte_tel_data_add_dict_string(d, "cryptodev", o->crypto == QD_CRYPTO_INLINE ? "" : o->cryptodev);
+    rte_tel_data_add_dict_string(d, "crypto",
+                                 o->crypto == QD_CRYPTO_INLINE ? "inline" : "lookaside");
+    rte_tel_data_add_dict_string(d, "cryptodev",
+                                 o->crypto == QD_CRYPTO_INLINE ? "" : o->cryptodev);
     rte_tel_data_add_dict_int(d, "local_cid_len", o->local_cid_len);
     rte_tel_data_add_dict_u64(d, "capacity", o->capacity);
     rte_tel_data_add_dict_string(d, "unknown", o->unknown == QD_UNKNOWN_PASS ? "pass" : "drop");

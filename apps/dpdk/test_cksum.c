@@ -12,13 +12,13 @@
 
 static int failures;
 
-#define CHECK(c, ...)                       \
-    do {                                    \
-        if (!(c)) {                         \
-            failures++;                     \
-            if (failures < 20)              \
-                printf(__VA_ARGS__);        \
-        }                                   \
+#define CHECK(c, ...)                \
+    do {                             \
+        if (!(c)) {                  \
+            failures++;              \
+            if (failures < 20)       \
+                printf(__VA_ARGS__); \
+        }                            \
     } while (0)
 
 int main(void)

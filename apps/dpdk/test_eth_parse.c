@@ -33,8 +33,9 @@ static unsigned checks;
     } while (0)
 
 static const uint16_t TPIDS[] = {0x8100, 0x88A8, 0x9100, 0x9200, 0x9300};
-static const uint16_t INNER[] = {0x0800, 0x86DD, 0x0806, QUICOFF_WIRE_ETHERTYPE_SIGNAL,
-                                 QUICOFF_WIRE_ETHERTYPE_DATA, 0x0030 /* 802.3 + SNAP */};
+static const uint16_t INNER[] = {
+    0x0800, 0x86DD, 0x0806, QUICOFF_WIRE_ETHERTYPE_SIGNAL, QUICOFF_WIRE_ETHERTYPE_DATA,
+    0x0030 /* 802.3 + SNAP */};
 
 static bool is_offload(uint16_t et)
 {
@@ -123,13 +124,13 @@ static void test_ip_truncated(void)
     f[12] = 0x08, f[13] = 0x00;
     f[14] = 0x45, f[16] = 0x00, f[17] = 100; /* IPv4, total length 100 */
     for (uint32_t len = 14; len <= 14 + 120; len++)
-        CHECK(qd_ip_truncated(f, len, len, 14, 0x0800) == (len < 114),
-              "IPv4 of 100 in %u bytes\n", len);
+        CHECK(qd_ip_truncated(f, len, len, 14, 0x0800) == (len < 114), "IPv4 of 100 in %u bytes\n",
+              len);
     f[12] = 0x86, f[13] = 0xdd;
     f[14] = 0x60, f[18] = 0x00, f[19] = 60; /* IPv6, payload 60: 100 bytes */
     for (uint32_t len = 14; len <= 14 + 120; len++)
-        CHECK(qd_ip_truncated(f, len, len, 14, 0x86DD) == (len < 114),
-              "IPv6 of 100 in %u bytes\n", len);
+        CHECK(qd_ip_truncated(f, len, len, 14, 0x86DD) == (len < 114), "IPv6 of 100 in %u bytes\n",
+              len);
     /* a multi-segment frame: the first segment holds the header, the whole the packet */
     CHECK(!qd_ip_truncated(f, 60, 114, 14, 0x86DD), "multi-segment taken for cut\n");
     /* not IP: never "cut" */

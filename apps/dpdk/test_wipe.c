@@ -27,14 +27,14 @@ struct qd_counters qd_stats[RTE_MAX_LCORE + 1];
 
 static int failures, checks;
 
-#define CHECK(c, ...)                                                                       \
-    do {                                                                                    \
-        checks++;                                                                           \
-        if (!(c)) {                                                                         \
-            failures++;                                                                     \
-            printf("not ok: " __VA_ARGS__);                                                 \
-            printf("\n");                                                                   \
-        }                                                                                   \
+#define CHECK(c, ...)                       \
+    do {                                    \
+        checks++;                           \
+        if (!(c)) {                         \
+            failures++;                     \
+            printf("not ok: " __VA_ARGS__); \
+            printf("\n");                   \
+        }                                   \
     } while (0)
 
 static const uint8_t KEY[16] = {0x4b, 0x45, 0x59, 0x21, 0xa5, 0x5a, 0xc3, 0x3c,
@@ -93,8 +93,8 @@ static int key_left(const struct bufs *b)
 int main(int argc, char **argv)
 {
     (void)argc;
-    char *eal[] = {argv[0], "--no-huge", "--no-pci", "--no-shconf", "-m", "64",
-                   "-l", "0", "--log-level", "error", "--file-prefix", "qd_test_wipe"};
+    char *eal[] = {argv[0], "--no-huge",   "--no-pci", "--no-shconf",   "-m",          "64", "-l",
+                   "0",     "--log-level", "error",    "--file-prefix", "qd_test_wipe"};
     if (rte_eal_init((int)RTE_DIM(eal), eal) < 0) {
         printf("EAL init failed\n");
         return 1;

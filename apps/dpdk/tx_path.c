@@ -120,9 +120,13 @@ void qd_tx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
         if (ip_len > qda.net_mtu) {
             QD_INC(st, tx_too_big);
             QD_INC(st, tx_dropped);
-            struct qd_event e = {.code = QUICOFF_WIRE_EV_TOO_BIG, .status = QUICOFF_NO_SPACE,
-                                 .has_pn = true, .pn = d.pn, .has_count = true,
-                                 .count = qd_stats_sum_tx_too_big(), .has_mtu = true,
+            struct qd_event e = {.code = QUICOFF_WIRE_EV_TOO_BIG,
+                                 .status = QUICOFF_NO_SPACE,
+                                 .has_pn = true,
+                                 .pn = d.pn,
+                                 .has_count = true,
+                                 .count = qd_stats_sum_tx_too_big(),
+                                 .has_mtu = true,
                                  .mtu = qda.net_mtu};
             qd_event_send(w, c, &e);
             rte_pktmbuf_free(m[i]);
@@ -168,7 +172,8 @@ void qd_tx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
                 struct qd_event e = {.code = r->status == QUICOFF_KEY_EXHAUSTED
                                                  ? QUICOFF_WIRE_EV_KEY_EXHAUSTED
                                                  : QUICOFF_WIRE_EV_KEY_PHASE_UNAVAILABLE,
-                                     .status = (uint8_t)r->status, .has_pn = true,
+                                     .status = (uint8_t)r->status,
+                                     .has_pn = true,
                                      .pn = pkts[i].pn};
                 qd_event_send(w, conn[i], &e);
             }
@@ -178,13 +183,13 @@ void qd_tx_burst(struct qd_worker *w, struct rte_mbuf **m, unsigned n)
         if (r->status == QUICOFF_USAGE_LIMIT_REACHED) {
             QD_INC(st, tx_usage_limit_reached);
             struct qd_event e = {.code = QUICOFF_WIRE_EV_USAGE_LIMIT,
-                                 .status = QUICOFF_USAGE_LIMIT_REACHED, .has_pn = true,
+                                 .status = QUICOFF_USAGE_LIMIT_REACHED,
+                                 .has_pn = true,
                                  .pn = r->pn};
             /* COUNT: the key's packets so far (this worker is the entry's
              * writer, so the figure is exact; lookaside entries are the
              * library's too) */
-            e.has_count = quicoff_conn_key_packets(w->qw, conn[i]->handle, &e.count) ==
-                          QUICOFF_OK;
+            e.has_count = quicoff_conn_key_packets(w->qw, conn[i]->handle, &e.count) == QUICOFF_OK;
             qd_event_send(w, conn[i], &e);
         }
         rte_pktmbuf_adj(x, (uint16_t)quic_off[i]);

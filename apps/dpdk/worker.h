@@ -17,10 +17,10 @@ struct qd_sort;
 /* One per worker lcore, written by that lcore only. */
 struct qd_worker {
     unsigned id;
-    uint16_t queue;             /* rtc: the RX and TX queue of both ports it owns */
-    struct qd_sort *sort;       /* rtc: its frames as classified, by owner */
-    struct quicoff_worker *qw;  /* libquicoff worker: this lcore's epoch and counters */
-    struct qd_la_worker *la;    /* lookaside: this worker's cryptodev queue pair */
+    uint16_t queue;            /* rtc: the RX and TX queue of both ports it owns */
+    struct qd_sort *sort;      /* rtc: its frames as classified, by owner */
+    struct quicoff_worker *qw; /* libquicoff worker: this lcore's epoch and counters */
+    struct qd_la_worker *la;   /* lookaside: this worker's cryptodev queue pair */
     struct qd_counters *st;
     /* frames produced by the current burst, flushed to the TX rings after it */
     struct rte_mbuf *to_host[2 * QD_BURST + 8];
@@ -34,7 +34,7 @@ struct qd_worker {
         unsigned n;
         uint64_t since; /* TSC of the oldest frame */
     } txb[2];
-    uint64_t now;       /* TSC at the start of the current poll round */
+    uint64_t now; /* TSC at the start of the current poll round */
     /* events: earliest TSC of the next event of each code (rate limit) */
     uint64_t ev_next[QUICOFF_WIRE_EV_COUNT]; /* events without an entry */
     uint64_t ev_gap;

@@ -49,10 +49,18 @@ static void keys_init(struct conn_keys *k, int suite, const uint8_t *key)
     uint8_t dec_exp[16 * 15] __attribute__((aligned(16)));
 
     switch (suite) {
-    case SUITE_AES128GCM: IMB_AES128_GCM_PRE(mgr, key, &k->gcm); break;
-    case SUITE_AES256GCM: IMB_AES256_GCM_PRE(mgr, key, &k->gcm); break;
-    case SUITE_AES128CCM: IMB_AES_KEYEXP_128(mgr, key, k->aes_exp, dec_exp); break;
-    default: memcpy(k->raw, key, 32); break;
+    case SUITE_AES128GCM:
+        IMB_AES128_GCM_PRE(mgr, key, &k->gcm);
+        break;
+    case SUITE_AES256GCM:
+        IMB_AES256_GCM_PRE(mgr, key, &k->gcm);
+        break;
+    case SUITE_AES128CCM:
+        IMB_AES_KEYEXP_128(mgr, key, k->aes_exp, dec_exp);
+        break;
+    default:
+        memcpy(k->raw, key, 32);
+        break;
     }
 }
 
@@ -255,8 +263,8 @@ int main(int argc, char **argv)
     static const char *arch_names[] = {"none", "no-aesni", "sse", "avx", "avx2", "avx512"};
     IMB_ARCH arch = IMB_ARCH_NONE;
     const char *every = getenv("IPSECMB_BARE_FLUSH_EVERY");
-    struct peer pr = {"ipsecmb-bare", backend_name, 0, unsupported, setup, teardown,
-                      do_protect, do_unprotect};
+    struct peer pr = {"ipsecmb-bare", backend_name, 0,          unsupported,
+                      setup,          teardown,     do_protect, do_unprotect};
 
     if (every != NULL) {
         long v = strtol(every, NULL, 10);

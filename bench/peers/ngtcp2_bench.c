@@ -56,10 +56,14 @@ static const char *unsupported(int suite)
 static gnutls_cipher_algorithm_t aead_alg(int suite)
 {
     switch (suite) {
-    case SUITE_AES128GCM: return GNUTLS_CIPHER_AES_128_GCM;
-    case SUITE_AES256GCM: return GNUTLS_CIPHER_AES_256_GCM;
-    case SUITE_AES128CCM: return GNUTLS_CIPHER_AES_128_CCM;
-    default: return GNUTLS_CIPHER_CHACHA20_POLY1305;
+    case SUITE_AES128GCM:
+        return GNUTLS_CIPHER_AES_128_GCM;
+    case SUITE_AES256GCM:
+        return GNUTLS_CIPHER_AES_256_GCM;
+    case SUITE_AES128CCM:
+        return GNUTLS_CIPHER_AES_128_CCM;
+    default:
+        return GNUTLS_CIPHER_CHACHA20_POLY1305;
     }
 }
 
@@ -67,9 +71,12 @@ static gnutls_cipher_algorithm_t hp_alg(int suite)
 {
     switch (suite) {
     case SUITE_AES128GCM:
-    case SUITE_AES128CCM: return GNUTLS_CIPHER_AES_128_CBC;
-    case SUITE_AES256GCM: return GNUTLS_CIPHER_AES_256_CBC;
-    default: return GNUTLS_CIPHER_CHACHA20_32;
+    case SUITE_AES128CCM:
+        return GNUTLS_CIPHER_AES_128_CBC;
+    case SUITE_AES256GCM:
+        return GNUTLS_CIPHER_AES_256_CBC;
+    default:
+        return GNUTLS_CIPHER_CHACHA20_32;
     }
 }
 
@@ -129,8 +136,7 @@ static void *setup(int suite, unsigned nconns, const uint8_t *key, const uint8_t
         if (ngtcp2_crypto_aead_ctx_encrypt_init(&st->tx[c].aead, &st->aead, key, IV_LEN) ||
             ngtcp2_crypto_aead_ctx_decrypt_init(&st->rx[c].aead, &st->aead, key, IV_LEN) ||
             hp_ctx_init(&st->tx[c].hp, &st->hp, hp) || hp_ctx_init(&st->rx[c].hp, &st->hp, hp)) {
-            fprintf(stderr, "ngtcp2-gnutls: context setup failed for %s\n",
-                    suite_names[suite]);
+            fprintf(stderr, "ngtcp2-gnutls: context setup failed for %s\n", suite_names[suite]);
             st->nconns = c + 1;
             teardown(st);
             return NULL;
@@ -152,8 +158,8 @@ static unsigned do_protect(void *p, struct pkt *pk, unsigned n)
         size_t hdr = k->pn_off + (pkt[0] & 3u) + 1, plen = k->len - hdr - TAG_LEN;
 
         make_nonce(nonce, st->iv, k->pn);
-        if (ngtcp2_crypto_encrypt(pkt + hdr, &st->aead, &d->aead, pkt + hdr, plen, nonce,
-                                  IV_LEN, pkt, hdr) != 0 ||
+        if (ngtcp2_crypto_encrypt(pkt + hdr, &st->aead, &d->aead, pkt + hdr, plen, nonce, IV_LEN,
+                                  pkt, hdr) != 0 ||
             ngtcp2_crypto_hp_mask(mask, &st->hp, &d->hp, pkt + k->pn_off + 4) != 0) {
             bad++;
             continue;
@@ -184,8 +190,8 @@ static unsigned do_unprotect(void *p, struct pkt *pk, unsigned n)
         for (size_t j = k->pn_off; j < hdr; j++)
             t = (t << 8) | pkt[j];
         make_nonce(nonce, st->iv, pn_decode(k->pn, t, pn_len * 8));
-        if (ngtcp2_crypto_decrypt(pkt + hdr, &st->aead, &d->aead, pkt + hdr, clen, nonce,
-                                  IV_LEN, pkt, hdr) != 0)
+        if (ngtcp2_crypto_decrypt(pkt + hdr, &st->aead, &d->aead, pkt + hdr, clen, nonce, IV_LEN,
+                                  pkt, hdr) != 0)
             bad++;
     }
     return bad;
@@ -193,8 +199,8 @@ static unsigned do_unprotect(void *p, struct pkt *pk, unsigned n)
 
 int main(int argc, char **argv)
 {
-    struct peer pr = {"ngtcp2-gnutls", backend_name, 1, unsupported, setup, teardown,
-                      do_protect, do_unprotect};
+    struct peer pr = {"ngtcp2-gnutls", backend_name, 1,          unsupported,
+                      setup,           teardown,     do_protect, do_unprotect};
 
     snprintf(backend_name, sizeof backend_name, "ngtcp2-crypto-gnutls %s, gnutls %s",
              NGTCP2_CRYPTO_VERSION, gnutls_check_version(NULL));

@@ -49,8 +49,8 @@
 
 enum { SUITE_AES128GCM, SUITE_AES256GCM, SUITE_AES128CCM, SUITE_CHACHA, SUITE_COUNT };
 
-static const char *const suite_names[SUITE_COUNT] = {
-    "aes-128-gcm", "aes-256-gcm", "aes-128-ccm", "chacha20-poly1305"};
+static const char *const suite_names[SUITE_COUNT] = {"aes-128-gcm", "aes-256-gcm", "aes-128-ccm",
+                                                     "chacha20-poly1305"};
 static const unsigned suite_key_len[SUITE_COUNT] = {16, 32, 16, 32};
 
 #define TAG_LEN 16
@@ -240,12 +240,15 @@ static int add_size(struct opts *o, const char *v)
 
 static int parse_opts(int argc, char **argv, struct opts *o, const struct peer *pr)
 {
-    static const struct option lo[] = {
-        {"quick", no_argument, 0, 'q'},          {"suite", required_argument, 0, 's'},
-        {"size", required_argument, 0, 'z'},     {"connections", required_argument, 0, 'c'},
-        {"repeats", required_argument, 0, 'r'},  {"min-ms", required_argument, 0, 'm'},
-        {"op", required_argument, 0, 'o'},       {"help", no_argument, 0, 'h'},
-        {0, 0, 0, 0}};
+    static const struct option lo[] = {{"quick", no_argument, 0, 'q'},
+                                       {"suite", required_argument, 0, 's'},
+                                       {"size", required_argument, 0, 'z'},
+                                       {"connections", required_argument, 0, 'c'},
+                                       {"repeats", required_argument, 0, 'r'},
+                                       {"min-ms", required_argument, 0, 'm'},
+                                       {"op", required_argument, 0, 'o'},
+                                       {"help", no_argument, 0, 'h'},
+                                       {0, 0, 0, 0}};
     int quick = 0, rep = 0, c;
     double ms = 0;
     char *list;
@@ -254,7 +257,9 @@ static int parse_opts(int argc, char **argv, struct opts *o, const struct peer *
     o->protect = o->unprotect = 1;
     while ((c = getopt_long(argc, argv, "", lo, NULL)) != -1) {
         switch (c) {
-        case 'q': quick = 1; break;
+        case 'q':
+            quick = 1;
+            break;
         case 's':
             list = strdup(optarg);
             for (char *t = strtok(list, ","); t; t = strtok(NULL, ",")) {
@@ -290,8 +295,12 @@ static int parse_opts(int argc, char **argv, struct opts *o, const struct peer *
             }
             free(list);
             break;
-        case 'r': rep = atoi(optarg); break;
-        case 'm': ms = atof(optarg); break;
+        case 'r':
+            rep = atoi(optarg);
+            break;
+        case 'm':
+            ms = atof(optarg);
+            break;
         case 'o':
             o->protect = !strcmp(optarg, "protect") || !strcmp(optarg, "both");
             o->unprotect = !strcmp(optarg, "unprotect") || !strcmp(optarg, "both");
@@ -300,8 +309,12 @@ static int parse_opts(int argc, char **argv, struct opts *o, const struct peer *
                 return -1;
             }
             break;
-        case 'h': usage(argv[0], pr); exit(0);
-        default: usage(argv[0], pr); return -1;
+        case 'h':
+            usage(argv[0], pr);
+            exit(0);
+        default:
+            usage(argv[0], pr);
+            return -1;
         }
     }
     if (optind < argc) {
@@ -435,10 +448,9 @@ static const char *const a5_packet = "4cfe4189655e5cd55c41f69080575d7999c25a5bfb
  * peers: the bytes after the header, which header protection leaves alone),
  * then unprotect it back.  Returns 0 on success, -1 on mismatch, 1 if the
  * suite is unsupported. */
-static int known_answer(const struct peer *pr, int suite, const char *key_hex,
-                        const char *iv_hex, const char *hp_hex, const char *hdr_hex,
-                        const char *pl_hex, const char *want_hex, uint64_t pn,
-                        const char *name)
+static int known_answer(const struct peer *pr, int suite, const char *key_hex, const char *iv_hex,
+                        const char *hp_hex, const char *hdr_hex, const char *pl_hex,
+                        const char *want_hex, uint64_t pn, const char *name)
 {
     uint8_t key[32], iv[IV_LEN], hp[32], buf[256], plain[256], want[256];
     int kl, hl, pl, wl;
@@ -472,8 +484,7 @@ static int known_answer(const struct peer *pr, int suite, const char *key_hex,
     }
     pk.pn = pn; /* expected */
     if (!bad && (pr->unprotect(st, &pk, 1) != 0 || memcmp(buf, plain, (size_t)(hl + pl)))) {
-        fprintf(stderr, "%s: %s: unprotect did not give the plaintext back\n", pr->path,
-                name);
+        fprintf(stderr, "%s: %s: unprotect did not give the plaintext back\n", pr->path, name);
         bad = 1;
     }
     pr->teardown(st);
@@ -562,13 +573,12 @@ static int run_row(const struct peer *pr, const struct opts *o, int suite,
         pl.pk[i] = (struct pkt){pl.work + i * pl.stride, pl.len, 1 + sz->dcid_len, 0, 1000 + i};
     }
 
-    fprintf(stderr, "%s: %s %s x%u connections: setting up keys\n", pr->path,
-            suite_names[suite], sz->label, nconns);
+    fprintf(stderr, "%s: %s %s x%u connections: setting up keys\n", pr->path, suite_names[suite],
+            sz->label, nconns);
     st = pr->setup(suite, nconns, key, iv, hp);
     if (!st) {
         print_record(pr, suite, sz, nconns, "protect", NULL, 0, "failed", "key setup failed");
-        print_record(pr, suite, sz, nconns, "unprotect", NULL, 0, "failed",
-                     "key setup failed");
+        print_record(pr, suite, sz, nconns, "unprotect", NULL, 0, "failed", "key setup failed");
         rc = 1;
         goto out;
     }
@@ -624,8 +634,8 @@ static int run_row(const struct peer *pr, const struct opts *o, int suite,
             rc = 1;
             continue;
         }
-        print_record(pr, suite, sz, nconns, protect ? "protect" : "unprotect", v,
-                     o->repeats, "ok", NULL);
+        print_record(pr, suite, sz, nconns, protect ? "protect" : "unprotect", v, o->repeats, "ok",
+                     NULL);
     }
     pr->teardown(st);
     goto out;
@@ -659,8 +669,8 @@ static int peer_main(int argc, char **argv, const struct peer *pr)
         if (sched_setaffinity(0, sizeof set, &set) == 0)
             fprintf(stderr, "%s: pinned to CPU %d\n", pr->path, cpu);
     }
-    if (known_answer(pr, SUITE_AES128GCM, a3_key, a3_iv, a3_hp, a3_header, a3_payload,
-                     a3_packet, 1, "RFC 9001 A.3 (AES-128-GCM)") < 0)
+    if (known_answer(pr, SUITE_AES128GCM, a3_key, a3_iv, a3_hp, a3_header, a3_payload, a3_packet,
+                     1, "RFC 9001 A.3 (AES-128-GCM)") < 0)
         rc = 1;
     if (known_answer(pr, SUITE_AES256GCM, a5_key, a3_iv, a5_hp, a3_header, a3_payload,
                      a3_gcm256_packet, 1, "A.3 packet, AES-256-GCM") < 0)
@@ -668,8 +678,8 @@ static int peer_main(int argc, char **argv, const struct peer *pr)
     if (known_answer(pr, SUITE_AES128CCM, a3_key, a3_iv, a3_hp, a3_header, a3_payload,
                      a3_ccm128_packet, 1, "A.3 packet, AES-128-CCM") < 0)
         rc = 1;
-    if (known_answer(pr, SUITE_CHACHA, a5_key, a5_iv, a5_hp, a5_header, a5_payload,
-                     a5_packet, 654360564, "RFC 9001 A.5 (ChaCha20-Poly1305)") < 0)
+    if (known_answer(pr, SUITE_CHACHA, a5_key, a5_iv, a5_hp, a5_header, a5_payload, a5_packet,
+                     654360564, "RFC 9001 A.5 (ChaCha20-Poly1305)") < 0)
         rc = 1;
     for (int si = 0; si < o.nsuites; si++) {
         int suite = o.suites[si];
@@ -680,11 +690,11 @@ static int peer_main(int argc, char **argv, const struct peer *pr)
                     const char *st = why ? "unsupported" : "failed";
                     const char *r = why ? why : "known-answer check failed (see stderr)";
                     if (o.protect)
-                        print_record(pr, suite, &o.sizes[zi], o.conns[ci], "protect", NULL, 0,
-                                     st, r);
+                        print_record(pr, suite, &o.sizes[zi], o.conns[ci], "protect", NULL, 0, st,
+                                     r);
                     if (o.unprotect)
-                        print_record(pr, suite, &o.sizes[zi], o.conns[ci], "unprotect", NULL,
-                                     0, st, r);
+                        print_record(pr, suite, &o.sizes[zi], o.conns[ci], "unprotect", NULL, 0,
+                                     st, r);
                     continue;
                 }
                 rc |= run_row(pr, &o, suite, &o.sizes[zi], o.conns[ci]);

@@ -59,7 +59,8 @@ typedef enum quicoff_status {
     QUICOFF_OK = 0,
     QUICOFF_UNKNOWN_CONNECTION = 1, /**< no entry for this DCID / address / handle */
     QUICOFF_AUTH_FAILED = 2,        /**< AEAD tag did not verify; bytes left as received */
-    QUICOFF_MALFORMED = 3,          /**< too short, bad length, fixed bit clear (entry without grease_quic_bit), ... */
+    QUICOFF_MALFORMED =
+        3, /**< too short, bad length, fixed bit clear (entry without grease_quic_bit), ... */
     QUICOFF_KEY_PHASE_UNAVAILABLE = 4, /**< no keys installed for the packet's key phase */
     /** Processed successfully, but the key (TX: packets protected, confidentiality
      *  limit) or the connection (RX: authentication failures, integrity limit)
@@ -67,10 +68,10 @@ typedef enum quicoff_status {
     QUICOFF_USAGE_LIMIT_REACHED = 5,
     /** Refused: the RFC 9001 §6.6 hard limit is reached; nothing was changed. */
     QUICOFF_KEY_EXHAUSTED = 6,
-    QUICOFF_UNSUPPORTED = 7,     /**< Retry, Version Negotiation, unknown version */
-    QUICOFF_NO_SPACE = 8,        /**< protect: no room for the 16-byte tag */
+    QUICOFF_UNSUPPORTED = 7, /**< Retry, Version Negotiation, unknown version */
+    QUICOFF_NO_SPACE = 8,    /**< protect: no room for the 16-byte tag */
     QUICOFF_INVALID_ARGUMENT = 9,
-    QUICOFF_EXISTS = 10,         /**< add: an entry with this lookup key exists */
+    QUICOFF_EXISTS = 10, /**< add: an entry with this lookup key exists */
     QUICOFF_TABLE_FULL = 11,
     QUICOFF_NO_MEMORY = 12,
     QUICOFF_BACKEND_UNAVAILABLE = 13,
@@ -179,11 +180,11 @@ typedef uint64_t quicoff_conn_t;
 #define QUICOFF_CONN_INVALID UINT64_MAX
 
 struct quicoff_table_config {
-    uint32_t capacity;      /**< maximum live connections (entries) */
-    uint8_t local_cid_len;  /**< length of the CIDs this endpoint issued (0..20):
+    uint32_t capacity;     /**< maximum live connections (entries) */
+    uint8_t local_cid_len; /**< length of the CIDs this endpoint issued (0..20):
                                  how many DCID bytes a short header carries */
-    uint16_t max_workers;   /**< data-plane threads; 0 = 64 */
-    const char *backend;    /**< "openssl", "auto" or NULL (= auto) */
+    uint16_t max_workers;  /**< data-plane threads; 0 = 64 */
+    const char *backend;   /**< "openssl", "auto" or NULL (= auto) */
 };
 
 struct quicoff_table *quicoff_table_create(const struct quicoff_table_config *cfg,
@@ -201,7 +202,7 @@ struct quicoff_conn_config {
     quicoff_suite_t suite;
     uint32_t version; /**< 0 = QUIC v1 */
     uint8_t dcid[QUICOFF_MAX_CID_LEN];
-    uint8_t dcid_len; /**< RX: the CID the peer puts in packets to us (lookup key);
+    uint8_t dcid_len;               /**< RX: the CID the peer puts in packets to us (lookup key);
                            TX: the peer's CID: its length parses the short header */
     struct quicoff_addr local_addr; /**< RX lookup key when dcid_len == 0 */
     uint32_t path_id;
@@ -311,15 +312,15 @@ size_t quicoff_table_reclaim(struct quicoff_table *t);
 /* Counters: the same names in C, Python, telemetry and docs                 */
 
 struct quicoff_conn_stats {
-    uint64_t packets;      /**< processed successfully */
-    uint64_t bytes;        /**< payload bytes of those packets */
+    uint64_t packets; /**< processed successfully */
+    uint64_t bytes;   /**< payload bytes of those packets */
     uint64_t auth_failures;
     uint64_t malformed;
     uint64_t key_phase_unavailable;
-    uint64_t key_updates;  /**< key phase changes seen/made by the data plane */
+    uint64_t key_updates;    /**< key phase changes seen/made by the data plane */
     uint64_t key_generation; /**< current key generation */
-    uint64_t largest_pn;   /**< UINT64_MAX = none */
-    uint64_t key_packets;  /**< packets with the current key (confidentiality limit) */
+    uint64_t largest_pn;     /**< UINT64_MAX = none */
+    uint64_t key_packets;    /**< packets with the current key (confidentiality limit) */
 };
 
 struct quicoff_table_stats {
@@ -333,7 +334,7 @@ struct quicoff_table_stats {
     uint64_t key_exhausted;
     uint64_t unsupported;
     uint64_t key_updates;
-    uint64_t connections; /**< live entries */
+    uint64_t connections;     /**< live entries */
     uint64_t retired_pending; /**< removed/replaced entries not yet zeroed+freed */
 };
 
@@ -383,20 +384,22 @@ struct quicoff_pkt {
 
 /** Result flags. */
 enum quicoff_result_flag {
-    QUICOFF_FLAG_KEY_UPDATED = 1u << 0,  /**< this packet moved the connection to the next key phase */
-    QUICOFF_FLAG_PASS_FAILED = 1u << 1,  /**< auth failed, fail action PASS: hand on marked failed */
+    QUICOFF_FLAG_KEY_UPDATED =
+        1u << 0, /**< this packet moved the connection to the next key phase */
+    QUICOFF_FLAG_PASS_FAILED =
+        1u << 1, /**< auth failed, fail action PASS: hand on marked failed */
     QUICOFF_FLAG_LONG_HEADER = 1u << 2,
-    QUICOFF_FLAG_OLD_KEYS = 1u << 3,     /**< decrypted with the previous generation's keys */
+    QUICOFF_FLAG_OLD_KEYS = 1u << 3, /**< decrypted with the previous generation's keys */
 };
 
 /** What the data plane says about one packet. 64 bytes: one cache line. */
 struct quicoff_result {
     quicoff_status_t status;
-    uint8_t flags;      /**< enum quicoff_result_flag */
-    uint8_t level;      /**< quicoff_level_t of the packet */
-    uint8_t key_phase;  /**< 1-RTT key phase bit */
-    uint8_t pn_len;     /**< 1..4 */
-    uint32_t hdr_off;   /**< first byte (== pkt.offset) */
+    uint8_t flags;     /**< enum quicoff_result_flag */
+    uint8_t level;     /**< quicoff_level_t of the packet */
+    uint8_t key_phase; /**< 1-RTT key phase bit */
+    uint8_t pn_len;    /**< 1..4 */
+    uint32_t hdr_off;  /**< first byte (== pkt.offset) */
     uint32_t pn_off;
     uint32_t payload_off;
     uint32_t payload_len; /**< plaintext bytes (tag excluded) */
@@ -406,9 +409,9 @@ struct quicoff_result {
      *  steering or handing on); dcid_len 0 and dcid_off 0 when the packet
      *  carries none or it does not fit in the buffer. */
     uint32_t dcid_off;
-    uint64_t pn;          /**< full decoded packet number */
-    quicoff_conn_t conn;  /**< the entry (QUICOFF_CONN_INVALID when none was found) */
-    void *user;           /**< the entry's quicoff_conn_config.user (NULL when none) */
+    uint64_t pn;         /**< full decoded packet number */
+    quicoff_conn_t conn; /**< the entry (QUICOFF_CONN_INVALID when none was found) */
+    void *user;          /**< the entry's quicoff_conn_config.user (NULL when none) */
     uint8_t dcid_len;
 };
 
@@ -434,10 +437,10 @@ unsigned quicoff_unprotect_datagram(struct quicoff_worker *w, uint8_t *data, uin
 
 /** One datagram of quicoff_unprotect_datagrams. */
 struct quicoff_datagram {
-    uint8_t *data;  /**< the UDP payload, unprotected in place */
+    uint8_t *data; /**< the UDP payload, unprotected in place */
     uint32_t len;
     const struct quicoff_addr *local_addr; /**< for zero-length DCIDs; may be NULL */
-    struct quicoff_result *res; /**< room for max_results results */
+    struct quicoff_result *res;            /**< room for max_results results */
     uint16_t max_results;
     uint16_t n_results; /**< out: results written (one per packet looked at) */
     uint16_t n_ok;      /**< out: of them ok (OK or USAGE_LIMIT_REACHED) */
@@ -468,8 +471,8 @@ unsigned quicoff_unprotect_datagrams(struct quicoff_worker *w, struct quicoff_da
 /** One round of quicoff_walk_datagrams: unprotect pkts[0..n) in place, one
  *  result each in res[0..n) (as quicoff_unprotect_burst does). dgram[j] is
  *  the index in dgs of packet j's datagram (e.g. to find its mbuf). n <= 32. */
-typedef void (*quicoff_round_fn)(void *arg, struct quicoff_pkt *pkts,
-                                 struct quicoff_result *res, const unsigned *dgram, unsigned n);
+typedef void (*quicoff_round_fn)(void *arg, struct quicoff_pkt *pkts, struct quicoff_result *res,
+                                 const unsigned *dgram, unsigned n);
 
 /** quicoff_unprotect_datagrams' walk with the unprotect done by fn: for a
  *  caller whose packets go through the split calls and its own AEAD engine
@@ -484,7 +487,8 @@ unsigned quicoff_walk_datagrams(struct quicoff_datagram *dgs, unsigned n, unsign
 /** What quicoff_peek_header reads from a header without keys. */
 struct quicoff_header_info {
     uint8_t long_header; /**< header form bit (0x80): 1 long, 0 short (1-RTT) */
-    uint8_t fixed_bit;   /**< 0x40 of the first byte: 1 as RFC 9000 has it, 0 when greased (RFC 9287) */
+    uint8_t
+        fixed_bit; /**< 0x40 of the first byte: 1 as RFC 9000 has it, 0 when greased (RFC 9287) */
     uint8_t long_type;   /**< long header: the type bits ((first >> 4) & 3) as on the wire */
     uint8_t level;       /**< quicoff_level_t: 1-RTT, or the long type read by its version
                               (v1 and v2 number them differently); valid when OK */
@@ -579,15 +583,15 @@ struct quicoff_aead_job {
      *  Not a copy: nothing to wipe. */
     const uint8_t *key;
     uint8_t key_len;
-    uint8_t suite;     /**< quicoff_suite_t */
-    uint8_t pending;   /**< 1: run the AEAD; 0: prepare already decided (ignore the rest) */
-    uint8_t decrypt;   /**< 1: open (RX), 0: seal (TX) */
+    uint8_t suite;   /**< quicoff_suite_t */
+    uint8_t pending; /**< 1: run the AEAD; 0: prepare already decided (ignore the rest) */
+    uint8_t decrypt; /**< 1: open (RX), 0: seal (TX) */
     /** RX: the entry's fail action is pass: on an authentication failure the
      *  packet is handed on, so the engine must leave payload and tag as
      *  received (complete restores the header). With drop it may leave them
      *  altered: the caller drops the packet. */
     uint8_t fail_pass;
-    uint8_t key_phase; /**< which of the entry's two key slots (generation & 1) */
+    uint8_t key_phase;   /**< which of the entry's two key slots (generation & 1) */
     uint32_t generation; /**< key generation of the key */
     uint8_t nonce[QUICOFF_IV_LEN];
     uint32_t aad_off, aad_len;   /**< offsets in pkts[i].data; RX: the unmasked header */
@@ -621,12 +625,12 @@ unsigned quicoff_protect_complete(struct quicoff_worker *w, struct quicoff_pkt *
 
 /** A key, as the key hooks see it. */
 struct quicoff_key_info {
-    uint64_t key_id;           /**< as in quicoff_aead_job */
+    uint64_t key_id; /**< as in quicoff_aead_job */
     quicoff_direction_t direction;
     quicoff_level_t level;
     quicoff_suite_t suite;
     uint32_t generation;
-    uint8_t key_phase;         /**< generation & 1 */
+    uint8_t key_phase; /**< generation & 1 */
     /** DCID length of the entry's short headers (1-RTT): their AAD is
      *  1 + dcid_len + PN length bytes. */
     uint8_t dcid_len;

@@ -50,22 +50,22 @@ extern "C" {
 #define QUICOFF_WIRE_ETHERTYPE_VLAN 0x8100
 #define QUICOFF_WIRE_ETHERTYPE_QINQ 0x88A8
 
-#define QUICOFF_WIRE_MAGIC 0x51   /**< first byte of every v1 frame ('Q') */
-#define QUICOFF_WIRE_VERSION 1    /**< the version this library speaks */
+#define QUICOFF_WIRE_MAGIC 0x51 /**< first byte of every v1 frame ('Q') */
+#define QUICOFF_WIRE_VERSION 1  /**< the version this library speaks */
 
-#define QUICOFF_WIRE_ETH_LEN 14           /**< Ethernet header without VLAN tag */
-#define QUICOFF_WIRE_SIGNAL_HDR_LEN 16    /**< v1 signaling header (before TLVs) */
-#define QUICOFF_WIRE_DATA_HDR_LEN 20      /**< v1 data header (before the QUIC packet) */
-#define QUICOFF_WIRE_TLV_HDR_LEN 4        /**< TLV type (16) + length (16) */
-#define QUICOFF_WIRE_COMPAT_PEER_LEN 100  /**< signaling_peer (listing 4.10), bytes */
-#define QUICOFF_WIRE_COMPAT_HOST_LEN 85   /**< signaling_host (listing 4.9), bytes */
+#define QUICOFF_WIRE_ETH_LEN 14             /**< Ethernet header without VLAN tag */
+#define QUICOFF_WIRE_SIGNAL_HDR_LEN 16      /**< v1 signaling header (before TLVs) */
+#define QUICOFF_WIRE_DATA_HDR_LEN 20        /**< v1 data header (before the QUIC packet) */
+#define QUICOFF_WIRE_TLV_HDR_LEN 4          /**< TLV type (16) + length (16) */
+#define QUICOFF_WIRE_COMPAT_PEER_LEN 100    /**< signaling_peer (listing 4.10), bytes */
+#define QUICOFF_WIRE_COMPAT_HOST_LEN 85     /**< signaling_host (listing 4.9), bytes */
 #define QUICOFF_WIRE_COMPAT_DATA_HDR_LEN 10 /**< data_pkt (listing 4.11): Index + Full_pn */
-#define QUICOFF_WIRE_COMPAT_KEY_FIELD 32  /**< 256-bit key fields in compat signaling */
-#define QUICOFF_WIRE_COMPAT_DCID_LEN 8    /**< compat RX DCID is always 64 bits */
+#define QUICOFF_WIRE_COMPAT_KEY_FIELD 32    /**< 256-bit key fields in compat signaling */
+#define QUICOFF_WIRE_COMPAT_DCID_LEN 8      /**< compat RX DCID is always 64 bits */
 /** Upper bound of any frame the v1/compat encoders produce for a signaling
  *  message (Ethernet + VLAN tag + header + every TLV at its maximum size). */
 #define QUICOFF_WIRE_SIGNAL_MAX 1024
-#define QUICOFF_WIRE_DETAIL_MAX 255       /**< DETAIL TLV text, bytes */
+#define QUICOFF_WIRE_DETAIL_MAX 255 /**< DETAIL TLV text, bytes */
 
 #define QUICOFF_WIRE_INDEX_NONE 0xFFFFFFFFu /**< "no entry" (events, table-only queries) */
 /** ACK direction of a request whose own direction byte is neither TX nor RX
@@ -84,9 +84,9 @@ typedef enum quicoff_wire_kind {
     QUICOFF_WIRE_QUERY = 0x04,  /**< ask for counters; answered by STATS */
     QUICOFF_WIRE_DATA_TO_OFFLOAD = 0x10, /**< plaintext QUIC packet to protect and send */
     /* v1, offload -> host */
-    QUICOFF_WIRE_ACK = 0x81,    /**< result of ADD/UPDATE/REMOVE (or of an undecodable request) */
-    QUICOFF_WIRE_STATS = 0x82,  /**< reply to QUERY */
-    QUICOFF_WIRE_EVENT = 0x83,  /**< unsolicited notification */
+    QUICOFF_WIRE_ACK = 0x81,   /**< result of ADD/UPDATE/REMOVE (or of an undecodable request) */
+    QUICOFF_WIRE_STATS = 0x82, /**< reply to QUERY */
+    QUICOFF_WIRE_EVENT = 0x83, /**< unsolicited notification */
     QUICOFF_WIRE_DATA_TO_HOST = 0x90, /**< unprotected QUIC packet + metadata */
     /* compat (docs/protocol.md §3) */
     QUICOFF_WIRE_COMPAT_PEER = 0x100, /**< 0x88B5 Type 0: signaling_peer -> RX entry by DCID */
@@ -96,8 +96,8 @@ typedef enum quicoff_wire_kind {
 
 /** Header flags (byte 3) of v1 requests, by kind. */
 enum quicoff_wire_flag {
-    QUICOFF_WIRE_ADD_REPLACE = 1u << 0,     /**< ADD: replace an existing entry of this index */
-    QUICOFF_WIRE_UPDATE_ROLL = 1u << 0,     /**< UPDATE: make ROLL_GENERATION current (idempotent) */
+    QUICOFF_WIRE_ADD_REPLACE = 1u << 0, /**< ADD: replace an existing entry of this index */
+    QUICOFF_WIRE_UPDATE_ROLL = 1u << 0, /**< UPDATE: make ROLL_GENERATION current (idempotent) */
     QUICOFF_WIRE_UPDATE_DROP_OLD = 1u << 1, /**< UPDATE: forget the previous generation's keys */
     QUICOFF_WIRE_QUERY_CONN = 1u << 0,      /**< QUERY/STATS: the entry's quicoff_conn_stats */
     QUICOFF_WIRE_QUERY_TABLE = 1u << 1,     /**< QUERY/STATS: the quicoff_table_stats */
@@ -105,13 +105,13 @@ enum quicoff_wire_flag {
 
 /** EVENT codes (byte 3 of an EVENT). */
 typedef enum quicoff_wire_event_code {
-    QUICOFF_WIRE_EV_AUTH_FAILED = 1,        /**< packets of an entry failed authentication */
-    QUICOFF_WIRE_EV_USAGE_LIMIT = 2,        /**< the entry crossed its usage threshold */
-    QUICOFF_WIRE_EV_KEY_UPDATE = 3,         /**< the data plane saw/made a key phase change */
-    QUICOFF_WIRE_EV_UNKNOWN_CONNECTION = 4, /**< a QUIC packet matched no entry */
-    QUICOFF_WIRE_EV_KEY_EXHAUSTED = 5,      /**< RFC 9001 §6.6 hard limit: packets refused */
+    QUICOFF_WIRE_EV_AUTH_FAILED = 1,           /**< packets of an entry failed authentication */
+    QUICOFF_WIRE_EV_USAGE_LIMIT = 2,           /**< the entry crossed its usage threshold */
+    QUICOFF_WIRE_EV_KEY_UPDATE = 3,            /**< the data plane saw/made a key phase change */
+    QUICOFF_WIRE_EV_UNKNOWN_CONNECTION = 4,    /**< a QUIC packet matched no entry */
+    QUICOFF_WIRE_EV_KEY_EXHAUSTED = 5,         /**< RFC 9001 §6.6 hard limit: packets refused */
     QUICOFF_WIRE_EV_KEY_PHASE_UNAVAILABLE = 6, /**< packets for a key phase with no keys */
-    QUICOFF_WIRE_EV_TOO_BIG = 7,            /**< a protected packet exceeded the network MTU */
+    QUICOFF_WIRE_EV_TOO_BIG = 7,               /**< a protected packet exceeded the network MTU */
     QUICOFF_WIRE_EV_COUNT
 } quicoff_wire_event_code_t;
 
@@ -123,7 +123,7 @@ enum quicoff_wire_tlv {
 #define QUICOFF_WIRE_TLV_ENUM(name, type, critical, kind, messages) QUICOFF_WIRE_T_##name = type,
     QUICOFF_WIRE_TLVS(QUICOFF_WIRE_TLV_ENUM)
 #undef QUICOFF_WIRE_TLV_ENUM
-    QUICOFF_WIRE_T_CRITICAL = 0x8000, /**< bit: unknown => reject */
+        QUICOFF_WIRE_T_CRITICAL = 0x8000, /**< bit: unknown => reject */
 };
 
 /* ------------------------------------------------------------------------ */
@@ -133,8 +133,8 @@ enum quicoff_wire_tlv {
 struct quicoff_wire_eth {
     uint8_t dst[6];
     uint8_t src[6];
-    bool has_vlan;     /**< one 802.1Q (0x8100) tag; 802.1ad outer tags are skipped on decode */
-    uint16_t vlan_tci; /**< PCP/DEI/VID, host byte order */
+    bool has_vlan;      /**< one 802.1Q (0x8100) tag; 802.1ad outer tags are skipped on decode */
+    uint16_t vlan_tci;  /**< PCP/DEI/VID, host byte order */
     uint16_t ethertype; /**< the EtherType after any tag, host byte order */
 };
 
@@ -145,10 +145,10 @@ struct quicoff_wire_encap {
     uint8_t src_mac[6];
     bool has_vlan;
     uint16_t vlan_tci;
-    uint8_t family;     /**< 4 or 6 */
-    uint8_t ttl;        /**< TTL / hop limit; 0 = the offload's default (64) */
-    uint8_t tos;        /**< IPv4 TOS / IPv6 traffic class */
-    uint16_t src_port;  /**< host byte order */
+    uint8_t family;    /**< 4 or 6 */
+    uint8_t ttl;       /**< TTL / hop limit; 0 = the offload's default (64) */
+    uint8_t tos;       /**< IPv4 TOS / IPv6 traffic class */
+    uint16_t src_port; /**< host byte order */
     uint16_t dst_port;
     uint8_t src_ip[16]; /**< IPv4 in the first 4 bytes */
     uint8_t dst_ip[16];
@@ -198,29 +198,29 @@ struct quicoff_wire_stats {
 
 /** EVENT. */
 struct quicoff_wire_event {
-    uint8_t code;               /**< quicoff_wire_event_code_t */
+    uint8_t code; /**< quicoff_wire_event_code_t */
     bool has_count, has_pn, has_key_generation, has_level;
-    uint64_t count;             /**< cumulative (auth failures, key packets, ...) */
+    uint64_t count; /**< cumulative (auth failures, key packets, ...) */
     uint64_t pn;
     uint32_t key_generation;
     uint8_t level;
     uint8_t dcid[QUICOFF_MAX_CID_LEN];
-    uint8_t dcid_len;           /**< 0 = absent or empty */
+    uint8_t dcid_len; /**< 0 = absent or empty */
     bool has_dcid;
     struct quicoff_addr local_addr;  /**< family 0 = absent */
     struct quicoff_addr remote_addr; /**< family 0 = absent */
     bool has_mtu;
-    uint32_t mtu;               /**< too_big: the network MTU (largest IP packet) */
+    uint32_t mtu; /**< too_big: the network MTU (largest IP packet) */
 };
 
 /** Data frames (v1 DATA_TO_OFFLOAD / DATA_TO_HOST, COMPAT_DATA). */
 struct quicoff_wire_data {
-    uint32_t index;     /**< TX entry (to offload) or RX entry (to host); compat: 16 bits */
-    uint64_t pn;        /**< full packet number, <= QUICOFF_WIRE_PN_MAX */
-    uint8_t flags;      /**< to host: enum quicoff_result_flag bits; to offload: 0 (reserved) */
-    uint8_t status;     /**< to host: quicoff_status_t of the unprotect; to offload: 0 */
-    uint8_t level;      /**< to host: quicoff_level_t */
-    uint8_t key_phase;  /**< to host: 1-RTT key phase bit */
+    uint32_t index;    /**< TX entry (to offload) or RX entry (to host); compat: 16 bits */
+    uint64_t pn;       /**< full packet number, <= QUICOFF_WIRE_PN_MAX */
+    uint8_t flags;     /**< to host: enum quicoff_result_flag bits; to offload: 0 (reserved) */
+    uint8_t status;    /**< to host: quicoff_status_t of the unprotect; to offload: 0 */
+    uint8_t level;     /**< to host: quicoff_level_t */
+    uint8_t key_phase; /**< to host: 1-RTT key phase bit */
     /** The QUIC packet: on decode it points into the decoded buffer (not a
      *  copy); on encode it is copied after the header when non-NULL, else only
      *  the header is written, with payload_len in its Length field. */
@@ -230,29 +230,30 @@ struct quicoff_wire_data {
 
 /** One decoded frame, or one to encode. */
 struct quicoff_wire_msg {
-    uint16_t kind;      /**< quicoff_wire_kind_t */
-    uint8_t version;    /**< 0 = compat, else the v1 header's version */
-    bool has_eth;       /**< eth is valid (frame-level decode) / to be written (frame-level encode) */
+    uint16_t kind;   /**< quicoff_wire_kind_t */
+    uint8_t version; /**< 0 = compat, else the v1 header's version */
+    bool has_eth;    /**< eth is valid (frame-level decode) / to be written (frame-level encode) */
     struct quicoff_wire_eth eth;
     /** Decode: the header (kind, version, flags, request_id, index, direction)
      *  was read even though the whole message may not be valid, so a v1
      *  request can still be answered with an ACK carrying the error. */
     bool hdr_valid;
     /* v1 signaling header */
-    uint8_t flags;       /**< enum quicoff_wire_flag bits (ADD/UPDATE/QUERY/STATS) */
-    uint8_t acked_kind;  /**< ACK: the kind of the request acknowledged */
-    uint32_t request_id; /**< requests: chosen by the host; ACK/STATS: echoed; EVENT: sequence number */
-    uint32_t index;      /**< entry index chosen by the host (per direction) */
-    uint8_t direction;   /**< quicoff_direction_t */
-    uint8_t status;      /**< ACK/STATS/EVENT: quicoff_status_t; requests: 0 */
+    uint8_t flags;      /**< enum quicoff_wire_flag bits (ADD/UPDATE/QUERY/STATS) */
+    uint8_t acked_kind; /**< ACK: the kind of the request acknowledged */
+    uint32_t
+        request_id; /**< requests: chosen by the host; ACK/STATS: echoed; EVENT: sequence number */
+    uint32_t index; /**< entry index chosen by the host (per direction) */
+    uint8_t direction;     /**< quicoff_direction_t */
+    uint8_t status;        /**< ACK/STATS/EVENT: quicoff_status_t; requests: 0 */
     const uint8_t *detail; /**< DETAIL TLV (into the decoded buffer), or NULL */
     uint16_t detail_len;
     union quicoff_wire_body {
-        struct quicoff_wire_conn add;       /**< ADD, COMPAT_PEER, COMPAT_HOST */
-        struct quicoff_wire_update update;  /**< UPDATE */
-        struct quicoff_wire_stats stats;    /**< STATS */
-        struct quicoff_wire_event event;    /**< EVENT */
-        struct quicoff_wire_data data;      /**< DATA_TO_OFFLOAD, DATA_TO_HOST, COMPAT_DATA */
+        struct quicoff_wire_conn add;      /**< ADD, COMPAT_PEER, COMPAT_HOST */
+        struct quicoff_wire_update update; /**< UPDATE */
+        struct quicoff_wire_stats stats;   /**< STATS */
+        struct quicoff_wire_event event;   /**< EVENT */
+        struct quicoff_wire_data data;     /**< DATA_TO_OFFLOAD, DATA_TO_HOST, COMPAT_DATA */
     } u;
 };
 
@@ -282,8 +283,7 @@ void quicoff_wire_msg_clear(struct quicoff_wire_msg *m);
  *     argument.
  *  On error m holds no secret (it is cleared), except hdr_valid and the
  *  header fields when the v1 header was readable. */
-quicoff_status_t quicoff_wire_decode(const uint8_t *frame, size_t len,
-                                     struct quicoff_wire_msg *m);
+quicoff_status_t quicoff_wire_decode(const uint8_t *frame, size_t len, struct quicoff_wire_msg *m);
 
 /** As quicoff_wire_decode, for the bytes after the EtherType (an mbuf whose
  *  Ethernet header the caller has already parsed).  m->has_eth is false. */

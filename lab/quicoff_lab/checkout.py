@@ -4,6 +4,7 @@
 The tooling runs from a checkout (this file lives in <checkout>/lab/quicoff_lab);
 $QUICOFF_SOURCE_DIR names another one.
 """
+
 from __future__ import annotations
 
 import os
@@ -15,8 +16,11 @@ __all__ = ["repo_root", "build_dir", "is_checkout"]
 
 def is_checkout(path: Path) -> bool:
     """A quicoff source tree: the top meson.build and the library sources."""
-    return (path / "meson.build").is_file() and (path / "src").is_dir() \
+    return (
+        (path / "meson.build").is_file()
+        and (path / "src").is_dir()
         and (path / "include" / "quicoff").is_dir()
+    )
 
 
 def repo_root() -> Path:
@@ -25,8 +29,10 @@ def repo_root() -> Path:
     env = os.environ.get("QUICOFF_SOURCE_DIR")
     cand = Path(env) if env else Path(__file__).resolve().parents[2]
     if not is_checkout(cand):
-        raise FileNotFoundError("%s is not a quicoff source checkout%s" % (
-            cand, " ($QUICOFF_SOURCE_DIR)" if env else ""))
+        raise FileNotFoundError(
+            "%s is not a quicoff source checkout%s"
+            % (cand, " ($QUICOFF_SOURCE_DIR)" if env else "")
+        )
     return cand
 
 

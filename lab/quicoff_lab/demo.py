@@ -21,6 +21,7 @@ plots into results/demo/, and removes everything it created, also on Ctrl-C.
 Exit status: 0 all verdicts pass, 1 a verdict failed, 2 the testbed could
 not be brought up.  See docs/demo.md.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -44,48 +45,89 @@ SUITES4 = ("aes-128-gcm", "aes-256-gcm", "chacha20-poly1305", "aes-128-ccm")
 def _csv(kind):
     def parse(text):
         return [kind(v) for v in text.split(",") if v.strip()]
+
     return parse
 
 
 def add_arguments(p: argparse.ArgumentParser) -> None:
-    p.add_argument("--quick", action="store_true",
-                   help="fewer sizes, suites and load steps; under three minutes")
-    p.add_argument("--duration", type=float, default=None,
-                   help="seconds per measurement step (default 3, --quick 1.5)")
-    p.add_argument("--sizes", type=_csv(int), default=None,
-                   help="QUIC payload sizes, bytes (default 64,128,256,512,1024,1400)")
-    p.add_argument("--suites", type=_csv(str), default=None,
-                   help="suites of the throughput sweep (default all four)")
-    p.add_argument("--loads", type=_csv(float), default=None,
-                   help="offered load steps as fractions of the measured maximum")
-    p.add_argument("--offload", choices=("auto", "dpdk"), default="auto",
-                   help="the offloads: quicoff-dpdk (the only one; 'auto' is the same)")
+    p.add_argument(
+        "--quick",
+        action="store_true",
+        help="fewer sizes, suites and load steps; under three minutes",
+    )
+    p.add_argument(
+        "--duration",
+        type=float,
+        default=None,
+        help="seconds per measurement step (default 3, --quick 1.5)",
+    )
+    p.add_argument(
+        "--sizes",
+        type=_csv(int),
+        default=None,
+        help="QUIC payload sizes, bytes (default 64,128,256,512,1024,1400)",
+    )
+    p.add_argument(
+        "--suites",
+        type=_csv(str),
+        default=None,
+        help="suites of the throughput sweep (default all four)",
+    )
+    p.add_argument(
+        "--loads",
+        type=_csv(float),
+        default=None,
+        help="offered load steps as fractions of the measured maximum",
+    )
+    p.add_argument(
+        "--offload",
+        choices=("auto", "dpdk"),
+        default="auto",
+        help="the offloads: quicoff-dpdk (the only one; 'auto' is the same)",
+    )
     p.add_argument("--protocol", choices=("v1", "compat"), default="v1")
     p.add_argument("--workers", type=int, default=1)
-    p.add_argument("--io-mode", choices=("rtc", "pipeline"), default="rtc",
-                   help="quicoff-dpdk --io-mode: run to completion on each worker (default), "
-                        "or an I/O lcore feeding the workers")
+    p.add_argument(
+        "--io-mode",
+        choices=("rtc", "pipeline"),
+        default="rtc",
+        help="quicoff-dpdk --io-mode: run to completion on each worker (default), "
+        "or an I/O lcore feeding the workers",
+    )
     p.add_argument("--crypto", choices=("inline", "lookaside"), default="inline")
-    p.add_argument("--idle-us", type=int, default=20,
-                   help="quicoff-dpdk --idle-us: its lcores yield the CPU after 256 empty polls "
-                        "(they share 2 CPUs with the other offload, the tools and the wire); "
-                        "0 = busy-poll")
+    p.add_argument(
+        "--idle-us",
+        type=int,
+        default=20,
+        help="quicoff-dpdk --idle-us: its lcores yield the CPU after 256 empty polls "
+        "(they share 2 CPUs with the other offload, the tools and the wire); "
+        "0 = busy-poll",
+    )
     p.add_argument("--tamper-every", type=int, default=10, help="flip a byte in every k-th packet")
     p.add_argument("--tamper-count", type=int, default=50, help="packets to tamper with")
     p.add_argument("--json", metavar="FILE", help="write the results as JSON")
-    p.add_argument("--out", default=os.path.join("results", "demo"),
-                   help="directory of the plots (and results.json)")
+    p.add_argument(
+        "--out",
+        default=os.path.join("results", "demo"),
+        help="directory of the plots (and results.json)",
+    )
     p.add_argument("--no-build", action="store_true", help="do not build what is missing")
     p.add_argument("--no-plots", action="store_true")
-    p.add_argument("--bench", action="store_true",
-                   help="also: forwarding rate vs DPDK testpmd io-forwarding, same ports")
+    p.add_argument(
+        "--bench",
+        action="store_true",
+        help="also: forwarding rate vs DPDK testpmd io-forwarding, same ports",
+    )
     p.add_argument("--build-dir", default=None)
-    p.add_argument("--keep-logs", action="store_true", help="keep the offloads' logs (printed path)")
+    p.add_argument(
+        "--keep-logs", action="store_true", help="keep the offloads' logs (printed path)"
+    )
     p.set_defaults(func=run)
 
 
 # ---------------------------------------------------------------------------
 # building
+
 
 def _repo() -> str:
     return str(repo_root())
@@ -100,15 +142,21 @@ def ensure_built(build_dir: str, log) -> None:
     repo = _repo()
     if not os.path.exists(os.path.join(build_dir, "build.ninja")):
         log("configuring %s (meson setup)" % build_dir)
-        subprocess.run(["meson", "setup", build_dir], cwd=repo, check=True,
-                       stdout=subprocess.DEVNULL)
+        subprocess.run(
+            ["meson", "setup", build_dir], cwd=repo, check=True, stdout=subprocess.DEVNULL
+        )
     want = [os.path.join("tools", "qo_traffic")]
     if os.path.isdir(os.path.join(repo, "apps", "dpdk")):
         want.append(os.path.join("apps", "dpdk", "quicoff-dpdk"))
     missing = [t for t in want if not os.path.exists(os.path.join(build_dir, t))]
     # ninja is cheap when nothing changed; always run it so the binaries are current
-    p = subprocess.run(["ninja", "-C", build_dir], cwd=repo, stdout=subprocess.PIPE,
-                       stderr=subprocess.STDOUT, text=True)
+    p = subprocess.run(
+        ["ninja", "-C", build_dir],
+        cwd=repo,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+    )
     if p.returncode != 0:
         log("build failed (ninja -C %s); last lines:\n%s" % (build_dir, p.stdout[-2000:]))
         if missing:
@@ -119,6 +167,7 @@ def ensure_built(build_dir: str, log) -> None:
 
 # ---------------------------------------------------------------------------
 # progress and table
+
 
 class Progress:
     def __init__(self, total_s: float, stream=sys.stderr):
@@ -155,9 +204,20 @@ class Progress:
             self.stream.flush()
 
 
-_COLS = (("suite", 18), ("size B", 6), ("offered kpps", 12), ("delivered kpps", 14),
-         ("loss %", 7), ("Gbit/s", 7), ("p50 us", 8), ("p99 us", 8), ("jitter us", 9),
-         ("checked", 8), ("mismatch", 8), ("auth fail", 9))
+_COLS = (
+    ("suite", 18),
+    ("size B", 6),
+    ("offered kpps", 12),
+    ("delivered kpps", 14),
+    ("loss %", 7),
+    ("Gbit/s", 7),
+    ("p50 us", 8),
+    ("p99 us", 8),
+    ("jitter us", 9),
+    ("checked", 8),
+    ("mismatch", 8),
+    ("auth fail", 9),
+)
 
 
 def _fmt_table(rows: List[dict]) -> str:
@@ -165,18 +225,30 @@ def _fmt_table(rows: List[dict]) -> str:
     could, not paced); delivered: unique packets the receiving host got,
     each checked byte for byte; auth fail: what the receiving offload counted
     as failing authentication in that step (0 unless tampered)."""
+
     def line(vals):
-        return "  ".join(("%-*s" if i == 0 else "%*s") % (w, v)
-                         for i, ((_, w), v) in enumerate(zip(_COLS, vals)))
+        return "  ".join(
+            ("%-*s" if i == 0 else "%*s") % (w, v) for i, ((_, w), v) in enumerate(zip(_COLS, vals))
+        )
+
     lines = [line([h for h, _ in _COLS])]
     for r in rows:
         sent = "%.1f" % (r.get("sent_pps", 0) / 1e3)
         af = r.get("rx_offload_auth_failures")
-        vals = (r["suite"], r["size"], ("max " + sent) if not r["offered_pps"] else sent,
-                "%.1f" % r["kpps"], "%.2f" % r["loss_pct"], "%.3f" % r["gbps"],
-                "%.0f" % (r["latency_p50_ns"] / 1e3), "%.0f" % (r["latency_p99_ns"] / 1e3),
-                "%.1f" % (r["jitter_ns"] / 1e3), r["payloads_checked"], r["mismatches"],
-                "-" if af is None else af)
+        vals = (
+            r["suite"],
+            r["size"],
+            ("max " + sent) if not r["offered_pps"] else sent,
+            "%.1f" % r["kpps"],
+            "%.2f" % r["loss_pct"],
+            "%.3f" % r["gbps"],
+            "%.0f" % (r["latency_p50_ns"] / 1e3),
+            "%.0f" % (r["latency_p99_ns"] / 1e3),
+            "%.1f" % (r["jitter_ns"] / 1e3),
+            r["payloads_checked"],
+            r["mismatches"],
+            "-" if af is None else af,
+        )
         lines.append(line(vals))
     return "\n".join(lines)
 
@@ -192,6 +264,7 @@ OVERLOAD_NOTE = """\
 # ---------------------------------------------------------------------------
 # the run
 
+
 class Demo:
     def __init__(self, args, log):
         self.args = args
@@ -201,12 +274,12 @@ class Demo:
         # the key update of the check runs on a connection of its own, in v1
         self.ku_proto = self.proto if self.proto.key_updates else tr.V1Protocol()
         self.flow_proto: Dict[int, tr.HostProtocol] = {}
-        self.tool: List[str] = []     # tools/qo_traffic, found once it is built (run)
+        self.tool: List[str] = []  # tools/qo_traffic, found once it is built (run)
         self.flows: List[tr.Flow] = []
         self.pn_next: Dict[int, int] = {}
-        self.rx_high: Dict[int, int] = {}     # highest PN host B (A) received, per flow
-        self.counters: Dict[str, dict] = {}   # offload side -> counters at the last read
-        self.key_pn0: Dict[int, int] = {}     # per flow: first PN sent with its current keys
+        self.rx_high: Dict[int, int] = {}  # highest PN host B (A) received, per flow
+        self.counters: Dict[str, dict] = {}  # offload side -> counters at the last read
+        self.key_pn0: Dict[int, int] = {}  # per flow: first PN sent with its current keys
         self.results: dict = {"verdicts": {}, "rekeys": 0}
 
     # -- connections -----------------------------------------------------
@@ -228,10 +301,20 @@ class Demo:
 
         def add(name, suite, direction, path_id=None, ku=None, proto=None):
             nonlocal fid
-            fl = tr.Flow(id=fid, name=name, suite=suite, dcid=rnd(cid),
-                         secret=rnd(48 if suite == "aes-256-gcm" else 32),
-                         tx_index=1 + fid, rx_index=101 + fid, direction=direction,
-                         path_id=path_id, pn_start=0, pn_len=4, key_update_pn=ku)
+            fl = tr.Flow(
+                id=fid,
+                name=name,
+                suite=suite,
+                dcid=rnd(cid),
+                secret=rnd(48 if suite == "aes-256-gcm" else 32),
+                tx_index=1 + fid,
+                rx_index=101 + fid,
+                direction=direction,
+                path_id=path_id,
+                pn_start=0,
+                pn_len=4,
+                key_update_pn=ku,
+            )
             fid += 1
             self.flows.append(fl)
             self.pn_next[fl.id] = 0
@@ -239,6 +322,7 @@ class Demo:
             self.rx_high[fl.id] = -1
             self.flow_proto[fl.id] = proto or self.proto
             return fl
+
         for s in suites:
             add("ab-" + s, s, "ab")
         for s in ("chacha20-poly1305", "aes-128-ccm"):
@@ -246,13 +330,17 @@ class Demo:
         mp_secret = rnd(32)
         for path in (0, 1):
             fl = add("ab-multipath-path%d" % path, "aes-128-gcm", "ab", path_id=path)
-            fl.secret = mp_secret   # one connection, one key schedule, two paths
+            fl.secret = mp_secret  # one connection, one key schedule, two paths
         if self.ku_proto is not self.proto:
             add("ab-key-update-" + self.ku_proto.name, "aes-128-gcm", "ab", proto=self.ku_proto)
 
     # RFC 9001 §6.6 confidentiality limits: packets one key may protect
-    CONFIDENTIALITY_LIMIT = {"aes-128-gcm": 1 << 23, "aes-256-gcm": 1 << 23,
-                             "aes-128-ccm": int(2 ** 21.5), "chacha20-poly1305": 1 << 62}
+    CONFIDENTIALITY_LIMIT = {
+        "aes-128-gcm": 1 << 23,
+        "aes-256-gcm": 1 << 23,
+        "aes-128-ccm": int(2**21.5),
+        "chacha20-poly1305": 1 << 62,
+    }
 
     def rekey(self, tb, flows: List[tr.Flow]) -> None:
         """New keys for ``flows``, as a QUIC stack starts afresh before a key
@@ -265,7 +353,7 @@ class Demo:
         groups: Dict[bytes, List[tr.Flow]] = {}
         for f in flows:
             groups.setdefault(f.secret, [])
-        for f in self.flows:   # every flow of a connection, asked for or not
+        for f in self.flows:  # every flow of a connection, asked for or not
             if f.secret in groups and f not in groups[f.secret]:
                 groups[f.secret].append(f)
         todo = []
@@ -273,20 +361,25 @@ class Demo:
             new = os.urandom(len(old))
             for f in group:
                 f.secret = new
-                f.key_update_pn = None   # the new keys start at phase 0
+                f.key_update_pn = None  # the new keys start at phase 0
                 f.pn_start = self.pn_next[f.id]
                 self.key_pn0[f.id] = self.pn_next[f.id]
                 todo.append(f)
         self.install(tb, todo)
         self.results["rekeys"] += len(groups)
 
-    def rekey_before(self, tb, flows: List[tr.Flow], rate: float, duration: float,
-                     count: int = 0) -> None:
+    def rekey_before(
+        self, tb, flows: List[tr.Flow], rate: float, duration: float, count: int = 0
+    ) -> None:
         """Rekeys the flows that this step could push past half their key's
         limit (unpaced: assume up to 1 Mpps per flow)."""
         worst = count or int((rate or 1e6) * duration) + 1000
-        stale = [f for f in flows if self.pn_next[f.id] - self.key_pn0[f.id] + worst
-                 > self.CONFIDENTIALITY_LIMIT[f.suite] // 2]
+        stale = [
+            f
+            for f in flows
+            if self.pn_next[f.id] - self.key_pn0[f.id] + worst
+            > self.CONFIDENTIALITY_LIMIT[f.suite] // 2
+        ]
         if stale:
             self.rekey(tb, stale)
 
@@ -320,8 +413,9 @@ class Demo:
 
     # -- one measurement -------------------------------------------------
 
-    def measure(self, tb, flows: List[tr.Flow], size: int, rate: float, duration: float,
-                count: int = 0) -> dict:
+    def measure(
+        self, tb, flows: List[tr.Flow], size: int, rate: float, duration: float, count: int = 0
+    ) -> dict:
         """Sends ``flows`` (all of one direction) for ``duration`` s at
         ``rate`` pps (0 = as fast as possible) and checks what arrives."""
         direction = flows[0].direction
@@ -331,14 +425,17 @@ class Demo:
         self.rekey_before(tb, flows, rate, duration, count)
         for f in flows:
             f.pn_start = self.pn_next[f.id]
-        path = os.path.join(tb.log_dir, "flows-%s-%d.txt" % (direction, int(time.monotonic() * 1e3)))
+        path = os.path.join(
+            tb.log_dir, "flows-%s-%d.txt" % (direction, int(time.monotonic() * 1e3))
+        )
         tr.write_flows_file(path, flows, proto, tbm.MACS["off%s_host" % side], src.mac)
         rx = tr.Receiver(self.tool, dst.ns, dst.iface, path, proto.rx_format)
         time.sleep(0.3)
-        tx = tr.Sender(self.tool, src.ns, src.iface, path, size=size, rate=rate,
-                       duration=duration, count=count)
+        tx = tr.Sender(
+            self.tool, src.ns, src.iface, path, size=size, rate=rate, duration=duration, count=count
+        )
         s = tx.wait(timeout=duration + 30)
-        time.sleep(0.6 if rate else 1.0)   # what is in flight
+        time.sleep(0.6 if rate else 1.0)  # what is in flight
         rx.stop()
         r = rx.wait(timeout=10)
         # the longest run of a flow's packets lost in a row, as the receiving
@@ -348,8 +445,11 @@ class Demo:
             fs = s["flows"][str(f.id)]
             fr = r["flows"][str(f.id)]
             if fr.get("pn_lowest", -1) >= 0:
-                max_gap = max(max_gap, fr.get("max_gap", 0),
-                              fr["pn_lowest"] - max(self.rx_high[f.id], f.pn_start - 1) - 1)
+                max_gap = max(
+                    max_gap,
+                    fr.get("max_gap", 0),
+                    fr["pn_lowest"] - max(self.rx_high[f.id], f.pn_start - 1) - 1,
+                )
                 self.rx_high[f.id] = max(self.rx_high[f.id], fr["pn_highest"])
             self.pn_next[f.id] = fs["pn_next"]
         # what the receiving offload counted in this step (drained: it stopped moving)
@@ -360,25 +460,44 @@ class Demo:
         rx_span = max((r["last_ns"] - r["first_ns"]) / 1e9, 1e-6) if unique > 1 else elapsed
         kpps = unique / max(elapsed, rx_span) / 1e3
         hdr = 1 + len(flows[0].dcid) + flows[0].pn_len
-        wire = 14 + 20 + 8 + hdr + size + 16        # Ethernet/IPv4/UDP/QUIC + tag, no FCS
+        wire = 14 + 20 + 8 + hdr + size + 16  # Ethernet/IPv4/UDP/QUIC + tag, no FCS
         lat = r.get("latency_ns", {})
         return {
-            "direction": direction, "size": size, "offered_pps": rate,
-            "sent": sent, "sent_pps": sent / elapsed, "received": unique, "dups": r["dups"],
-            "lost": max(sent - unique, 0), "loss_pct": 100.0 * max(sent - unique, 0) / max(sent, 1),
-            "kpps": kpps, "gbps": kpps * 1e3 * wire * 8 / 1e9,
-            "goodput_gbps": kpps * 1e3 * size * 8 / 1e9, "wire_frame_bytes": wire,
-            "latency_p50_ns": lat.get("p50", 0), "latency_p99_ns": lat.get("p99", 0),
-            "latency_mean_ns": lat.get("mean", 0), "latency_max_ns": lat.get("max", 0),
-            "jitter_ns": r.get("jitter_ns", 0), "payloads_checked": r["checked"],
-            "mismatches": r["mismatches"], "first_mismatch": r.get("first_mismatch", ""),
-            "unknown_conn": r.get("unknown_conn", 0), "flows": [f.name for f in flows],
+            "direction": direction,
+            "size": size,
+            "offered_pps": rate,
+            "sent": sent,
+            "sent_pps": sent / elapsed,
+            "received": unique,
+            "dups": r["dups"],
+            "lost": max(sent - unique, 0),
+            "loss_pct": 100.0 * max(sent - unique, 0) / max(sent, 1),
+            "kpps": kpps,
+            "gbps": kpps * 1e3 * wire * 8 / 1e9,
+            "goodput_gbps": kpps * 1e3 * size * 8 / 1e9,
+            "wire_frame_bytes": wire,
+            "latency_p50_ns": lat.get("p50", 0),
+            "latency_p99_ns": lat.get("p99", 0),
+            "latency_mean_ns": lat.get("mean", 0),
+            "latency_max_ns": lat.get("max", 0),
+            "jitter_ns": r.get("jitter_ns", 0),
+            "payloads_checked": r["checked"],
+            "mismatches": r["mismatches"],
+            "first_mismatch": r.get("first_mismatch", ""),
+            "unknown_conn": r.get("unknown_conn", 0),
+            "flows": [f.name for f in flows],
             "rx_offload": "B" if direction == "ab" else "A",
             "rx_offload_auth_failures": delta.get("auth_failures"),
             "rx_offload_counters_delta": delta,
-            "max_pn_gap": max_gap, "pn_len": flows[0].pn_len,
-            "per_flow": {f.name: {"sent": s["flows"][str(f.id)]["sent"],
-                                  "received": r["flows"][str(f.id)]["received"]} for f in flows},
+            "max_pn_gap": max_gap,
+            "pn_len": flows[0].pn_len,
+            "per_flow": {
+                f.name: {
+                    "sent": s["flows"][str(f.id)]["sent"],
+                    "received": r["flows"][str(f.id)]["received"],
+                }
+                for f in flows
+            },
         }
 
     # -- counters --------------------------------------------------------
@@ -416,8 +535,14 @@ class Demo:
         """Offload ``side``'s counters once they stop moving: read every 0.2 s
         until two reads agree (nothing left in its queues or in the veths), at
         most ``timeout`` s.  Every read is kept in self.counters."""
-        keys = ("rx_packets", "tx_packets", "auth_failures", "unknown_connection", "malformed",
-                "key_phase_unavailable")
+        keys = (
+            "rx_packets",
+            "tx_packets",
+            "auth_failures",
+            "unknown_connection",
+            "malformed",
+            "key_phase_unavailable",
+        )
         prev = self.offload_counters(tb, side)
         t = time.monotonic()
         while time.monotonic() - t < timeout:
@@ -434,8 +559,11 @@ class Demo:
         """What offload ``side`` counted since the last read (settled)."""
         before = self.counters.get(side) or {}
         after = self.counters_settled(tb, side)
-        return {k: v - before.get(k, 0) for k, v in after.items()
-                if isinstance(v, (int, float)) and k in before and k not in ("connections",)}
+        return {
+            k: v - before.get(k, 0)
+            for k, v in after.items()
+            if isinstance(v, (int, float)) and k in before and k not in ("connections",)
+        }
 
     # -- phases ------------------------------------------------------------
 
@@ -445,13 +573,15 @@ class Demo:
         dur = a.duration if a.duration is not None else (1.5 if quick else 3.0)
         sizes = a.sizes or ([64, 256, 1024, 1400] if quick else [64, 128, 256, 512, 1024, 1400])
         suites = a.suites or (["aes-128-gcm", "aes-256-gcm"] if quick else list(SUITES4))
-        loads = a.loads or ([0.1, 0.5, 0.9, 1.2] if quick else [0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.2])
+        loads = a.loads or (
+            [0.1, 0.5, 0.9, 1.2] if quick else [0.05, 0.1, 0.25, 0.5, 0.75, 0.9, 1.0, 1.2]
+        )
         for s in suites:
             if s not in SUITES4:
                 self.log("unknown suite %s" % s)
                 return 2
         n_steps = 2 + len(sizes) * len(suites) + len(loads) + 1
-        n_steps += self.ku_proto is not self.proto     # compat: the v1 key-update check
+        n_steps += self.ku_proto is not self.proto  # compat: the v1 key-update check
         bench_s = self.BENCH_ROUNDS * (4 * (dur + 1.6) + 8) if a.bench else 0
         prog = Progress(n_steps * (dur + 1.6) + 10 + bench_s)
         build_dir = a.build_dir or os.path.join(_repo(), "build")
@@ -464,12 +594,24 @@ class Demo:
             self.log("demo: %s" % e)
             return 2
         res = self.results
-        res.update(started=time.strftime("%Y-%m-%dT%H:%M:%S"), quick=quick, step_seconds=dur,
-                   protocol=self.proto.name, traffic_tool=" ".join(self.tool))
+        res.update(
+            started=time.strftime("%Y-%m-%dT%H:%M:%S"),
+            quick=quick,
+            step_seconds=dur,
+            protocol=self.proto.name,
+            traffic_tool=" ".join(self.tool),
+        )
         try:
-            tb = tbm.Testbed(offload=a.offload, build_dir=build_dir, workers=a.workers,
-                             io_mode=a.io_mode, crypto=a.crypto, start_offloads=True, idle_us=a.idle_us,
-                             log_dir=None if not a.keep_logs else os.path.join(a.out, "logs"))
+            tb = tbm.Testbed(
+                offload=a.offload,
+                build_dir=build_dir,
+                workers=a.workers,
+                io_mode=a.io_mode,
+                crypto=a.crypto,
+                start_offloads=True,
+                idle_us=a.idle_us,
+                log_dir=None if not a.keep_logs else os.path.join(a.out, "logs"),
+            )
         except tbm.TestbedError as e:
             self.log("testbed: %s" % e)
             return 2
@@ -484,12 +626,14 @@ class Demo:
                 prog.step(0, "installing %d entries" % (2 * len(self.flows)))
                 acks = self.install(tb, self.flows)
                 bad = [m for m in acks if m.get("status_name") not in ("ok",)]
-                res["signaling"] = {"requests": 2 * len(self.flows),
-                                    "acked_ok": sum(1 for m in acks if m.get("status_name") == "ok"),
-                                    "errors": [m.get("status_name") for m in bad]}
+                res["signaling"] = {
+                    "requests": 2 * len(self.flows),
+                    "acked_ok": sum(1 for m in acks if m.get("status_name") == "ok"),
+                    "errors": [m.get("status_name") for m in bad],
+                }
                 if bad:
                     self.log("signaling errors: %s" % res["signaling"]["errors"])
-                for side in ("A", "B"):     # the baselines of the per-step counters
+                for side in ("A", "B"):  # the baselines of the per-step counters
                     self.counters_settled(tb, side)
                 self.phase_check(tb, prog, dur)
                 self.phase_sweep(tb, prog, dur, sizes, suites)
@@ -532,13 +676,21 @@ class Demo:
             if direction == "ab" and proto is self.ku_proto:
                 ku = flows[0]
                 ku.key_update_pn = self.pn_next[ku.id] + n // (2 * len(flows))
-            prog.step(0, "check %s%s: %d flows, %d pkt%s" % (
-                direction.upper(), "" if proto is self.proto else " (%s)" % proto.name,
-                len(flows), n, ", key update" if ku else ""))
+            prog.step(
+                0,
+                "check %s%s: %d flows, %d pkt%s"
+                % (
+                    direction.upper(),
+                    "" if proto is self.proto else " (%s)" % proto.name,
+                    len(flows),
+                    n,
+                    ", key update" if ku else "",
+                ),
+            )
             m = self.measure(tb, flows, 200, rate, n / rate + 5, count=n)
             prog.advance(dur + 1.6)
             m["protocol"] = proto.name
-            m["key_update"] = ({"flow": ku.name, "at_pn": ku.key_update_pn} if ku else None)
+            m["key_update"] = {"flow": ku.name, "at_pn": ku.key_update_pn} if ku else None
             checks.append(m)
         res["check"] = checks
         ok = all(c["mismatches"] == 0 and c["lost"] == 0 for c in checks)
@@ -551,7 +703,8 @@ class Demo:
                 res["verdicts"]["key_update_mid_stream"] = pf["received"] == pf["sent"] > 0
         mp = [c["per_flow"][k] for c in checks for k in c["per_flow"] if "multipath" in k]
         res["verdicts"]["multipath_two_paths"] = len(mp) == 2 and all(
-            p["received"] == p["sent"] > 0 for p in mp)
+            p["received"] == p["sent"] > 0 for p in mp
+        )
 
     @staticmethod
     def tb_kind(tb):
@@ -613,16 +766,26 @@ class Demo:
         prog.advance(3)
         tampered = int(wire.get("tampered", 0))
         counted = int(after.get("auth_failures", 0)) - int(before.get("auth_failures", 0))
-        t = {"every": k, "tampered_sent": tampered, "tampered_dropped_counted": counted,
-             "counter": "auth_failures (offload B, %s)" % after.get("_via", "?"),
-             "sent": m["sent"], "delivered": m["received"], "lost": m["lost"],
-             "mismatches": m["mismatches"], "payloads_checked": m["payloads_checked"],
-             "per_flow": m["per_flow"], "max_pn_gap": m["max_pn_gap"],
-             "offload_b_before": before, "offload_b_after": after, "wire": wire}
+        t = {
+            "every": k,
+            "tampered_sent": tampered,
+            "tampered_dropped_counted": counted,
+            "counter": "auth_failures (offload B, %s)" % after.get("_via", "?"),
+            "sent": m["sent"],
+            "delivered": m["received"],
+            "lost": m["lost"],
+            "mismatches": m["mismatches"],
+            "payloads_checked": m["payloads_checked"],
+            "per_flow": m["per_flow"],
+            "max_pn_gap": m["max_pn_gap"],
+            "offload_b_before": before,
+            "offload_b_after": after,
+            "wire": wire,
+        }
         self.results["tamper"] = t
         self.results["verdicts"]["tampered_dropped_and_counted"] = (
-            tampered > 0 and counted == tampered and m["lost"] == tampered
-            and m["mismatches"] == 0)
+            tampered > 0 and counted == tampered and m["lost"] == tampered and m["mismatches"] == 0
+        )
 
     # -- benchmark ---------------------------------------------------------
 
@@ -630,7 +793,7 @@ class Demo:
 
     def _bench_restart(self, tb):
         tb.restart_offloads()
-        self.counters.clear()    # fresh counters too
+        self.counters.clear()  # fresh counters too
         # fresh entries (PN decoding starts from here) with fresh keys: a new
         # table must not restart the usage count of a key already used
         self.rekey(tb, self.flows)
@@ -648,8 +811,12 @@ class Demo:
         drift of this shared machine; medians per size and kind, and the ratio
         of the medians."""
         prog.step(0, "bench: quicoff vs testpmd")
-        bench = {"sizes": list(self.BENCH_SIZES), "quicoff_idle_us": 0,
-                 "rounds": self.BENCH_ROUNDS, "runs": {"quicoff": [], "testpmd": []}}
+        bench = {
+            "sizes": list(self.BENCH_SIZES),
+            "quicoff_idle_us": 0,
+            "rounds": self.BENCH_ROUNDS,
+            "runs": {"quicoff": [], "testpmd": []},
+        }
         flows = self.flows_of("ab", suite="aes-128-gcm")
         testpmd = shutil.which("dpdk-testpmd")
         if not testpmd:
@@ -659,17 +826,20 @@ class Demo:
             prog.advance(2 * (dur + 1.6) + 4)
             if testpmd and "testpmd_error" not in bench:
                 try:
-                    bench["runs"]["testpmd"].append(self._bench_testpmd(tb, flows, dur, testpmd,
-                                                                        bench))
-                except tbm.TestbedError as e:   # a benchmark, not a verdict
+                    bench["runs"]["testpmd"].append(
+                        self._bench_testpmd(tb, flows, dur, testpmd, bench)
+                    )
+                except tbm.TestbedError as e:  # a benchmark, not a verdict
                     bench["testpmd_error"] = str(e).splitlines()[0]
             prog.advance(2 * (dur + 1.6) + 4)
-        self._bench_restart(tb)   # back to the demo's --idle-us, both offloads
+        self._bench_restart(tb)  # back to the demo's --idle-us, both offloads
         bench["ratio"] = {}
         for kind in ("quicoff", "testpmd"):
             med = bench[kind] = {}
             for size in self.BENCH_SIZES:
-                runs = [r[str(size)] for r in bench["runs"][kind] if r.get(str(size), {}).get("kpps")]
+                runs = [
+                    r[str(size)] for r in bench["runs"][kind] if r.get(str(size), {}).get("kpps")
+                ]
                 if not runs:
                     continue
                 m = dict(sorted(runs, key=lambda r: r["kpps"])[len(runs) // 2])
@@ -690,7 +860,8 @@ class Demo:
             # what each would forward if the traffic source kept up
             if qs.get("ns_per_packet_busy") and ts.get("ns_per_packet_busy"):
                 bench.setdefault("capacity_ratio", {})[str(size)] = (
-                    ts["ns_per_packet_busy"] / qs["ns_per_packet_busy"])
+                    ts["ns_per_packet_busy"] / qs["ns_per_packet_busy"]
+                )
         self.results["bench"] = bench
 
     def _bench_quicoff(self, tb, flows, dur) -> dict:
@@ -708,8 +879,10 @@ class Demo:
         self._bench_warmup(tb, flows, off.proc)
         for size in self.BENCH_SIZES:
             out[str(size)] = self._bench_one(tb, flows, off.proc, dur, size, cycles)
-            out[str(size)]["what"] = ("%s offload A (protect, aes-128-gcm, %s, --idle-us 0)"
-                                      % (tb.offload_kind, tb.io_mode))
+            out[str(size)]["what"] = "%s offload A (protect, aes-128-gcm, %s, --idle-us 0)" % (
+                tb.offload_kind,
+                tb.io_mode,
+            )
         return out
 
     def _bench_testpmd(self, tb, flows, dur, testpmd, bench) -> dict:
@@ -718,19 +891,40 @@ class Demo:
         # busy-polls it; its main lcore only waits on stdin
         cpu = tb.offload_cpu("A")
         # stdbuf: its answers to "show fwd stats all" reach the log at once
-        argv = ["stdbuf", "-oL", testpmd, "--lcores", "0@%d,1@%d" % (cpu, cpu), "--no-huge", "-m", "512",
-                "--no-pci", "--file-prefix", "%s-tp" % tb.tag,
-                "--vdev", "net_af_packet0,iface=host0", "--vdev", "net_af_packet1,iface=net0",
-                "--", "-i", "--forward-mode=io", "--auto-start", "--total-num-mbufs=8192",
-                "--nb-cores=1", "--record-core-cycles"]
+        argv = [
+            "stdbuf",
+            "-oL",
+            testpmd,
+            "--lcores",
+            "0@%d,1@%d" % (cpu, cpu),
+            "--no-huge",
+            "-m",
+            "512",
+            "--no-pci",
+            "--file-prefix",
+            "%s-tp" % tb.tag,
+            "--vdev",
+            "net_af_packet0,iface=host0",
+            "--vdev",
+            "net_af_packet1,iface=net0",
+            "--",
+            "-i",
+            "--forward-mode=io",
+            "--auto-start",
+            "--total-num-mbufs=8192",
+            "--nb-cores=1",
+            "--record-core-cycles",
+        ]
         p = tb._spawn("oA", argv, "testpmd.log", stdin_pipe=True)
         bench["testpmd_argv"] = argv
         try:
             t = time.monotonic()
             while not _testpmd_ready("%s-tp" % tb.tag):
                 if p.poll() is not None or time.monotonic() - t > 30:
-                    raise tbm.TestbedError("dpdk-testpmd did not start (exit %s): %s" % (
-                        p.poll(), tb._tail("testpmd.log", 3).replace("\n", " | ")))
+                    raise tbm.TestbedError(
+                        "dpdk-testpmd did not start (exit %s): %s"
+                        % (p.poll(), tb._tail("testpmd.log", 3).replace("\n", " | "))
+                    )
                 time.sleep(0.2)
             time.sleep(0.5)
             out = {}
@@ -760,9 +954,12 @@ class Demo:
         next namespace, its IP stack) would count as the forwarder's."""
         fwd_cpu = tb.offload_cpu("A")
         others = [c for c in sorted(os.sched_getaffinity(0)) if c != fwd_cpu]
-        tool = (["taskset", "-c", ",".join(map(str, others))] if others and shutil.which("taskset")
-                else []) + list(self.tool)
-        tb.set_wire("tamper", every=0, tool=tool)     # the counting bridge
+        tool = (
+            ["taskset", "-c", ",".join(map(str, others))]
+            if others and shutil.which("taskset")
+            else []
+        ) + list(self.tool)
+        tb.set_wire("tamper", every=0, tool=tool)  # the counting bridge
         try:
             w0 = tb.wire_stats()
             c0 = _cpu_seconds(proc.pid) if proc else 0
@@ -773,8 +970,9 @@ class Demo:
                 f.pn_start = self.pn_next[f.id]
             tr.write_flows_file(path, flows, self.proto, tbm.MACS["offA_host"], tb.host_a.mac)
             t0 = time.monotonic()
-            s = tr.Sender(tool, tb.host_a.ns, tb.host_a.iface, path, size=size, rate=0,
-                          duration=dur).wait(dur + 30)
+            s = tr.Sender(
+                tool, tb.host_a.ns, tb.host_a.iface, path, size=size, rate=0, duration=dur
+            ).wait(dur + 30)
             t1 = time.monotonic()
             for f in flows:
                 self.pn_next[f.id] = s["flows"][str(f.id)]["pn_next"]
@@ -787,14 +985,24 @@ class Demo:
         fwd = int(w1.get("forwarded_ab", 0)) - int(w0.get("forwarded_ab", 0))
         secs = max(t1 - t0, 1e-6)
         cpu = max(c1 - c0, 0.0)
-        out = {"size": size, "sent": s["sent"], "forwarded": fwd, "kpps": fwd / secs / 1e3,
-               "cpu_seconds": cpu, "ns_per_packet_cpu": (cpu * 1e9 / fwd) if fwd else None}
+        out = {
+            "size": size,
+            "sent": s["sent"],
+            "forwarded": fwd,
+            "kpps": fwd / secs / 1e3,
+            "cpu_seconds": cpu,
+            "ns_per_packet_cpu": (cpu * 1e9 / fwd) if fwd else None,
+        }
         if cyc and cyc.get("packets"):
             # busy cycles: only poll rounds that found packets, so this is the
             # forwarder's own cost per packet, whatever the traffic source managed
-            out.update(busy_cycles=cyc["cycles"], io_packets=cyc["packets"], tsc_hz=cyc["hz"],
-                       cycles_per_packet=cyc["cycles"] / cyc["packets"],
-                       ns_per_packet_busy=cyc["cycles"] / cyc["packets"] * 1e9 / cyc["hz"])
+            out.update(
+                busy_cycles=cyc["cycles"],
+                io_packets=cyc["packets"],
+                tsc_hz=cyc["hz"],
+                cycles_per_packet=cyc["cycles"] / cyc["packets"],
+                ns_per_packet_busy=cyc["cycles"] / cyc["packets"] * 1e9 / cyc["hz"],
+            )
         return out
 
     # -- report --------------------------------------------------------------
@@ -802,17 +1010,22 @@ class Demo:
     def report(self) -> int:
         a, res = self.args, self.results
         rows = res.get("throughput", [])
-        checked = sum(r["payloads_checked"] for k in ("check", "throughput", "load")
-                      for r in res.get(k, []))
+        checked = sum(
+            r["payloads_checked"] for k in ("check", "throughput", "load") for r in res.get(k, [])
+        )
         checked += res.get("tamper", {}).get("payloads_checked", 0)
-        mism = sum(r["mismatches"] for k in ("check", "throughput", "load")
-                   for r in res.get(k, [])) + res.get("tamper", {}).get("mismatches", 0)
+        mism = sum(
+            r["mismatches"] for k in ("check", "throughput", "load") for r in res.get(k, [])
+        ) + res.get("tamper", {}).get("mismatches", 0)
         res["payloads_checked"] = checked
         res["mismatches"] = mism
         res["verdicts"]["no_mismatches"] = mism == 0 and checked > 0
         # nothing but the tampered packets may fail authentication
-        af = [r.get("rx_offload_auth_failures") for k in ("check", "throughput", "load")
-              for r in res.get(k, [])]
+        af = [
+            r.get("rx_offload_auth_failures")
+            for k in ("check", "throughput", "load")
+            for r in res.get(k, [])
+        ]
         if af and all(x is not None for x in af):
             res["auth_failures_untampered"] = sum(af)
             res["verdicts"]["no_auth_failures_untampered"] = sum(af) == 0
@@ -823,28 +1036,35 @@ class Demo:
         print()
         print("quicoff demo: %s" % res.get("testbed", ""))
         print()
-        print("Throughput A -> B (protect at offload A, unprotect at offload B), per packet size, "
-              "offered at max rate:")
+        print(
+            "Throughput A -> B (protect at offload A, unprotect at offload B), per packet size, "
+            "offered at max rate:"
+        )
         print(_fmt_table(rows))
         if rows:
             print(OVERLOAD_NOTE % (os.cpu_count() or 1))
         if res.get("load"):
             print()
-            print("Latency and jitter vs offered load (paced, as fractions of the delivered "
-                  "maximum):")
+            print(
+                "Latency and jitter vs offered load (paced, as fractions of the delivered maximum):"
+            )
             print(_fmt_table(res["load"]))
         steps = [r for k in ("check", "throughput", "load") for r in res.get(k, [])]
         if steps:
             gap = max(r.get("max_pn_gap", 0) for r in steps)
             pnl = min(r.get("pn_len", 4) for r in steps)
             print()
-            print("longest run of one flow's packets lost in a row: %d (offload B decodes a %d-byte "
-                  "packet number within +-%d of the largest it saw)" % (gap, pnl, 1 << (8 * pnl - 1)))
+            print(
+                "longest run of one flow's packets lost in a row: %d (offload B decodes a %d-byte "
+                "packet number within +-%d of the largest it saw)" % (gap, pnl, 1 << (8 * pnl - 1))
+            )
         if res.get("bench"):
             b = res["bench"]
             print()
-            print("Forwarding, same ports, same CPU, offload B stopped; medians of %d rounds:"
-                  % b.get("rounds", 1))
+            print(
+                "Forwarding, same ports, same CPU, offload B stopped; medians of %d rounds:"
+                % b.get("rounds", 1)
+            )
             for size in b.get("sizes", ()):
                 for k in ("quicoff", "testpmd"):
                     v = b.get(k, {})
@@ -853,28 +1073,47 @@ class Demo:
                         continue
                     v = v.get(str(size), {})
                     if v:
-                        print("  %4d B  %-8s %8.1f kpps (runs %s)  busy %s ns/packet  (%s)" % (
-                            size, k, v["kpps"],
-                            "/".join("%.0f" % x for x in v.get("kpps_runs", [])),
-                            "%.0f" % v["ns_per_packet_busy"] if v.get("ns_per_packet_busy")
-                            else "-", v.get("what", "")))
+                        print(
+                            "  %4d B  %-8s %8.1f kpps (runs %s)  busy %s ns/packet  (%s)"
+                            % (
+                                size,
+                                k,
+                                v["kpps"],
+                                "/".join("%.0f" % x for x in v.get("kpps_runs", [])),
+                                "%.0f" % v["ns_per_packet_busy"]
+                                if v.get("ns_per_packet_busy")
+                                else "-",
+                                v.get("what", ""),
+                            )
+                        )
                 r = b.get("ratio", {}).get(str(size))
                 c = b.get("capacity_ratio", {}).get(str(size))
                 if r is not None:
-                    print("  %4d B  quicoff / testpmd: forwarded %.2f%s" % (
-                        size, r, "" if c is None else
-                        ", one-core capacity (busy ns/packet) %.2f" % c))
-            print("  busy ns/packet: cycles of poll rounds that found packets / packets received "
-                  "(testpmd --record-core-cycles); forwarded: what reached the wire, bounded here "
-                  "by the traffic source sharing the 2 CPUs")
+                    print(
+                        "  %4d B  quicoff / testpmd: forwarded %.2f%s"
+                        % (
+                            size,
+                            r,
+                            "" if c is None else ", one-core capacity (busy ns/packet) %.2f" % c,
+                        )
+                    )
+            print(
+                "  busy ns/packet: cycles of poll rounds that found packets / packets received "
+                "(testpmd --record-core-cycles); forwarded: what reached the wire, bounded here "
+                "by the traffic source sharing the 2 CPUs"
+            )
         print()
         print("payloads checked byte for byte: %d, mismatches: %d" % (checked, mism))
         if res.get("rekeys"):
-            print("connections given new keys before a key reached half its RFC 9001 usage limit: "
-                  "%d times" % res["rekeys"])
+            print(
+                "connections given new keys before a key reached half its RFC 9001 usage limit: "
+                "%d times" % res["rekeys"]
+            )
         if t:
-            print("tampered on the wire: %d, dropped and counted by offload B: %d (%s)"
-                  % (t["tampered_sent"], t["tampered_dropped_counted"], t["counter"]))
+            print(
+                "tampered on the wire: %d, dropped and counted by offload B: %d (%s)"
+                % (t["tampered_sent"], t["tampered_dropped_counted"], t["counter"])
+            )
         for name, ok in res["verdicts"].items():
             print("  %-36s %s" % (name, "PASS" if ok else "FAIL"))
         os.makedirs(a.out, exist_ok=True)
@@ -919,8 +1158,10 @@ class TestpmdCycles:
     before, "show fwd stats all" after, and its "CPU cycles/packet" line:
     busy cycles (rounds that received packets) over all ports' RX packets."""
 
-    LINE = re.compile(r"CPU cycles/packet=[\d.]+ \(total cycles=(\d+) / total io packets=(\d+)\) "
-                      r"at (\d+) MHz")
+    LINE = re.compile(
+        r"CPU cycles/packet=[\d.]+ \(total cycles=(\d+) / total io packets=(\d+)\) "
+        r"at (\d+) MHz"
+    )
 
     def __init__(self, proc, log_path: str):
         self.proc, self.log = proc, log_path
@@ -941,8 +1182,11 @@ class TestpmdCycles:
                 f.seek(seen)
                 m = self.LINE.search(f.read().decode(errors="replace"))
             if m:
-                return {"cycles": int(m.group(1)), "packets": int(m.group(2)),
-                        "hz": int(m.group(3)) * 1e6}
+                return {
+                    "cycles": int(m.group(1)),
+                    "packets": int(m.group(2)),
+                    "hz": int(m.group(3)) * 1e6,
+                }
             time.sleep(0.1)
         return None
 
@@ -971,14 +1215,18 @@ def _cpu_seconds(pid: int) -> float:
 
 def plot(res: dict, out: str) -> List[str]:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     paths = []
     rows = res.get("throughput", [])
     who = "quicoff-dpdk" if res.get("offload") == "dpdk" else "STAND-IN offload (Python)"
     if rows:
-        for key, ylabel, name in (("gbps", "Gbit/s (Ethernet frames on the wire)", "throughput_gbps.png"),
-                                  ("kpps", "kpps", "throughput_kpps.png")):
+        for key, ylabel, name in (
+            ("gbps", "Gbit/s (Ethernet frames on the wire)", "throughput_gbps.png"),
+            ("kpps", "kpps", "throughput_kpps.png"),
+        ):
             fig, ax = plt.subplots(figsize=(7, 4.2))
             for suite in dict.fromkeys(r["suite"] for r in rows):
                 rr = sorted((r for r in rows if r["suite"] == suite), key=lambda r: r["size"])
@@ -1028,4 +1276,5 @@ def run(args) -> int:
         sys.stderr.write("\r\033[K" if sys.stderr.isatty() else "")
         sys.stderr.write("quicoff demo: %s\n" % msg)
         sys.stderr.flush()
+
     return Demo(args, log).run()

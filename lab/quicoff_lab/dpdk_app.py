@@ -7,6 +7,7 @@
 Frames are sent and received on the outer ends with raw AF_PACKET sockets;
 counters are read through DPDK telemetry (/quicoff/stats), as an operator would.
 """
+
 from __future__ import annotations
 
 import os
@@ -41,8 +42,10 @@ def find_binary() -> Path:
         p = repo_root() / b / "apps" / "dpdk" / "quicoff-dpdk"
         if p.exists():
             return p
-    raise FileNotFoundError("quicoff-dpdk not built: meson setup build && ninja -C build "
-                            "(needs libdpdk-dev), or set QUICOFF_DPDK")
+    raise FileNotFoundError(
+        "quicoff-dpdk not built: meson setup build && ninja -C build "
+        "(needs libdpdk-dev), or set QUICOFF_DPDK"
+    )
 
 
 class Veth:
@@ -56,8 +59,9 @@ class Veth:
             # no IPv6 / ARP chatter from the kernel on the test links
             links.disable_ipv6(ifc)
             # VLAN tags stay in the frames (no tag offload into skb metadata)
-            links.ethtool_off(ifc, ("rxvlan", "txvlan", "rx-vlan-stag-hw-parse",
-                                    "tx-vlan-stag-hw-insert"))
+            links.ethtool_off(
+                ifc, ("rxvlan", "txvlan", "rx-vlan-stag-hw-parse", "tx-vlan-stag-hw-insert")
+            )
             links.ip("link", "set", ifc, "arp", "off", "mtu", str(mtu), "up")
 
     @property
@@ -73,7 +77,7 @@ def _with_vlan(frame: bytes, anc) -> bytes:
     tag back from PACKET_AUXDATA, as libpcap does."""
     for level, typ, data in anc:
         if level == SOL_PACKET and typ == PACKET_AUXDATA and len(data) >= 20:
-            status, = struct.unpack_from("=I", data, 0)
+            (status,) = struct.unpack_from("=I", data, 0)
             tci, tpid = struct.unpack_from("=HH", data, 16)
             if status & TP_STATUS_VLAN_VALID:
                 if not status & TP_STATUS_VLAN_TPID_VALID:
@@ -162,9 +166,17 @@ class Telemetry:
 class App:
     """quicoff-dpdk on two veth pairs (host port 0, network port 1)."""
 
-    def __init__(self, name: str, app_args: List[str], lcores: str = "0-1",
-                 eal_extra: Optional[List[str]] = None, start_timeout: float = 30.0,
-                 qpairs: int = 1, mtu: int = 1500, framesz_mtu: Optional[int] = None):
+    def __init__(
+        self,
+        name: str,
+        app_args: List[str],
+        lcores: str = "0-1",
+        eal_extra: Optional[List[str]] = None,
+        start_timeout: float = 30.0,
+        qpairs: int = 1,
+        mtu: int = 1500,
+        framesz_mtu: Optional[int] = None,
+    ):
         """mtu: of every veth; framesz_mtu: the MTU the af_packet rings are
         sized for (default mtu; smaller to make the PMD cut frames)."""
         self.name = name
@@ -174,22 +186,44 @@ class App:
         ring = af_packet_ring_args(mtu if framesz_mtu is None else framesz_mtu)
         shutil.rmtree(f"/var/run/dpdk/{self.prefix}", ignore_errors=True)
         lc = ["--lcores", lcores] if "@" in lcores else ["-l", lcores]
-        self.cmd = [str(find_binary()), "--no-huge", "-m", "1024", "--no-pci", *lc,
-                    "--file-prefix", self.prefix, "--log-level", "lib.eal:error",
-                    "--vdev", f"net_af_packet0,iface={self.host.inner},qpairs={qpairs}{ring}",
-                    "--vdev", f"net_af_packet1,iface={self.net.inner},qpairs={qpairs}{ring}",
-                    *(eal_extra or []), "--", "--host-port", "0", "--net-port", "1",
-                    "--stats-interval", "0", *app_args]
+        self.cmd = [
+            str(find_binary()),
+            "--no-huge",
+            "-m",
+            "1024",
+            "--no-pci",
+            *lc,
+            "--file-prefix",
+            self.prefix,
+            "--log-level",
+            "lib.eal:error",
+            "--vdev",
+            f"net_af_packet0,iface={self.host.inner},qpairs={qpairs}{ring}",
+            "--vdev",
+            f"net_af_packet1,iface={self.net.inner},qpairs={qpairs}{ring}",
+            *(eal_extra or []),
+            "--",
+            "--host-port",
+            "0",
+            "--net-port",
+            "1",
+            "--stats-interval",
+            "0",
+            *app_args,
+        ]
         self.lines: List[str] = []
-        self.proc = subprocess.Popen(self.cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                                     text=True, bufsize=1)
+        self.proc = subprocess.Popen(
+            self.cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, bufsize=1
+        )
         self._running = threading.Event()
         self._reader = threading.Thread(target=self._read, daemon=True)
         self._reader.start()
         if not self._running.wait(start_timeout):
             self.stop(force=True)
-            raise RuntimeError("quicoff-dpdk did not start (DPDK must be able to run here):\n"
-                               + "\n".join(self.lines[-40:]))
+            raise RuntimeError(
+                "quicoff-dpdk did not start (DPDK must be able to run here):\n"
+                + "\n".join(self.lines[-40:])
+            )
         self.tel = Telemetry(self.prefix)
         self.hp = Port(self.host.outer)
         self.np = Port(self.net.outer)

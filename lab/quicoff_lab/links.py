@@ -2,6 +2,7 @@
 """Veth pairs and network namespaces through iproute2, sysctl and ethtool:
 the plumbing of the namespace testbed (testbed.py) and of quicoff-dpdk on
 veth pairs (dpdk_app.py). Needs root (CAP_NET_ADMIN, CAP_SYS_ADMIN)."""
+
 from __future__ import annotations
 
 import os
@@ -10,17 +11,30 @@ import subprocess
 import time
 from typing import List, Optional, Sequence
 
-__all__ = ["LinkError", "run", "ip", "in_netns", "netns_list", "kill_netns_procs", "add_veth",
-           "delete_link", "disable_ipv6", "ethtool_off"]
+__all__ = [
+    "LinkError",
+    "run",
+    "ip",
+    "in_netns",
+    "netns_list",
+    "kill_netns_procs",
+    "add_veth",
+    "delete_link",
+    "disable_ipv6",
+    "ethtool_off",
+]
 
 
 class LinkError(RuntimeError):
     """A command of the plumbing failed; the message has its stderr."""
 
 
-def run(argv: Sequence[str], check: bool = True, timeout: float = 30) -> subprocess.CompletedProcess:
-    p = subprocess.run(list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       timeout=timeout)
+def run(
+    argv: Sequence[str], check: bool = True, timeout: float = 30
+) -> subprocess.CompletedProcess:
+    p = subprocess.run(
+        list(argv), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=timeout
+    )
     if check and p.returncode != 0:
         raise LinkError("%s: %s" % (" ".join(argv), (p.stderr or p.stdout).strip()))
     return p
@@ -42,9 +56,11 @@ def netns_list() -> List[str]:
 
 def kill_netns_procs(ns: str, grace: float = 3.0) -> None:
     """Ends every process in namespace ns: SIGTERM, then SIGKILL."""
+
     def pids():
         p = run(["ip", "netns", "pids", ns], check=False)
         return [int(x) for x in p.stdout.split() if x.isdigit() and int(x) != os.getpid()]
+
     for sig, wait in ((signal.SIGTERM, grace), (signal.SIGKILL, 1.0)):
         ps = pids()
         if not ps:
@@ -59,13 +75,25 @@ def kill_netns_procs(ns: str, grace: float = 3.0) -> None:
             time.sleep(0.05)
 
 
-def add_veth(name: str, peer: str, ns: Optional[str] = None, peer_ns: Optional[str] = None,
-             mac: Optional[str] = None, peer_mac: Optional[str] = None) -> None:
+def add_veth(
+    name: str,
+    peer: str,
+    ns: Optional[str] = None,
+    peer_ns: Optional[str] = None,
+    mac: Optional[str] = None,
+    peer_mac: Optional[str] = None,
+) -> None:
     """A veth pair name <-> peer, each end in its namespace (None: this one)."""
+
     def end(ifname, where, addr):
         return [ifname] + (["netns", where] if where else []) + (["address", addr] if addr else [])
-    run(["ip", "link", "add"] + end(name, ns, mac) + ["type", "veth", "peer", "name"]
-        + end(peer, peer_ns, peer_mac))
+
+    run(
+        ["ip", "link", "add"]
+        + end(name, ns, mac)
+        + ["type", "veth", "peer", "name"]
+        + end(peer, peer_ns, peer_mac)
+    )
 
 
 def delete_link(name: str, ns: Optional[str] = None) -> None:

@@ -6,6 +6,7 @@ tests (tests/dpdk/harness.py) and bench/fwd_cost.py.
 Linux constants the socket module does not export are named here, from
 <linux/if_ether.h>, <linux/if_packet.h>, <asm-generic/socket.h> and <sched.h>.
 """
+
 from __future__ import annotations
 
 import ctypes
@@ -13,22 +14,35 @@ import os
 import socket
 import threading
 
-__all__ = ["ETH_P_ALL", "SOL_PACKET", "PACKET_AUXDATA", "PACKET_IGNORE_OUTGOING",
-           "PACKET_OUTGOING", "SO_ATTACH_FILTER", "open_raw", "open_raw_in_netns"]
+__all__ = [
+    "ETH_P_ALL",
+    "SOL_PACKET",
+    "PACKET_AUXDATA",
+    "PACKET_IGNORE_OUTGOING",
+    "PACKET_OUTGOING",
+    "SO_ATTACH_FILTER",
+    "open_raw",
+    "open_raw_in_netns",
+]
 
-ETH_P_ALL = 0x0003                  # every EtherType
+ETH_P_ALL = 0x0003  # every EtherType
 SOL_PACKET = 263
-PACKET_AUXDATA = 8                  # VLAN tag and status as ancillary data
-PACKET_IGNORE_OUTGOING = 23         # do not see our own transmissions
-PACKET_OUTGOING = getattr(socket, "PACKET_OUTGOING", 4)   # sll_pkttype of those
-SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)    # beyond rmem_max (root)
+PACKET_AUXDATA = 8  # VLAN tag and status as ancillary data
+PACKET_IGNORE_OUTGOING = 23  # do not see our own transmissions
+PACKET_OUTGOING = getattr(socket, "PACKET_OUTGOING", 4)  # sll_pkttype of those
+SO_RCVBUFFORCE = getattr(socket, "SO_RCVBUFFORCE", 33)  # beyond rmem_max (root)
 SO_ATTACH_FILTER = getattr(socket, "SO_ATTACH_FILTER", 26)  # a classic BPF program
 CLONE_NEWNET = 0x40000000
 
 
-def open_raw(iface: str, proto: int = ETH_P_ALL, rcvbuf: int = 16 << 20,
-             ignore_outgoing: bool = False, auxdata: bool = False,
-             blocking: bool = True) -> socket.socket:
+def open_raw(
+    iface: str,
+    proto: int = ETH_P_ALL,
+    rcvbuf: int = 16 << 20,
+    ignore_outgoing: bool = False,
+    auxdata: bool = False,
+    blocking: bool = True,
+) -> socket.socket:
     """A raw socket bound to ``iface`` receiving EtherType ``proto`` (0: send
     only). rcvbuf: receive buffer in bytes (0: the default); forced beyond
     net.core.rmem_max when root may. ignore_outgoing: frames this host sends
@@ -74,6 +88,7 @@ def open_raw_in_netns(netns: str, iface: str, proto: int = ETH_P_ALL, **kw) -> s
             box["s"] = open_raw(iface, proto, **kw)
         except BaseException as e:  # reported in the caller's thread
             box["e"] = e
+
     t = threading.Thread(target=work, name="setns-" + netns)
     t.start()
     t.join()

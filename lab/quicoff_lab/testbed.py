@@ -24,6 +24,7 @@ atexit), and :func:`cleanup_leftovers` removes what a crashed run left
 
 Needs root (CAP_NET_ADMIN and CAP_SYS_ADMIN) and iproute2.
 """
+
 from __future__ import annotations
 
 import atexit
@@ -47,8 +48,16 @@ from . import links
 from .checkout import build_dir as default_build_dir
 from .rawsock import ETH_P_ALL, SO_ATTACH_FILTER, open_raw_in_netns
 
-__all__ = ["Testbed", "TestbedError", "cleanup_leftovers", "list_leftovers", "PREFIX",
-           "find_dpdk_app", "dpdk_telemetry", "ns_socket"]
+__all__ = [
+    "Testbed",
+    "TestbedError",
+    "cleanup_leftovers",
+    "list_leftovers",
+    "PREFIX",
+    "find_dpdk_app",
+    "dpdk_telemetry",
+    "ns_socket",
+]
 
 PREFIX = "qotb-"
 LINK_MTU = 9000  # every veth of the testbed; quicoff-dpdk gets --net-mtu LINK_MTU
@@ -62,19 +71,26 @@ def af_packet_ring_args(mtu: int) -> str:
     mbuf data room quicoff-dpdk sizes from --net-mtu by the same rule).
     blocksz is a multiple of both framesz and the page size."""
     import math
+
     framesz = -(-(mtu + 128) // 1024) * 1024
     framesz = max(framesz, 2048)
     blocksz = framesz * 4096 // math.gcd(framesz, 4096)
     return ",framesz=%d,blocksz=%d" % (framesz, blocksz)
+
 
 _NAME_RE = re.compile(r"^qotb-(\d+)-")
 DPDK_RUN_DIR = "/var/run/dpdk"
 
 # deterministic MACs (locally administered)
 MACS = {
-    "hostA": "02:51:0a:00:00:01", "offA_host": "02:51:0a:00:00:02", "offA_net": "02:51:0a:00:00:03",
-    "wire_a": "02:51:0c:00:00:01", "wire_b": "02:51:0c:00:00:02",
-    "offB_net": "02:51:0b:00:00:03", "offB_host": "02:51:0b:00:00:02", "hostB": "02:51:0b:00:00:01",
+    "hostA": "02:51:0a:00:00:01",
+    "offA_host": "02:51:0a:00:00:02",
+    "offA_net": "02:51:0a:00:00:03",
+    "wire_a": "02:51:0c:00:00:01",
+    "wire_b": "02:51:0c:00:00:02",
+    "offB_net": "02:51:0b:00:00:03",
+    "offB_host": "02:51:0b:00:00:02",
+    "hostB": "02:51:0b:00:00:01",
 }
 # addresses inside the packets only (RFC 2544 / RFC 5180 benchmarking ranges)
 IPS = {"A": "198.18.0.1", "B": "198.18.0.2"}
@@ -139,10 +155,13 @@ def _attach_no_data_filter(sock: socket.socket) -> None:
     byte 0x90 at frame offset 16), so that replies are not buried under data."""
     import ctypes
     import struct as _st
-    prog = [(0x30, 0, 0, 16),        # ldb [16]: the v1 Type byte (Ethernet 14 + 2)
-            (0x15, 1, 0, wire.KINDS["data_to_host"]),   # jeq DATA_TO_HOST, drop
-            (0x06, 0, 0, 0xFFFF),    # ret #65535
-            (0x06, 0, 0, 0)]         # drop: ret #0
+
+    prog = [
+        (0x30, 0, 0, 16),  # ldb [16]: the v1 Type byte (Ethernet 14 + 2)
+        (0x15, 1, 0, wire.KINDS["data_to_host"]),  # jeq DATA_TO_HOST, drop
+        (0x06, 0, 0, 0xFFFF),  # ret #65535
+        (0x06, 0, 0, 0),
+    ]  # drop: ret #0
     buf = ctypes.create_string_buffer(b"".join(_st.pack("HBBI", *i) for i in prog))
     fprog = _st.pack("HL", len(prog), ctypes.addressof(buf))
     _BPF_KEEP.append(buf)  # the kernel copies it; kept anyway until exit
@@ -199,9 +218,10 @@ class Port:
 @dataclass
 class Offload:
     """One offload process (quicoff-dpdk) and how to read its counters."""
-    side: str                    # "A" or "B"
+
+    side: str  # "A" or "B"
     ns: str
-    kind: str                    # "dpdk": quicoff-dpdk
+    kind: str  # "dpdk": quicoff-dpdk
     proc: Optional[subprocess.Popen] = None
     argv: List[str] = field(default_factory=list)
     log_path: str = ""
@@ -283,11 +303,22 @@ class Testbed:
     the same); without it built the testbed says so, unless
     start_offloads=False (the plumbing alone)."""
 
-    def __init__(self, offload: str = "auto", build_dir: Optional[str] = None,
-                 workers: int = 1, crypto: str = "inline", local_cid_len: int = 8,
-                 app_args: Optional[List[str]] = None, log_dir: Optional[str] = None,
-                 mem_mb: int = 1024, start_offloads: bool = True, verbose: bool = False,
-                 unknown: str = "pass", idle_us: int = 20, io_mode: str = "rtc"):
+    def __init__(
+        self,
+        offload: str = "auto",
+        build_dir: Optional[str] = None,
+        workers: int = 1,
+        crypto: str = "inline",
+        local_cid_len: int = 8,
+        app_args: Optional[List[str]] = None,
+        log_dir: Optional[str] = None,
+        mem_mb: int = 1024,
+        start_offloads: bool = True,
+        verbose: bool = False,
+        unknown: str = "pass",
+        idle_us: int = 20,
+        io_mode: str = "rtc",
+    ):
         if os.geteuid() != 0:
             raise TestbedError("the testbed needs root (network namespaces, veth pairs)")
         for tool in ("ip",):
@@ -298,8 +329,10 @@ class Testbed:
         if offload not in ("auto", "dpdk"):
             raise TestbedError("offload must be quicoff-dpdk ('auto' or 'dpdk'), not %r" % offload)
         if start_offloads and not app:
-            raise TestbedError("quicoff-dpdk is not built (%s/apps/dpdk/quicoff-dpdk): "
-                               "meson setup build && ninja -C build" % self.build_dir)
+            raise TestbedError(
+                "quicoff-dpdk is not built (%s/apps/dpdk/quicoff-dpdk): "
+                "meson setup build && ninja -C build" % self.build_dir
+            )
         self.offload_kind = "dpdk"
         self.app = app
         self.workers = workers
@@ -364,6 +397,7 @@ class Testbed:
             for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
                 signal.signal(s, signal.SIG_IGN)
             raise KeyboardInterrupt("signal %d" % sig)
+
         for s in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
             try:
                 self._old_handlers[s] = signal.signal(s, handler)
@@ -421,24 +455,52 @@ class Testbed:
 
     # -- the wire -------------------------------------------------------------
 
-    def set_wire(self, mode: str = "bridge", every: int = 0, max_tamper: int = 0,
-                 direction: str = "ab", tool: Optional[List[str]] = None):
-        """"bridge": a Linux bridge between wa and wb; "tamper": the
+    def set_wire(
+        self,
+        mode: str = "bridge",
+        every: int = 0,
+        max_tamper: int = 0,
+        direction: str = "ab",
+        tool: Optional[List[str]] = None,
+    ):
+        """ "bridge": a Linux bridge between wa and wb; "tamper": the
         qo_traffic bridge, flipping a byte in every ``every``-th UDP datagram
         (at most max_tamper, direction "ab", "ba" or "both")."""
         from .traffic import traffic_tool
+
         ns = self.ns["w"]
         self._stop_wire()
         if mode == "bridge":
-            self._ip("link", "add", "br0", "type", "bridge", "stp_state", "0",
-                     "forward_delay", "0", ns=ns)
+            self._ip(
+                "link",
+                "add",
+                "br0",
+                "type",
+                "bridge",
+                "stp_state",
+                "0",
+                "forward_delay",
+                "0",
+                ns=ns,
+            )
             self._ip("link", "set", "br0", "up", ns=ns)
             for i in ("wa", "wb"):
                 self._ip("link", "set", i, "master", "br0", ns=ns)
         elif mode == "tamper":
             tool = tool or traffic_tool(self.build_dir)
-            argv = list(tool) + ["bridge", "--a", "wa", "--b", "wb", "--tamper-every", str(every),
-                                 "--tamper-dir", direction, "--stats", self.wire_stats_path]
+            argv = list(tool) + [
+                "bridge",
+                "--a",
+                "wa",
+                "--b",
+                "wb",
+                "--tamper-every",
+                str(every),
+                "--tamper-dir",
+                direction,
+                "--stats",
+                self.wire_stats_path,
+            ]
             if max_tamper:
                 argv += ["--tamper-max", str(max_tamper)]
             try:
@@ -473,14 +535,20 @@ class Testbed:
 
     # -- processes ------------------------------------------------------------
 
-    def _spawn(self, ns_key: str, argv: List[str], log_name: str, env=None,
-                stdin_pipe: bool = False) -> subprocess.Popen:
+    def _spawn(
+        self, ns_key: str, argv: List[str], log_name: str, env=None, stdin_pipe: bool = False
+    ) -> subprocess.Popen:
         """A process in a namespace, its output to log_name.  stdin_pipe:
         an open pipe as stdin (testpmd exits at end of input)."""
         log = open(os.path.join(self.log_dir, log_name), "ab")
-        p = subprocess.Popen(self.exec_argv(ns_key, argv), stdout=log, stderr=subprocess.STDOUT,
-                             stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
-                             start_new_session=True, env=env)
+        p = subprocess.Popen(
+            self.exec_argv(ns_key, argv),
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            stdin=subprocess.PIPE if stdin_pipe else subprocess.DEVNULL,
+            start_new_session=True,
+            env=env,
+        )
         log.close()
         self.procs.append(p)
         return p
@@ -516,39 +584,84 @@ class Testbed:
     def offload_argv(self, side: str) -> Offload:
         ns = self.ns["o" + side]
         other = "B" if side == "A" else "A"
-        off = Offload(side=side, ns=ns, kind=self.offload_kind,
-                      log_path=os.path.join(self.log_dir, "offload%s.log" % side),
-                      file_prefix="%s-%s" % (self.tag, side),
-                      host_port=Port(ns, "host0", MACS["off%s_host" % side]),
-                      net_port=Port(ns, "net0", MACS["off%s_net" % side]))
+        off = Offload(
+            side=side,
+            ns=ns,
+            kind=self.offload_kind,
+            log_path=os.path.join(self.log_dir, "offload%s.log" % side),
+            file_prefix="%s-%s" % (self.tag, side),
+            host_port=Port(ns, "host0", MACS["off%s_host" % side]),
+            net_port=Port(ns, "net0", MACS["off%s_net" % side]),
+        )
         cpu = self.offload_cpu(side)
         rtc = self.io_mode == "rtc"
         nl = self.workers + (0 if rtc else 1)
         qp = self.workers if rtc else 1
         lcores = ",".join("%d@%d" % (i, cpu) for i in range(nl))
-        off.argv = [self.app, "--lcores", lcores, "--no-huge", "-m", str(self.mem_mb),
-                    "--no-pci", "--file-prefix", off.file_prefix, "--log-level", "lib.eal:5",
-                    # rings sized for LINK_MTU frames: the default framesz
-                    # would cut them, and a cut frame is dropped (truncated_dropped)
-                    "--vdev", "net_af_packet0,iface=host0,qpairs=%d%s"
-                    % (qp, af_packet_ring_args(LINK_MTU)),
-                    "--vdev", "net_af_packet1,iface=net0,qpairs=%d%s"
-                    % (qp, af_packet_ring_args(LINK_MTU)),
-                    "--", "--host-port", "0", "--net-port", "1",
-                    "--net-mtu", str(LINK_MTU),
-                    "--workers", str(self.workers), "--io-mode", self.io_mode,
-                    "--crypto", self.crypto] + (
-                    # crypto_aesni_mb does all four QUIC AEADs (aesni_gcm, the
-                    # app's default, only AES-GCM: the demo mixes suites)
-                    ["--cryptodev", "crypto_aesni_mb"] if self.crypto == "lookaside" else []) + [
-                    "--local-cid-len", str(self.local_cid_len), "--unknown", self.unknown,
-                    "--stats-interval", "0", "--idle-us", str(self.idle_us_side.get(side, self.idle_us)), "--compat",
-                    # the static encapsulation of compat entries (seed 000's)
-                    "--encap-src-mac", MACS["off%s_net" % side],
-                    "--encap-dst-mac", MACS["off%s_net" % other],
-                    "--encap-src-ip", IPS[side], "--encap-dst-ip", IPS[other],
-                    "--encap-sport", str(UDP_PORT[side]),
-                    "--encap-dport", str(UDP_PORT[other])] + self.app_args
+        off.argv = (
+            [
+                self.app,
+                "--lcores",
+                lcores,
+                "--no-huge",
+                "-m",
+                str(self.mem_mb),
+                "--no-pci",
+                "--file-prefix",
+                off.file_prefix,
+                "--log-level",
+                "lib.eal:5",
+                # rings sized for LINK_MTU frames: the default framesz
+                # would cut them, and a cut frame is dropped (truncated_dropped)
+                "--vdev",
+                "net_af_packet0,iface=host0,qpairs=%d%s" % (qp, af_packet_ring_args(LINK_MTU)),
+                "--vdev",
+                "net_af_packet1,iface=net0,qpairs=%d%s" % (qp, af_packet_ring_args(LINK_MTU)),
+                "--",
+                "--host-port",
+                "0",
+                "--net-port",
+                "1",
+                "--net-mtu",
+                str(LINK_MTU),
+                "--workers",
+                str(self.workers),
+                "--io-mode",
+                self.io_mode,
+                "--crypto",
+                self.crypto,
+            ]
+            + (
+                # crypto_aesni_mb does all four QUIC AEADs (aesni_gcm, the
+                # app's default, only AES-GCM: the demo mixes suites)
+                ["--cryptodev", "crypto_aesni_mb"] if self.crypto == "lookaside" else []
+            )
+            + [
+                "--local-cid-len",
+                str(self.local_cid_len),
+                "--unknown",
+                self.unknown,
+                "--stats-interval",
+                "0",
+                "--idle-us",
+                str(self.idle_us_side.get(side, self.idle_us)),
+                "--compat",
+                # the static encapsulation of compat entries (seed 000's)
+                "--encap-src-mac",
+                MACS["off%s_net" % side],
+                "--encap-dst-mac",
+                MACS["off%s_net" % other],
+                "--encap-src-ip",
+                IPS[side],
+                "--encap-dst-ip",
+                IPS[other],
+                "--encap-sport",
+                str(UDP_PORT[side]),
+                "--encap-dport",
+                str(UDP_PORT[other]),
+            ]
+            + self.app_args
+        )
         return off
 
     def start_offload(self, side: str) -> Offload:
@@ -567,16 +680,20 @@ class Testbed:
         while pending:
             for side, off in list(pending.items()):
                 if not off.alive():
-                    raise TestbedError("offload %s (%s) exited with %s:\n%s"
-                                       % (side, off.kind, off.proc.returncode, off.log_tail()))
+                    raise TestbedError(
+                        "offload %s (%s) exited with %s:\n%s"
+                        % (side, off.kind, off.proc.returncode, off.log_tail())
+                    )
                 sock = os.path.join(DPDK_RUN_DIR, off.file_prefix, "dpdk_telemetry.v2")
                 ready = os.path.exists(sock) and self._dpdk_ready(off)
                 if ready:
                     del pending[side]
             if pending and time.monotonic() - t > timeout:
                 side = next(iter(pending))
-                raise TestbedError("offload %s did not come up in %.0f s:\n%s"
-                                   % (side, timeout, pending[side].log_tail()))
+                raise TestbedError(
+                    "offload %s did not come up in %.0f s:\n%s"
+                    % (side, timeout, pending[side].log_tail())
+                )
             time.sleep(0.05)
 
     @staticmethod
@@ -616,9 +733,14 @@ class Testbed:
     def encap(self, src: str) -> dict:
         """Encapsulation of packets that offload ``src`` sends to the other."""
         dst = "B" if src == "A" else "A"
-        return {"src_mac": MACS["off%s_net" % src], "dst_mac": MACS["off%s_net" % dst],
-                "src_ip": IPS[src], "dst_ip": IPS[dst],
-                "src_port": UDP_PORT[src], "dst_port": UDP_PORT[dst]}
+        return {
+            "src_mac": MACS["off%s_net" % src],
+            "dst_mac": MACS["off%s_net" % dst],
+            "src_ip": IPS[src],
+            "dst_ip": IPS[dst],
+            "src_port": UDP_PORT[src],
+            "dst_port": UDP_PORT[dst],
+        }
 
     def signal(self, side: str, frames: List[bytes], proto=None, timeout: float = 2.0) -> list:
         """Sends signaling frames from host ``side`` to its offload; returns
@@ -647,10 +769,15 @@ class Testbed:
         for side, off in self.offloads.items():
             if off.proc is not None and not off.alive():
                 rc = off.proc.returncode
-                why = ("killed by signal %d%s" % (-rc, " (segmentation fault)" if rc == -11 else "")
-                       if rc < 0 else "exit status %d" % rc)
-                raise TestbedError("offload %s (%s) died: %s; its log ends:\n%s"
-                                   % (side, off.kind, why, off.log_tail(15)))
+                why = (
+                    "killed by signal %d%s" % (-rc, " (segmentation fault)" if rc == -11 else "")
+                    if rc < 0
+                    else "exit status %d" % rc
+                )
+                raise TestbedError(
+                    "offload %s (%s) died: %s; its log ends:\n%s"
+                    % (side, off.kind, why, off.log_tail(15))
+                )
 
     def install(self, flows, proto, update_keys: bool = False) -> list:
         """Installs each flow: its TX entry in the sender's offload, its RX
@@ -678,8 +805,9 @@ class Testbed:
             dst = "B" if src == "A" else "A"
             for side, role in ((src, "tx"), (dst, "rx")):
                 hp = self.host_a if side == "A" else self.host_b
-                replies += self.signal(side, proto.key_update(fl, role, MACS["off%s_host" % side],
-                                                              hp.mac), proto)
+                replies += self.signal(
+                    side, proto.key_update(fl, role, MACS["off%s_host" % side], hp.mac), proto
+                )
         if not getattr(proto, "wants_ack", False):
             time.sleep(0.2)
         return replies
@@ -706,8 +834,9 @@ class Testbed:
             links.kill_netns_procs(ns, grace=2.0)
             _run(["ip", "netns", "del", ns], check=False)
         for side in ("A", "B"):
-            shutil.rmtree(os.path.join(DPDK_RUN_DIR, "%s-%s" % (self.tag, side)),
-                          ignore_errors=True)
+            shutil.rmtree(
+                os.path.join(DPDK_RUN_DIR, "%s-%s" % (self.tag, side)), ignore_errors=True
+            )
         if self._own_log_dir and not os.environ.get("QUICOFF_KEEP_LOGS"):
             shutil.rmtree(self.log_dir, ignore_errors=True)
         self._restore_signals()
@@ -716,18 +845,29 @@ class Testbed:
 
     def resources(self) -> Dict[str, List[str]]:
         """What of this testbed exists now (for tests: empty after down())."""
-        return {"netns": [n for n in _netns_list() if n.startswith(self.tag)],
-                "dpdk": [d for d in (os.listdir(DPDK_RUN_DIR) if os.path.isdir(DPDK_RUN_DIR)
-                                     else []) if d.startswith(self.tag)],
-                "procs": [str(p.pid) for p in self.procs if p.poll() is None]}
+        return {
+            "netns": [n for n in _netns_list() if n.startswith(self.tag)],
+            "dpdk": [
+                d
+                for d in (os.listdir(DPDK_RUN_DIR) if os.path.isdir(DPDK_RUN_DIR) else [])
+                if d.startswith(self.tag)
+            ],
+            "procs": [str(p.pid) for p in self.procs if p.poll() is None],
+        }
 
     def describe(self) -> str:
-        kind = ("quicoff-dpdk (%s, %d worker%s, %s, %s crypto, --idle-us %d)"
-                % (self.app, self.workers, "s" if self.workers != 1 else "",
-                   "run to completion" if self.io_mode == "rtc" else "pipeline", self.crypto,
-                   self.idle_us))
-        return ("testbed %s: hostA[%s] - offloadA - wire(%s) - offloadB - hostB[%s]; offloads: %s"
-                % (self.tag, self.ns["hA"], self.wire_mode, self.ns["hB"], kind))
+        kind = "quicoff-dpdk (%s, %d worker%s, %s, %s crypto, --idle-us %d)" % (
+            self.app,
+            self.workers,
+            "s" if self.workers != 1 else "",
+            "run to completion" if self.io_mode == "rtc" else "pipeline",
+            self.crypto,
+            self.idle_us,
+        )
+        return (
+            "testbed %s: hostA[%s] - offloadA - wire(%s) - offloadB - hostB[%s]; offloads: %s"
+            % (self.tag, self.ns["hA"], self.wire_mode, self.ns["hB"], kind)
+        )
 
 
 if __name__ == "__main__":  # python -m quicoff_lab.testbed [--cleanup-all]

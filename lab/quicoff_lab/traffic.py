@@ -19,6 +19,7 @@ which builds and parses every frame with :mod:`quicoff.wire`: the senders and
 checkers only see per-flow frame templates and offsets, so they know no
 protocol.
 """
+
 from __future__ import annotations
 
 import json
@@ -35,9 +36,18 @@ from quicoff import wire
 from .checkout import build_dir as default_build_dir
 
 __all__ = [
-    "Flow", "FrameTemplate", "RxFormat", "HostProtocol",
-    "CompatProtocol", "V1Protocol", "host_protocol", "write_flows_file", "traffic_tool",
-    "Sender", "Receiver", "latency_summary",
+    "Flow",
+    "FrameTemplate",
+    "RxFormat",
+    "HostProtocol",
+    "CompatProtocol",
+    "V1Protocol",
+    "host_protocol",
+    "write_flows_file",
+    "traffic_tool",
+    "Sender",
+    "Receiver",
+    "latency_summary",
 ]
 
 ETH_DATA = wire.ETHERTYPE_DATA
@@ -47,6 +57,7 @@ ETH_SIGNALING = wire.ETHERTYPE_SIGNAL
 # ---------------------------------------------------------------------------
 # flows and the host<->offload protocol
 
+
 @dataclass
 class Flow:
     """One direction of one path of a connection, as the testbed sees it.
@@ -55,6 +66,7 @@ class Flow:
     TX table (in the data frames it sends); ``rx_index``: the receiving host's
     index of the connection in its offload's RX table (in the frames it gets).
     """
+
     id: int
     name: str
     suite: str
@@ -62,7 +74,7 @@ class Flow:
     secret: bytes
     tx_index: int
     rx_index: int
-    direction: str = "ab"          # "ab": host A -> host B, "ba": host B -> host A
+    direction: str = "ab"  # "ab": host A -> host B, "ba": host B -> host A
     path_id: Optional[int] = None
     pn_start: int = 0
     # truncated packet number bytes in the header.  4: these senders get no
@@ -74,7 +86,7 @@ class Flow:
     # descheduled lcore on a shared CPU) desynchronise the connection for good:
     # every later packet decodes to the wrong PN and fails authentication.
     pn_len: int = 4
-    key_update_pn: Optional[int] = None   # from this pn on the key phase bit flips
+    key_update_pn: Optional[int] = None  # from this pn on the key phase bit flips
     weight: int = 1
     # filled by the sender's/receiver's JSON
     sent: int = 0
@@ -84,6 +96,7 @@ class Flow:
 class FrameTemplate:
     """A host frame up to the payload, with where the sender writes the
     packet number (see tools/qo_traffic.c)."""
+
     data: bytes
     full_pn_off: int
     full_pn_size: int
@@ -98,25 +111,39 @@ class FrameTemplate:
 @dataclass
 class RxFormat:
     """Where a frame to the host keeps its metadata."""
+
     ethertype: int = ETH_DATA
     conn_off: int = 14
     conn_size: int = 2
     pn_off: int = 16
     quic_off: int = 24
-    match_off: int = -1            # frame[match_off] == match_val, else not data
+    match_off: int = -1  # frame[match_off] == match_val, else not data
     match_val: int = 0
 
     def args(self) -> List[str]:
-        return ["--rx-ethertype", hex(self.ethertype), "--rx-conn-off", str(self.conn_off),
-                "--rx-conn-size", str(self.conn_size), "--rx-pn-off", str(self.pn_off),
-                "--rx-quic-off", str(self.quic_off), "--rx-match-off", str(self.match_off),
-                "--rx-match-val", hex(self.match_val)]
+        return [
+            "--rx-ethertype",
+            hex(self.ethertype),
+            "--rx-conn-off",
+            str(self.conn_off),
+            "--rx-conn-size",
+            str(self.conn_size),
+            "--rx-pn-off",
+            str(self.pn_off),
+            "--rx-quic-off",
+            str(self.quic_off),
+            "--rx-match-off",
+            str(self.match_off),
+            "--rx-match-val",
+            hex(self.match_val),
+        ]
 
     def is_data(self, frame: bytes) -> bool:
         if len(frame) < 14 or int.from_bytes(frame[12:14], "big") != self.ethertype:
             return False
-        return self.match_off < 0 or (len(frame) > self.match_off
-                                      and frame[self.match_off] == self.match_val)
+        return self.match_off < 0 or (
+            len(frame) > self.match_off and frame[self.match_off] == self.match_val
+        )
 
 
 #: Ethernet header before a host<->offload frame (the templates carry no VLAN tag)
@@ -152,14 +179,16 @@ class HostProtocol:
         t = self.data_template(flow, dst_mac, src_mac)
         b = bytearray(t.data)
         if t.full_pn_off >= 0:
-            b[t.full_pn_off:t.full_pn_off + t.full_pn_size] = pn.to_bytes(t.full_pn_size, "big")
-        b[t.trunc_pn_off:t.trunc_pn_off + t.trunc_pn_len] = \
-            (pn & ((1 << (8 * t.trunc_pn_len)) - 1)).to_bytes(t.trunc_pn_len, "big")
+            b[t.full_pn_off : t.full_pn_off + t.full_pn_size] = pn.to_bytes(t.full_pn_size, "big")
+        b[t.trunc_pn_off : t.trunc_pn_off + t.trunc_pn_len] = (
+            pn & ((1 << (8 * t.trunc_pn_len)) - 1)
+        ).to_bytes(t.trunc_pn_len, "big")
         if flow.key_update_pn is not None and pn >= flow.key_update_pn:
             b[t.quic_off] ^= 0x04
         if t.len_off >= 0:
-            b[t.len_off:t.len_off + t.len_size] = \
-                (len(payload) + t.len_base).to_bytes(t.len_size, "big")
+            b[t.len_off : t.len_off + t.len_size] = (len(payload) + t.len_base).to_bytes(
+                t.len_size, "big"
+            )
         return bytes(b) + payload
 
     def parse_to_host(self, frame: bytes):
@@ -194,6 +223,7 @@ class HostProtocol:
 
 def _secret_gen(flow: Flow, generation: int) -> bytes:
     from quicoff import derive_next_secret
+
     secret = flow.secret
     for _ in range(generation):
         secret = derive_next_secret(flow.suite, secret)
@@ -202,6 +232,7 @@ def _secret_gen(flow: Flow, generation: int) -> bytes:
 
 def _keys(flow: Flow, generation: int = 0):
     from quicoff import derive_packet_keys
+
     return derive_packet_keys(flow.suite, _secret_gen(flow, generation))
 
 
@@ -216,8 +247,13 @@ class CompatProtocol(HostProtocol):
 
     name = "compat"
     key_updates = False
-    rx_format = RxFormat(ETH_DATA, _ETH_LEN + _COMPAT_INDEX_OFF, 2, _ETH_LEN + _COMPAT_PN_OFF,
-                         _ETH_LEN + wire.COMPAT_DATA_HDR_LEN)
+    rx_format = RxFormat(
+        ETH_DATA,
+        _ETH_LEN + _COMPAT_INDEX_OFF,
+        2,
+        _ETH_LEN + _COMPAT_PN_OFF,
+        _ETH_LEN + wire.COMPAT_DATA_HDR_LEN,
+    )
 
     @staticmethod
     def _no_key_update(flow):
@@ -227,24 +263,52 @@ class CompatProtocol(HostProtocol):
     def data_template(self, flow, dst_mac, src_mac):
         self._no_key_update(flow)
         hdr = short_header(flow.dcid, flow.pn_start, flow.pn_len)
-        data = wire.frame(wire.CompatData(index=flow.tx_index, full_pn=flow.pn_start, packet=hdr),
-                          dst_mac, src_mac)
+        data = wire.frame(
+            wire.CompatData(index=flow.tx_index, full_pn=flow.pn_start, packet=hdr),
+            dst_mac,
+            src_mac,
+        )
         q = _ETH_LEN + wire.COMPAT_DATA_HDR_LEN
-        return FrameTemplate(data, _ETH_LEN + _COMPAT_PN_OFF, 8, q + 1 + len(flow.dcid),
-                             flow.pn_len, q)
+        return FrameTemplate(
+            data, _ETH_LEN + _COMPAT_PN_OFF, 8, q + 1 + len(flow.dcid), flow.pn_len, q
+        )
 
     def add_tx(self, flow, encap, dst_mac, src_mac):
         k = _keys(flow)
-        return [wire.frame(wire.CompatHost(
-            index=flow.tx_index, suite=flow.suite, hp_key=k.hp, quic_key=k.key, iv=k.iv,
-            path_id=flow.path_id or 0, dcid_len=len(flow.dcid)), dst_mac, src_mac)]
+        return [
+            wire.frame(
+                wire.CompatHost(
+                    index=flow.tx_index,
+                    suite=flow.suite,
+                    hp_key=k.hp,
+                    quic_key=k.key,
+                    iv=k.iv,
+                    path_id=flow.path_id or 0,
+                    dcid_len=len(flow.dcid),
+                ),
+                dst_mac,
+                src_mac,
+            )
+        ]
 
     def add_rx(self, flow, encap, dst_mac, src_mac):
         k = _keys(flow)
-        return [wire.frame(wire.CompatPeer(
-            index=flow.rx_index, suite=flow.suite, hp_key=k.hp, quic_key=k.key, iv=k.iv,
-            path_id=flow.path_id or 0, dcid=flow.dcid[:8].ljust(8, b"\0"),
-            full_pn=max(flow.pn_start - 1, 0)), dst_mac, src_mac)]
+        return [
+            wire.frame(
+                wire.CompatPeer(
+                    index=flow.rx_index,
+                    suite=flow.suite,
+                    hp_key=k.hp,
+                    quic_key=k.key,
+                    iv=k.iv,
+                    path_id=flow.path_id or 0,
+                    dcid=flow.dcid[:8].ljust(8, b"\0"),
+                    full_pn=max(flow.pn_start - 1, 0),
+                ),
+                dst_mac,
+                src_mac,
+            )
+        ]
 
     def key_update(self, flow, side, dst_mac, src_mac):
         self._no_key_update(flow)
@@ -262,9 +326,15 @@ class V1Protocol(HostProtocol):
     wants_ack = True
     #: frames to the host: 0x88B5, type byte DATA_TO_HOST, index u32, PN u64,
     #: QUIC packet after the 20-byte data header
-    rx_format = RxFormat(ETH_SIGNALING, _ETH_LEN + _V1_INDEX_OFF, 4, _ETH_LEN + _V1_PN_OFF,
-                         _ETH_LEN + wire.DATA_HDR_LEN, match_off=_ETH_LEN + _V1_TYPE_OFF,
-                         match_val=wire.KINDS["data_to_host"])
+    rx_format = RxFormat(
+        ETH_SIGNALING,
+        _ETH_LEN + _V1_INDEX_OFF,
+        4,
+        _ETH_LEN + _V1_PN_OFF,
+        _ETH_LEN + wire.DATA_HDR_LEN,
+        match_off=_ETH_LEN + _V1_TYPE_OFF,
+        match_val=wire.KINDS["data_to_host"],
+    )
     retries = 6
     first_timeout = 0.02
 
@@ -283,18 +353,37 @@ class V1Protocol(HostProtocol):
 
     def data_template(self, flow, dst_mac, src_mac):
         hdr = short_header(flow.dcid, flow.pn_start, flow.pn_len)
-        data = wire.frame(wire.DataToOffload(index=flow.tx_index, pn=flow.pn_start, packet=hdr),
-                          dst_mac, src_mac)
+        data = wire.frame(
+            wire.DataToOffload(index=flow.tx_index, pn=flow.pn_start, packet=hdr), dst_mac, src_mac
+        )
         q = _ETH_LEN + wire.DATA_HDR_LEN
-        return FrameTemplate(data, _ETH_LEN + _V1_PN_OFF, 8, q + 1 + len(flow.dcid), flow.pn_len,
-                             q, len_off=_ETH_LEN + _V1_LEN_OFF, len_size=2, len_base=len(hdr))
+        return FrameTemplate(
+            data,
+            _ETH_LEN + _V1_PN_OFF,
+            8,
+            q + 1 + len(flow.dcid),
+            flow.pn_len,
+            q,
+            len_off=_ETH_LEN + _V1_LEN_OFF,
+            len_size=2,
+            len_base=len(hdr),
+        )
 
     @staticmethod
     def _add(flow, direction, index, **kw) -> "wire.Add":
         mp = flow.path_id is not None
-        return wire.Add(index=index, direction=direction, suite=flow.suite, dcid=flow.dcid,
-                        path_id=flow.path_id or 0, nonce_layout="multipath" if mp else "rfc9001",
-                        key_generation=0, secret=_secret_gen(flow, 0), replace=True, **kw)
+        return wire.Add(
+            index=index,
+            direction=direction,
+            suite=flow.suite,
+            dcid=flow.dcid,
+            path_id=flow.path_id or 0,
+            nonce_layout="multipath" if mp else "rfc9001",
+            key_generation=0,
+            secret=_secret_gen(flow, 0),
+            replace=True,
+            **kw,
+        )
 
     def add_tx(self, flow, encap, dst_mac, src_mac):
         e = wire.Encap(**encap)
@@ -302,25 +391,40 @@ class V1Protocol(HostProtocol):
 
     def add_rx(self, flow, encap, dst_mac, src_mac):
         largest = flow.pn_start - 1 if flow.pn_start else wire.PN_NONE
-        return [self.request(self._add(flow, "rx", flow.rx_index, largest_pn=largest),
-                             dst_mac, src_mac)]
+        return [
+            self.request(self._add(flow, "rx", flow.rx_index, largest_pn=largest), dst_mac, src_mac)
+        ]
 
     def install_generation(self, flow, side, generation, dst_mac, src_mac, drop_old=True):
         """UPDATE: keys of ``generation`` ahead of time (after the roll to
         generation-1), and forget generation-2."""
         index = flow.tx_index if side == "tx" else flow.rx_index
-        return [self.request(wire.Update(index=index, direction=side, key_generation=generation,
-                                         secret=_secret_gen(flow, generation), drop_old=drop_old),
-                             dst_mac, src_mac)]
+        return [
+            self.request(
+                wire.Update(
+                    index=index,
+                    direction=side,
+                    key_generation=generation,
+                    secret=_secret_gen(flow, generation),
+                    drop_old=drop_old,
+                ),
+                dst_mac,
+                src_mac,
+            )
+        ]
 
     def remove(self, flow, side, dst_mac, src_mac):
         index = flow.tx_index if side == "tx" else flow.rx_index
         return [self.request(wire.Remove(index=index, direction=side), dst_mac, src_mac)]
 
     def query(self, dst_mac, src_mac, index=wire.INDEX_NONE, direction=1, table=True):
-        return self.request(wire.Query(index=index, direction=direction,
-                                       conn=index != wire.INDEX_NONE, table=table),
-                            dst_mac, src_mac)
+        return self.request(
+            wire.Query(
+                index=index, direction=direction, conn=index != wire.INDEX_NONE, table=table
+            ),
+            dst_mac,
+            src_mac,
+        )
 
     # -- replies ------------------------------------------------------------
 
@@ -367,8 +471,10 @@ class V1Protocol(HostProtocol):
             wait *= 2
             if time.monotonic() >= deadline:
                 break
-        raise TimeoutError("no %s for request %#x (%s) after %d tries"
-                           % (want.upper(), req.request_id, req.kind.upper(), self.retries))
+        raise TimeoutError(
+            "no %s for request %#x (%s) after %d tries"
+            % (want.upper(), req.request_id, req.kind.upper(), self.retries)
+        )
 
 
 def host_protocol(name: str = "v1") -> HostProtocol:
@@ -384,19 +490,37 @@ def host_protocol(name: str = "v1") -> HostProtocol:
 def write_flows_file(path: str, flows: Sequence[Flow], proto: HostProtocol, dst_mac, src_mac):
     """The flow table of tools/qo_traffic.c (and of the Python twin)."""
     with open(path, "w") as f:
-        f.write("# id rx_conn template full_pn_off full_pn_size trunc_pn_off trunc_pn_len "
-                "quic_off dcid_len len_off len_size len_base pn_start ku_pn weight\n")
+        f.write(
+            "# id rx_conn template full_pn_off full_pn_size trunc_pn_off trunc_pn_len "
+            "quic_off dcid_len len_off len_size len_base pn_start ku_pn weight\n"
+        )
         for fl in flows:
             t = proto.data_template(fl, dst_mac, src_mac)
-            f.write("F %d %d %s %d %d %d %d %d %d %d %d %d %d %d %d\n" % (
-                fl.id, fl.rx_index, t.data.hex(), t.full_pn_off, t.full_pn_size,
-                t.trunc_pn_off, t.trunc_pn_len, t.quic_off, len(fl.dcid), t.len_off,
-                t.len_size, t.len_base, fl.pn_start,
-                -1 if fl.key_update_pn is None else fl.key_update_pn, fl.weight))
+            f.write(
+                "F %d %d %s %d %d %d %d %d %d %d %d %d %d %d %d\n"
+                % (
+                    fl.id,
+                    fl.rx_index,
+                    t.data.hex(),
+                    t.full_pn_off,
+                    t.full_pn_size,
+                    t.trunc_pn_off,
+                    t.trunc_pn_len,
+                    t.quic_off,
+                    len(fl.dcid),
+                    t.len_off,
+                    t.len_size,
+                    t.len_base,
+                    fl.pn_start,
+                    -1 if fl.key_update_pn is None else fl.key_update_pn,
+                    fl.weight,
+                )
+            )
 
 
 # ---------------------------------------------------------------------------
 # the traffic tool (tools/qo_traffic.c), run in a namespace
+
 
 def traffic_tool(build_dir: Optional[str] = None) -> List[str]:
     """argv prefix of the traffic tool: $QUICOFF_TRAFFIC_TOOL, else
@@ -405,8 +529,9 @@ def traffic_tool(build_dir: Optional[str] = None) -> List[str]:
     env = os.environ.get("QUICOFF_TRAFFIC_TOOL")
     path = env or os.path.join(str(default_build_dir(build_dir)), "tools", "qo_traffic")
     if not (os.path.isfile(path) and os.access(path, os.X_OK)):
-        raise FileNotFoundError("the traffic tool %s is not built: meson setup build && "
-                                "ninja -C build" % path)
+        raise FileNotFoundError(
+            "the traffic tool %s is not built: meson setup build && ninja -C build" % path
+        )
     return [path]
 
 
@@ -415,8 +540,13 @@ def latency_summary(samples_ns: List[int]) -> dict:
         return {"n": 0, "mean": 0, "p50": 0, "p99": 0, "max": 0}
     s = sorted(samples_ns)
     n = len(s)
-    return {"n": n, "mean": sum(s) / n, "p50": s[(n - 1) // 2], "p99": s[int(0.99 * (n - 1))],
-            "max": s[-1]}
+    return {
+        "n": n,
+        "mean": sum(s) / n,
+        "p50": s[(n - 1) // 2],
+        "p99": s[int(0.99 * (n - 1))],
+        "max": s[-1],
+    }
 
 
 class _Proc:
@@ -425,8 +555,14 @@ class _Proc:
     def __init__(self, argv: List[str], netns: Optional[str] = None, env=None):
         self.argv = argv
         full = (["ip", "netns", "exec", netns] if netns else []) + argv
-        self.proc = subprocess.Popen(full, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                     text=True, env=env, start_new_session=True)
+        self.proc = subprocess.Popen(
+            full,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            start_new_session=True,
+        )
         self.result: Optional[dict] = None
         self.stderr = ""
 
@@ -439,9 +575,10 @@ class _Proc:
         self.stderr = err
         lines = [ln for ln in out.splitlines() if ln.startswith("{")]
         if not lines:
-            raise RuntimeError("%s gave no result (exit %s): %s"
-                               % (os.path.basename(self.argv[0]), self.proc.returncode,
-                                  err.strip()[-800:]))
+            raise RuntimeError(
+                "%s gave no result (exit %s): %s"
+                % (os.path.basename(self.argv[0]), self.proc.returncode, err.strip()[-800:])
+            )
         self.result = json.loads(lines[-1])
         return self.result
 
@@ -457,18 +594,72 @@ class _Proc:
 
 
 class Sender(_Proc):
-    def __init__(self, tool, netns, iface, flows_file, *, size, rate=0, duration=0, count=0,
-                 batch=32, env=None):
-        argv = list(tool) + ["send", "--iface", iface, "--flows", flows_file, "--size", str(size),
-                             "--rate", str(rate), "--duration", str(duration),
-                             "--count", str(count), "--batch", str(batch)]
+    def __init__(
+        self,
+        tool,
+        netns,
+        iface,
+        flows_file,
+        *,
+        size,
+        rate=0,
+        duration=0,
+        count=0,
+        batch=32,
+        env=None,
+    ):
+        argv = list(tool) + [
+            "send",
+            "--iface",
+            iface,
+            "--flows",
+            flows_file,
+            "--size",
+            str(size),
+            "--rate",
+            str(rate),
+            "--duration",
+            str(duration),
+            "--count",
+            str(count),
+            "--batch",
+            str(batch),
+        ]
         super().__init__(argv, netns, env)
 
 
 class Receiver(_Proc):
-    def __init__(self, tool, netns, iface, flows_file, rx_format: RxFormat, *, duration=0,
-                 idle=0, expect=0, batch=64, env=None):
-        argv = list(tool) + ["recv", "--iface", iface, "--flows", flows_file,
-                             "--duration", str(duration), "--idle", str(idle),
-                             "--expect", str(expect), "--batch", str(batch)] + rx_format.args()
+    def __init__(
+        self,
+        tool,
+        netns,
+        iface,
+        flows_file,
+        rx_format: RxFormat,
+        *,
+        duration=0,
+        idle=0,
+        expect=0,
+        batch=64,
+        env=None,
+    ):
+        argv = (
+            list(tool)
+            + [
+                "recv",
+                "--iface",
+                iface,
+                "--flows",
+                flows_file,
+                "--duration",
+                str(duration),
+                "--idle",
+                str(idle),
+                "--expect",
+                str(expect),
+                "--batch",
+                str(batch),
+            ]
+            + rx_format.args()
+        )
         super().__init__(argv, netns, env)

@@ -5,21 +5,52 @@ Everything here is a thin layer over include/quicoff/quicoff.h: names and
 status strings are the C library's own (quicoff_status_name), counters keep
 the C struct field names.
 """
+
 from __future__ import annotations
 
 import functools
 import ipaddress
 import threading
-from typing import Any, Callable, Dict, Iterable, List, Mapping, NamedTuple, Optional, Protocol, \
-    Sequence, Tuple, TypeVar, Union, cast
+from typing import (
+    Any,
+    Callable,
+    Dict,
+    Iterable,
+    List,
+    Mapping,
+    NamedTuple,
+    Optional,
+    Protocol,
+    Sequence,
+    Tuple,
+    TypeVar,
+    Union,
+    cast,
+)
 
 from ._quicoff import ffi, lib
 
 __all__ = [
-    "SUITES", "LEVELS", "DIRECTIONS", "NONCE_LAYOUTS", "FAIL_ACTIONS", "PN_NONE",
-    "QuicoffError", "EngineClosedError", "PacketKeys", "Result", "Engine", "status_name",
-    "suite_key_len", "suite_secret_len", "derive_packet_keys", "derive_next_secret",
-    "initial_secrets", "initial_keys", "pn_decode", "pn_encode_len",
+    "SUITES",
+    "LEVELS",
+    "DIRECTIONS",
+    "NONCE_LAYOUTS",
+    "FAIL_ACTIONS",
+    "PN_NONE",
+    "QuicoffError",
+    "EngineClosedError",
+    "PacketKeys",
+    "Result",
+    "Engine",
+    "status_name",
+    "suite_key_len",
+    "suite_secret_len",
+    "derive_packet_keys",
+    "derive_next_secret",
+    "initial_secrets",
+    "initial_keys",
+    "pn_decode",
+    "pn_encode_len",
 ]
 
 UINT64_MAX = (1 << 64) - 1
@@ -51,8 +82,13 @@ _LEVEL_IDS = {
     "0rtt": lib.QUICOFF_LEVEL_ZERO_RTT,
     "handshake": lib.QUICOFF_LEVEL_HANDSHAKE,
 }
-_LEVEL_ALIASES = {"one_rtt": "1rtt", "1-rtt": "1rtt", "application": "1rtt",
-                  "zero_rtt": "0rtt", "0-rtt": "0rtt"}
+_LEVEL_ALIASES = {
+    "one_rtt": "1rtt",
+    "1-rtt": "1rtt",
+    "application": "1rtt",
+    "zero_rtt": "0rtt",
+    "0-rtt": "0rtt",
+}
 _LEVEL_NAMES = {v: k for k, v in _LEVEL_IDS.items()}
 
 DIRECTIONS = ("tx", "rx")
@@ -128,8 +164,12 @@ class QuicoffError(Exception):
     code: Optional[int]
     status: str
 
-    def __init__(self, status: Union[int, str], message: Optional[str] = None,
-                 result: Optional[Result] = None) -> None:
+    def __init__(
+        self,
+        status: Union[int, str],
+        message: Optional[str] = None,
+        result: Optional[Result] = None,
+    ) -> None:
         if isinstance(status, int):
             self.code = status
             self.status = status_name(status)
@@ -151,6 +191,7 @@ class EngineClosedError(ValueError):
 
 class PacketKeys(NamedTuple):
     """Packet protection keys of one key phase (RFC 9001 §5.1)."""
+
     key: bytes
     iv: bytes
     hp: bytes
@@ -158,6 +199,7 @@ class PacketKeys(NamedTuple):
 
 # ---------------------------------------------------------------------------
 # argument conversion
+
 
 def _suite_id(suite: Suite) -> int:
     if isinstance(suite, str):
@@ -170,8 +212,9 @@ def _suite_id(suite: Suite) -> int:
     raise ValueError("unknown suite %r (one of %s)" % (suite, ", ".join(SUITES)))
 
 
-def _choice(value: object, table: Mapping[str, int], what: str,
-            aliases: Optional[Mapping[str, str]] = None) -> int:
+def _choice(
+    value: object, table: Mapping[str, int], what: str, aliases: Optional[Mapping[str, str]] = None
+) -> int:
     if isinstance(value, str):
         v = value.lower()
         if aliases:
@@ -229,8 +272,10 @@ def _fill_keys(dst: CData, keys: Keys, key_len: int) -> None:
     key, iv, hp = _split_keys(keys)
     lens = (key_len,) if key_len else (16, 32)
     if len(key) not in lens or len(hp) != len(key):
-        raise ValueError("key and hp must be %s bytes for this suite (got %d and %d)"
-                         % (" or ".join(map(str, lens)), len(key), len(hp)))
+        raise ValueError(
+            "key and hp must be %s bytes for this suite (got %d and %d)"
+            % (" or ".join(map(str, lens)), len(key), len(hp))
+        )
     if len(iv) != IV_LEN:
         raise ValueError("iv must be %d bytes (got %d)" % (IV_LEN, len(iv)))
     ffi.memmove(dst.key, key, len(key))
@@ -286,6 +331,7 @@ def _wipe(*cdatas: Optional[CData]) -> None:
 # ---------------------------------------------------------------------------
 # key schedule and packet numbers
 
+
 def suite_key_len(suite: Suite) -> int:
     """AEAD (and HP) key length of a suite: 16 or 32."""
     return int(lib.quicoff_suite_key_len(_suite_id(suite)))
@@ -302,12 +348,18 @@ def derive_packet_keys(suite: Suite, secret: Buffer, version: int = 1) -> Packet
     secret = _bytes(secret, "secret")
     out = ffi.new("struct quicoff_packet_keys *")
     try:
-        _check(lib.quicoff_derive_packet_keys(sid, ffi.from_buffer("uint8_t[]", secret),
-                                              len(secret), _version(version), out),
-               "derive_packet_keys")
+        _check(
+            lib.quicoff_derive_packet_keys(
+                sid, ffi.from_buffer("uint8_t[]", secret), len(secret), _version(version), out
+            ),
+            "derive_packet_keys",
+        )
         n = int(lib.quicoff_suite_key_len(sid))
-        return PacketKeys(bytes(ffi.buffer(out.key, n)), bytes(ffi.buffer(out.iv, IV_LEN)),
-                          bytes(ffi.buffer(out.hp, n)))
+        return PacketKeys(
+            bytes(ffi.buffer(out.key, n)),
+            bytes(ffi.buffer(out.iv, IV_LEN)),
+            bytes(ffi.buffer(out.hp, n)),
+        )
     finally:
         _wipe(out)
 
@@ -318,9 +370,12 @@ def derive_next_secret(suite: Suite, secret: Buffer, version: int = 1) -> bytes:
     secret = _bytes(secret, "secret")
     out = ffi.new("uint8_t[]", lib.QUICOFF_MAX_SECRET_LEN)
     try:
-        _check(lib.quicoff_derive_next_secret(sid, ffi.from_buffer("uint8_t[]", secret),
-                                              len(secret), _version(version), out),
-               "derive_next_secret")
+        _check(
+            lib.quicoff_derive_next_secret(
+                sid, ffi.from_buffer("uint8_t[]", secret), len(secret), _version(version), out
+            ),
+            "derive_next_secret",
+        )
         return bytes(ffi.buffer(out, len(secret)))
     finally:
         _wipe(out)
@@ -332,9 +387,12 @@ def initial_secrets(dcid: Buffer, version: int = 1) -> Tuple[bytes, bytes]:
     c = ffi.new("uint8_t[32]")
     s = ffi.new("uint8_t[32]")
     try:
-        _check(lib.quicoff_derive_initial_secrets(ffi.from_buffer("uint8_t[]", dcid), len(dcid),
-                                                  _version(version), c, s),
-               "initial_secrets")
+        _check(
+            lib.quicoff_derive_initial_secrets(
+                ffi.from_buffer("uint8_t[]", dcid), len(dcid), _version(version), c, s
+            ),
+            "initial_secrets",
+        )
         return bytes(ffi.buffer(c)), bytes(ffi.buffer(s))
     finally:
         _wipe(c, s)
@@ -343,8 +401,10 @@ def initial_secrets(dcid: Buffer, version: int = 1) -> Tuple[bytes, bytes]:
 def initial_keys(dcid: Buffer, version: int = 1) -> Tuple[PacketKeys, PacketKeys]:
     """(client PacketKeys, server PacketKeys) of the Initial keys (AES-128-GCM)."""
     c, s = initial_secrets(dcid, version)
-    return (derive_packet_keys("aes-128-gcm", c, version),
-            derive_packet_keys("aes-128-gcm", s, version))
+    return (
+        derive_packet_keys("aes-128-gcm", c, version),
+        derive_packet_keys("aes-128-gcm", s, version),
+    )
 
 
 def pn_decode(largest: Optional[int], truncated: int, nbits: int) -> int:
@@ -372,6 +432,7 @@ def pn_encode_len(pn: int, largest_acked: Optional[int] = None) -> int:
 # ---------------------------------------------------------------------------
 # results
 
+
 class Result:
     """Outcome of one packet of a burst (struct quicoff_result, in Python terms).
 
@@ -383,9 +444,25 @@ class Result:
     ``header`` its protected header and ``payload`` ciphertext + tag; None
     when not ok."""
 
-    __slots__ = ("code", "status", "ok", "flags", "level", "key_phase", "pn", "pn_len",
-                 "connection", "offset", "pn_offset", "payload_offset", "payload_len", "end",
-                 "header", "payload", "packet")
+    __slots__ = (
+        "code",
+        "status",
+        "ok",
+        "flags",
+        "level",
+        "key_phase",
+        "pn",
+        "pn_len",
+        "connection",
+        "offset",
+        "pn_offset",
+        "payload_offset",
+        "payload_len",
+        "end",
+        "header",
+        "payload",
+        "packet",
+    )
     code: int
     status: str
     ok: bool
@@ -460,10 +537,21 @@ class Result:
         return bool(self.flags & FLAG_OLD_KEYS)
 
     def __repr__(self) -> str:
-        return ("<Result %s level=%s pn=%d pn_len=%d key_phase=%d flags=%#x conn=%s "
-                "off=%d end=%d>" % (self.status, self.level, self.pn, self.pn_len,
-                                    self.key_phase, self.flags, self.connection,
-                                    self.offset, self.end))
+        return (
+            "<Result %s level=%s pn=%d pn_len=%d key_phase=%d flags=%#x conn=%s "
+            "off=%d end=%d>"
+            % (
+                self.status,
+                self.level,
+                self.pn,
+                self.pn_len,
+                self.key_phase,
+                self.flags,
+                self.connection,
+                self.offset,
+                self.end,
+            )
+        )
 
 
 def _stats_dict(cdata: CData, ctype: str) -> Dict[str, int]:
@@ -486,12 +574,14 @@ def _control(method: _Method) -> _Method:
     the table while another thread is inside quicoff_conn_add (a segfault).
     close() takes this lock too; the check here makes every call after close()
     raise EngineClosedError. The data path has its own lock (the worker's)."""
+
     @functools.wraps(method)
     def locked(self: Engine, *args: Any, **kwargs: Any) -> Any:
         with self._ctl_lock:
             if self._table is None:
                 raise EngineClosedError()
             return method(self, *args, **kwargs)
+
     return cast(_Method, locked)
 
 
@@ -504,8 +594,13 @@ class Engine:
     the GIL). The two run concurrently, as the C library allows; close()
     takes both. Any call after close() raises EngineClosedError."""
 
-    def __init__(self, local_cid_len: int = 8, backend: Optional[str] = "auto",
-                 capacity: int = 65536, max_workers: int = 0) -> None:
+    def __init__(
+        self,
+        local_cid_len: int = 8,
+        backend: Optional[str] = "auto",
+        capacity: int = 65536,
+        max_workers: int = 0,
+    ) -> None:
         self._table: CData = None
         self._worker: CData = None
         self._lock = threading.Lock()  # data path: the worker
@@ -586,20 +681,37 @@ class Engine:
         if self._table is None:
             return "<quicoff.Engine closed>"
         return "<quicoff.Engine backend=%s local_cid_len=%d connections=%d>" % (
-            self.backend, self.local_cid_len, len(self._conns))
+            self.backend,
+            self.local_cid_len,
+            len(self._conns),
+        )
 
     # -- control path -----------------------------------------------------
 
     @_control
-    def add_connection(self, direction: str, suite: Suite, dcid: Buffer,
-                       secret: Optional[Buffer] = None, keys: Optional[Keys] = None,
-                       path_id: Optional[int] = None, *, level: str = "1rtt", version: int = 1,
-                       local_addr: Optional[Address] = None, nonce_layout: Optional[str] = None,
-                       fail_action: str = "drop", largest_pn: Optional[int] = None,
-                       usage_threshold: Optional[int] = 0, key_generation: int = 0,
-                       next_keys: Optional[Keys] = None, next_secret: Optional[Buffer] = None,
-                       derive_next: bool = True, grease_quic_bit: bool = True,
-                       _replace: Optional[int] = None) -> int:
+    def add_connection(
+        self,
+        direction: str,
+        suite: Suite,
+        dcid: Buffer,
+        secret: Optional[Buffer] = None,
+        keys: Optional[Keys] = None,
+        path_id: Optional[int] = None,
+        *,
+        level: str = "1rtt",
+        version: int = 1,
+        local_addr: Optional[Address] = None,
+        nonce_layout: Optional[str] = None,
+        fail_action: str = "drop",
+        largest_pn: Optional[int] = None,
+        usage_threshold: Optional[int] = 0,
+        key_generation: int = 0,
+        next_keys: Optional[Keys] = None,
+        next_secret: Optional[Buffer] = None,
+        derive_next: bool = True,
+        grease_quic_bit: bool = True,
+        _replace: Optional[int] = None,
+    ) -> int:
         """Installs a connection entry; returns its handle (int).
 
         Give either ``secret`` (a TLS traffic secret: keys derived by the C
@@ -646,8 +758,12 @@ class Engine:
 
             if keys is not None:
                 _fill_keys(cfg.keys, keys, key_len)
-            elif derive_next or lvl != lib.QUICOFF_LEVEL_ONE_RTT or next_keys is not None \
-                    or next_secret is not None:
+            elif (
+                derive_next
+                or lvl != lib.QUICOFF_LEVEL_ONE_RTT
+                or next_keys is not None
+                or next_secret is not None
+            ):
                 secret = _bytes(secret, "secret")
                 keep = ffi.new("uint8_t[]", len(secret))  # a copy of ours, wiped below
                 ffi.memmove(keep, secret, len(secret))
@@ -656,8 +772,9 @@ class Engine:
             else:
                 # 1-RTT secret without next keys: the C library would derive them
                 # from the secret, so hand it the current keys only.
-                _fill_keys(cfg.keys, derive_packet_keys(sid, _bytes(secret, "secret"), ver),
-                           key_len)
+                _fill_keys(
+                    cfg.keys, derive_packet_keys(sid, _bytes(secret, "secret"), ver), key_len
+                )
 
             if next_secret is not None:
                 next_keys = derive_packet_keys(sid, next_secret, ver)
@@ -677,22 +794,39 @@ class Engine:
         self._conns[handle] = sid
         return handle
 
-    def replace_connection(self, handle: int, direction: str, suite: Suite, dcid: Buffer,
-                           secret: Optional[Buffer] = None, keys: Optional[Keys] = None,
-                           path_id: Optional[int] = None, **kw: Any) -> int:
+    def replace_connection(
+        self,
+        handle: int,
+        direction: str,
+        suite: Suite,
+        dcid: Buffer,
+        secret: Optional[Buffer] = None,
+        keys: Optional[Keys] = None,
+        path_id: Optional[int] = None,
+        **kw: Any,
+    ) -> int:
         """Replaces the entry ``handle`` by one built from the arguments of
         add_connection (quicoff_conn_replace): atomically for the data plane,
         the handle stays valid and names the new entry (counters and PN state
         restart). On any error the old entry is left exactly as it was."""
-        return self.add_connection(direction, suite, dcid, secret, keys, path_id,
-                                   _replace=_u64(handle, "handle"), **kw)
+        return self.add_connection(
+            direction, suite, dcid, secret, keys, path_id, _replace=_u64(handle, "handle"), **kw
+        )
 
     @_control
-    def update_connection(self, handle: int, *, keys: Optional[Keys] = None,
-                          secret: Optional[Buffer] = None, key_generation: Optional[int] = None,
-                          roll: bool = False, drop_old: bool = False,
-                          largest_pn: Optional[int] = None, fail_action: Optional[str] = None,
-                          usage_threshold: Optional[int] = None) -> None:
+    def update_connection(
+        self,
+        handle: int,
+        *,
+        keys: Optional[Keys] = None,
+        secret: Optional[Buffer] = None,
+        key_generation: Optional[int] = None,
+        roll: bool = False,
+        drop_old: bool = False,
+        largest_pn: Optional[int] = None,
+        fail_action: Optional[str] = None,
+        usage_threshold: Optional[int] = None,
+    ) -> None:
         """quicoff_conn_update: only what is given changes.
 
         keys/secret install generation ``key_generation`` (required with
@@ -713,8 +847,9 @@ class Engine:
                 u.key_generation = int(key_generation)
                 if keys is not None:
                     sid = self._conns.get(int(handle))
-                    _fill_keys(u.keys, keys,
-                               int(lib.quicoff_suite_key_len(sid)) if sid is not None else 0)
+                    _fill_keys(
+                        u.keys, keys, int(lib.quicoff_suite_key_len(sid)) if sid is not None else 0
+                    )
                 else:
                     secret = _bytes(secret, "secret")
                     keep = ffi.new("uint8_t[]", len(secret))  # a copy of ours, wiped below
@@ -747,13 +882,17 @@ class Engine:
         self._conns.pop(int(handle), None)
 
     @_control
-    def find_connection(self, level: str, dcid: Buffer,
-                        local_addr: Optional[Address] = None) -> Optional[int]:
+    def find_connection(
+        self, level: str, dcid: Buffer, local_addr: Optional[Address] = None
+    ) -> Optional[int]:
         """The RX entry the data plane would pick, or None."""
         lvl = _choice(level, _LEVEL_IDS, "level", _LEVEL_ALIASES)
         dcid = _bytes(dcid, "dcid")
-        h = int(lib.quicoff_conn_find(self._t(), lvl, ffi.from_buffer("uint8_t[]", dcid),
-                                      len(dcid), _new_addr(local_addr)))
+        h = int(
+            lib.quicoff_conn_find(
+                self._t(), lvl, ffi.from_buffer("uint8_t[]", dcid), len(dcid), _new_addr(local_addr)
+            )
+        )
         return None if h == CONN_INVALID else h
 
     @_control
@@ -772,8 +911,7 @@ class Engine:
     def connection_stats(self, handle: int) -> Dict[str, int]:
         """quicoff_conn_stats as a dict (C field names; largest_pn PN_NONE = none)."""
         out = ffi.new("struct quicoff_conn_stats *")
-        _check(lib.quicoff_conn_stats(self._t(), _u64(handle, "handle"), out),
-               "connection_stats")
+        _check(lib.quicoff_conn_stats(self._t(), _u64(handle, "handle"), out), "connection_stats")
         return _stats_dict(out, "struct quicoff_conn_stats")
 
     @property
@@ -812,10 +950,9 @@ class Engine:
             header = _bytes(header, "header")
             payload = _bytes(payload, "payload")
             b = bytearray(len(header) + len(payload) + TAG_LEN)
-            b[:len(header)] = header
-            b[len(header):len(header) + len(payload)] = payload
-            bufs.append((b, len(header) + len(payload), _u64(handle, "handle"),
-                         _u64(pn, "pn")))
+            b[: len(header)] = header
+            b[len(header) : len(header) + len(payload)] = payload
+            bufs.append((b, len(header) + len(payload), _u64(handle, "handle"), _u64(pn, "pn")))
             views.append(ffi.from_buffer("uint8_t[]", b))
         with self._lock:
             w = self._worker
@@ -854,8 +991,11 @@ class Engine:
                 self._rxbuf = ffi.new("uint8_t[]", self._rxcap)
             buf = self._rxbuf
             ffi.memmove(buf, datagram, n)
-            res = self._res if max_results <= _BURST else \
-                ffi.new("struct quicoff_result[]", max_results)
+            res = (
+                self._res
+                if max_results <= _BURST
+                else ffi.new("struct quicoff_result[]", max_results)
+            )
             k = lib.quicoff_unprotect_datagram(w, buf, n, addr, res, max_results)
             data = ffi.buffer(buf, n)[:]
             results = [Result(res[i], data) for i in range(k)]
@@ -863,9 +1003,11 @@ class Engine:
             self.last_result = results[-1]
         return results
 
-    def unprotect_burst(self, datagrams: Iterable[Buffer],
-                        local_addrs: Union[None, Address, Sequence[Optional[Address]]] = None
-                        ) -> List[Result]:
+    def unprotect_burst(
+        self,
+        datagrams: Iterable[Buffer],
+        local_addrs: Union[None, Address, Sequence[Optional[Address]]] = None,
+    ) -> List[Result]:
         """quicoff_unprotect_burst over buffers, one packet each at offset 0.
 
         local_addrs: None, one (ip, port) for all, or a list parallel to datagrams."""
@@ -873,8 +1015,11 @@ class Engine:
         n = len(items)
         if n == 0:
             return []
-        if local_addrs is None or (isinstance(local_addrs, tuple) and len(local_addrs) == 2
-                                   and isinstance(local_addrs[1], int)):
+        if local_addrs is None or (
+            isinstance(local_addrs, tuple)
+            and len(local_addrs) == 2
+            and isinstance(local_addrs[1], int)
+        ):
             addrs = [_new_addr(local_addrs)] * n
         else:
             addrs = [_new_addr(a) for a in local_addrs]

@@ -14,6 +14,7 @@ QUICOFF_CONN_INVALID and the layout of every struct come from the C compiler
 module is imported.  tests/python/test_bindings.py checks that every function,
 struct field and enum constant of the header is declared here.
 """
+
 import sys
 
 from cffi import FFI

@@ -24,6 +24,7 @@ Needs ``aioquic`` and ``cryptography``, and ``scapy`` (the ``quicoff[scapy]``
 extra) for the pcap; all imported when called, so ``import quicoff.capture``
 needs none of them.
 """
+
 from __future__ import annotations
 
 import datetime
@@ -34,8 +35,15 @@ import ssl
 from dataclasses import dataclass, field
 from typing import Dict, List, Optional, Tuple
 
-__all__ = ["ConnectionSpec", "ConnectionRecord", "CaptureResult", "record", "pattern",
-           "SUITES", "make_certificate"]
+__all__ = [
+    "ConnectionSpec",
+    "ConnectionRecord",
+    "CaptureResult",
+    "record",
+    "pattern",
+    "SUITES",
+    "make_certificate",
+]
 
 #: quicoff suite name -> aioquic CipherSuite member name
 SUITES = {
@@ -64,36 +72,37 @@ def pattern(label: str, n: int) -> bytes:
 class ConnectionSpec:
     suite: str = "aes-128-gcm"
     version: int = VERSION_1
-    upload: int = 32768             # client -> server bytes on stream 0
-    download: int = 32768           # server -> client bytes on stream 0
-    chunks: int = 8                 # each direction's data goes out in this many writes
-    interval: float = 0.010         # seconds between writes
-    key_updates: int = 1            # requested mid-stream, alternating client, server, ...
-    retry: bool = False             # server answers the first Initial with a Retry
-                                    # (with zero_rtt, aioquic 1.x loses the early data:
-                                    # the server never gets it, the connection stalls)
-    zero_rtt: int = 0               # > 0: resume (ticket from a first, recorded connection)
-                                    #      and send this many bytes as 0-RTT on stream 0
-    change_cid: bool = False        # client moves to a new server CID mid-stream
+    upload: int = 32768  # client -> server bytes on stream 0
+    download: int = 32768  # server -> client bytes on stream 0
+    chunks: int = 8  # each direction's data goes out in this many writes
+    interval: float = 0.010  # seconds between writes
+    key_updates: int = 1  # requested mid-stream, alternating client, server, ...
+    retry: bool = False  # server answers the first Initial with a Retry
+    # (with zero_rtt, aioquic 1.x loses the early data:
+    # the server never gets it, the connection stalls)
+    zero_rtt: int = 0  # > 0: resume (ticket from a first, recorded connection)
+    #      and send this many bytes as 0-RTT on stream 0
+    change_cid: bool = False  # client moves to a new server CID mid-stream
     eager_server_update: bool = False  # the server answers each client key update with
-                                    # one of its own before sending anything: its packets
-                                    # skip a generation (RFC 9001 §6.1 says wait for an
-                                    # ACK; aioquic does not enforce it)
+    # one of its own before sending anything: its packets
+    # skip a generation (RFC 9001 §6.1 says wait for an
+    # ACK; aioquic does not enforce it)
     big_client_hello: bool = False  # ClientHello spread over several Initial packets
     client_cid_len: int = 8
     server_cid_len: int = 8
     client_port: Optional[int] = None
-    label: Optional[str] = None     # names the data patterns (default: conn<index>)
+    label: Optional[str] = None  # names the data patterns (default: conn<index>)
 
 
 @dataclass
 class ConnectionRecord:
     """What happened on one recorded connection."""
+
     spec: ConnectionSpec
     client: Addr
     server: Addr
     label: str
-    sent: Dict[Tuple[str, int], bytes] = field(default_factory=dict)      # ("c2s"|"s2c", sid)
+    sent: Dict[Tuple[str, int], bytes] = field(default_factory=dict)  # ("c2s"|"s2c", sid)
     received: Dict[Tuple[str, int], bytes] = field(default_factory=dict)  # what the peer got
     key_updates_requested: Dict[str, int] = field(default_factory=lambda: {"c2s": 0, "s2c": 0})
     handshake_completed: bool = False
@@ -122,19 +131,23 @@ def make_certificate(name: str = "localhost"):
     key = ec.generate_private_key(ec.SECP256R1())
     subject = x509.Name([x509.NameAttribute(NameOID.COMMON_NAME, name)])
     now = datetime.datetime.now(datetime.timezone.utc)
-    cert = (x509.CertificateBuilder()
-            .subject_name(subject).issuer_name(subject)
-            .public_key(key.public_key())
-            .serial_number(x509.random_serial_number())
-            .not_valid_before(now - datetime.timedelta(days=1))
-            .not_valid_after(now + datetime.timedelta(days=7))
-            .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
-            .sign(key, hashes.SHA256()))
+    cert = (
+        x509.CertificateBuilder()
+        .subject_name(subject)
+        .issuer_name(subject)
+        .public_key(key.public_key())
+        .serial_number(x509.random_serial_number())
+        .not_valid_before(now - datetime.timedelta(days=1))
+        .not_valid_after(now + datetime.timedelta(days=7))
+        .add_extension(x509.SubjectAlternativeName([x509.DNSName(name)]), critical=False)
+        .sign(key, hashes.SHA256())
+    )
     return cert, key
 
 
 # --------------------------------------------------------------------------
 # the simulation
+
 
 class _Link:
     """Datagrams in flight and the record of everything sent."""
@@ -154,8 +167,9 @@ class _Link:
 class _Session:
     """One client connection and its server-side peer, with their applications."""
 
-    def __init__(self, index: int, spec: ConnectionSpec, rec: ConnectionRecord, sim: "_Sim",
-                 ticket=None):
+    def __init__(
+        self, index: int, spec: ConnectionSpec, rec: ConnectionRecord, sim: "_Sim", ticket=None
+    ):
         from aioquic.quic.configuration import QuicConfiguration
         from aioquic.quic.connection import QuicConnection
         from aioquic.tls import CipherSuite
@@ -163,15 +177,20 @@ class _Session:
         self.index, self.spec, self.rec, self.sim = index, spec, rec, sim
         self.tickets: list = []
         cfg = QuicConfiguration(
-            is_client=True, alpn_protocols=["quicoff"], server_name="localhost",
+            is_client=True,
+            alpn_protocols=["quicoff"],
+            server_name="localhost",
             cipher_suites=[getattr(CipherSuite, SUITES[spec.suite])],
-            verify_mode=ssl.CERT_NONE, secrets_log_file=sim.keylog_file,
-            supported_versions=[spec.version], connection_id_length=spec.client_cid_len,
-            quantum_readiness_test=spec.big_client_hello, idle_timeout=30.0)
+            verify_mode=ssl.CERT_NONE,
+            secrets_log_file=sim.keylog_file,
+            supported_versions=[spec.version],
+            connection_id_length=spec.client_cid_len,
+            quantum_readiness_test=spec.big_client_hello,
+            idle_timeout=30.0,
+        )
         if ticket is not None:
             cfg.session_ticket = ticket
-        self.client = QuicConnection(configuration=cfg,
-                                     session_ticket_handler=self.tickets.append)
+        self.client = QuicConnection(configuration=cfg, session_ticket_handler=self.tickets.append)
         self.server = None
         self.up = pattern(rec.label + "/c2s/0", spec.upload)
         self.down = pattern(rec.label + "/s2c/0", spec.download)
@@ -190,7 +209,7 @@ class _Session:
         self.started = True
         self.client.connect(self.sim.server_addr, now=now)
         if self.spec.zero_rtt:
-            early = self.up[:self.spec.zero_rtt]
+            early = self.up[: self.spec.zero_rtt]
             self.client.send_stream_data(0, early, end_stream=False)
             self.up_sent = len(early)
         self.sim.flush(self, "client", now)
@@ -199,8 +218,7 @@ class _Session:
         rest = len(data) - already
         n = max(1, self.spec.chunks)
         size = max(1, -(-rest // n))
-        return [(already + i, data[already + i:already + i + size])
-                for i in range(0, rest, size)]
+        return [(already + i, data[already + i : already + i + size]) for i in range(0, rest, size)]
 
     def _key_update_slots(self):
         """Which chunk index each key update goes before: [(chunk, "client"|"server")]."""
@@ -219,13 +237,20 @@ class _Session:
         for i, (off, piece) in enumerate(chunks):
             t = now + (i + 1) * spec.interval
             fin = off + len(piece) == len(self.up)
-            self.sim.at(t, self._client_write, piece, fin, i in updates,
-                        spec.change_cid and i == len(chunks) // 2)
+            self.sim.at(
+                t,
+                self._client_write,
+                piece,
+                fin,
+                i in updates,
+                spec.change_cid and i == len(chunks) // 2,
+            )
         if not chunks:
             self.sim.at(now + spec.interval, self._client_write, b"", True, False, False)
 
-    def _client_write(self, now: float, piece: bytes, fin: bool, key_update: bool,
-                      change_cid: bool) -> None:
+    def _client_write(
+        self, now: float, piece: bytes, fin: bool, key_update: bool, change_cid: bool
+    ) -> None:
         if key_update:
             self.client.request_key_update()
             self.rec.key_updates_requested["c2s"] += 1
@@ -246,8 +271,7 @@ class _Session:
         updates = [c for c, who in self._key_update_slots() if who == "server"]
         for i, (off, piece) in enumerate(chunks):
             fin = off + len(piece) == len(self.down)
-            self.sim.at(now + (i + 1) * spec.interval, self._server_write, piece, fin,
-                        i in updates)
+            self.sim.at(now + (i + 1) * spec.interval, self._server_write, piece, fin, i in updates)
         if not chunks:
             self.sim.at(now + spec.interval, self._server_write, b"", True, False)
 
@@ -262,9 +286,11 @@ class _Session:
         rec = self.rec
         if self.close_requested:
             return
-        if len(rec.received.get(("c2s", 0), b"")) == len(self.up) and \
-                len(rec.received.get(("s2c", 0), b"")) == len(self.down) and \
-                self._fin_seen == {"c2s", "s2c"}:
+        if (
+            len(rec.received.get(("c2s", 0), b"")) == len(self.up)
+            and len(rec.received.get(("s2c", 0), b"")) == len(self.down)
+            and self._fin_seen == {"c2s", "s2c"}
+        ):
             self.close_requested = True
             # let the last ACKs go out, then close
             self.sim.at(now + 4 * self.sim.link.latency, self._close)
@@ -277,6 +303,7 @@ class _Session:
 class _Sim:
     def __init__(self, server_addr: Addr, keylog_file, latency: float):
         from aioquic.quic.retry import QuicRetryTokenHandler
+
         self.server_addr = server_addr
         self.keylog_file = keylog_file
         self.link = _Link(latency)
@@ -303,6 +330,7 @@ class _Sim:
 
     def events(self, s: _Session, side: str, now: float) -> None:
         from aioquic.quic import events
+
         conn = s.client if side == "client" else s.server
         again = False
         while True:
@@ -348,8 +376,8 @@ class _Sim:
         from aioquic.buffer import Buffer
         from aioquic.quic.configuration import QuicConfiguration
         from aioquic.quic.connection import QuicConnection
-        from aioquic.quic.packet import (QuicPacketType, encode_quic_retry,
-                                         pull_quic_header)
+        from aioquic.quic.packet import QuicPacketType, encode_quic_retry, pull_quic_header
+
         s = self.sessions.get(src)
         if s is None:
             return
@@ -366,28 +394,44 @@ class _Sim:
                 if not header.token:
                     scid = os.urandom(s.spec.server_cid_len)
                     token = self.retry.create_token(
-                        address=src, original_destination_connection_id=header.destination_cid,
-                        retry_source_connection_id=scid, now=now)
-                    self.link.send(now, self.server_addr, src, encode_quic_retry(
-                        version=header.version, source_cid=scid,
-                        destination_cid=header.source_cid,
-                        original_destination_cid=header.destination_cid, retry_token=token))
+                        address=src,
+                        original_destination_connection_id=header.destination_cid,
+                        retry_source_connection_id=scid,
+                        now=now,
+                    )
+                    self.link.send(
+                        now,
+                        self.server_addr,
+                        src,
+                        encode_quic_retry(
+                            version=header.version,
+                            source_cid=scid,
+                            destination_cid=header.source_cid,
+                            original_destination_cid=header.destination_cid,
+                            retry_token=token,
+                        ),
+                    )
                     s.rec.datagrams["s2c"] += 1
                     return
-                odcid = self.retry.validate_token(address=src,
-                                                  destination_cid=header.destination_cid,
-                                                  token=header.token, now=now)
+                odcid = self.retry.validate_token(
+                    address=src, destination_cid=header.destination_cid, token=header.token, now=now
+                )
                 retry_scid = header.destination_cid
             cfg = QuicConfiguration(
-                is_client=False, alpn_protocols=["quicoff"],
+                is_client=False,
+                alpn_protocols=["quicoff"],
                 supported_versions=[VERSION_1, VERSION_2],
-                connection_id_length=s.spec.server_cid_len, idle_timeout=30.0)
+                connection_id_length=s.spec.server_cid_len,
+                idle_timeout=30.0,
+            )
             cfg.certificate, cfg.private_key = self.cert, self.key
             s.server = QuicConnection(
-                configuration=cfg, original_destination_connection_id=odcid,
+                configuration=cfg,
+                original_destination_connection_id=odcid,
                 retry_source_connection_id=retry_scid,
                 session_ticket_fetcher=self.server_tickets.pop,
-                session_ticket_handler=lambda t: self.server_tickets.__setitem__(t.ticket, t))
+                session_ticket_handler=lambda t: self.server_tickets.__setitem__(t.ticket, t),
+            )
         s.server.receive_datagram(data, src, now=now)
         if s.skip_after_seq is not None and seq > s.skip_after_seq:
             # the client's update has just arrived: update again at once
@@ -448,10 +492,19 @@ class _Sim:
                 return
 
 
-def record(pcap_path, keylog_path, specs: List[ConnectionSpec], *,
-           server: Addr = ("10.0.0.1", 4433), client_ip: str = "10.0.0.2",
-           first_port: int = 50000, latency: float = 0.001, start_time: float = 1.7e9,
-           stagger: float = 0.0005, time_limit: float = 60.0) -> CaptureResult:
+def record(
+    pcap_path,
+    keylog_path,
+    specs: List[ConnectionSpec],
+    *,
+    server: Addr = ("10.0.0.1", 4433),
+    client_ip: str = "10.0.0.2",
+    first_port: int = 50000,
+    latency: float = 0.001,
+    start_time: float = 1.7e9,
+    stagger: float = 0.0005,
+    time_limit: float = 60.0,
+) -> CaptureResult:
     """Runs the connections of ``specs`` concurrently; writes pcap + key log.
 
     A spec with ``zero_rtt`` first gets a plain connection of its own (same
@@ -466,10 +519,16 @@ def record(pcap_path, keylog_path, specs: List[ConnectionSpec], *,
         plan = []  # (spec, resumption_of)
         for spec in specs:
             if spec.zero_rtt:
-                first = ConnectionSpec(suite=spec.suite, version=spec.version, upload=1000,
-                                       download=1000, chunks=1, key_updates=0,
-                                       client_cid_len=spec.client_cid_len,
-                                       server_cid_len=spec.server_cid_len)
+                first = ConnectionSpec(
+                    suite=spec.suite,
+                    version=spec.version,
+                    upload=1000,
+                    download=1000,
+                    chunks=1,
+                    key_updates=0,
+                    client_cid_len=spec.client_cid_len,
+                    server_cid_len=spec.server_cid_len,
+                )
                 plan.append((first, None))
                 plan.append((spec, len(plan) - 1))
             else:
@@ -510,8 +569,10 @@ def _write_pcap(path, log, start_time: float) -> None:
     try:
         import scapy  # noqa: F401
     except ImportError as e:
-        raise ImportError("quicoff capture frames its datagrams with scapy, an optional "
-                          "extra: pip install 'quicoff[scapy]' (%s)" % e) from e
+        raise ImportError(
+            "quicoff capture frames its datagrams with scapy, an optional "
+            "extra: pip install 'quicoff[scapy]' (%s)" % e
+        ) from e
     from scapy.layers.inet import IP, UDP
     from scapy.layers.inet6 import IPv6
     from scapy.layers.l2 import Ether
@@ -526,7 +587,9 @@ def _write_pcap(path, log, start_time: float) -> None:
     try:
         for t, src, dst, data in log:
             ip = IPv6(src=src[0], dst=dst[0]) if ":" in src[0] else IP(src=src[0], dst=dst[0])
-            pkt = Ether(src=mac(src), dst=mac(dst)) / ip / UDP(sport=src[1], dport=dst[1]) / Raw(data)
+            pkt = (
+                Ether(src=mac(src), dst=mac(dst)) / ip / UDP(sport=src[1], dport=dst[1]) / Raw(data)
+            )
             pkt.time = start_time + t
             w.write(pkt)
     finally:
@@ -536,21 +599,40 @@ def _write_pcap(path, log, start_time: float) -> None:
 # --------------------------------------------------------------------------
 # `quicoff capture`
 
+
 def run(args) -> int:
     specs = []
     for suite in args.suite or ["aes-128-gcm"]:
-        specs.append(ConnectionSpec(
-            suite=suite, version=VERSION_2 if args.quic_version == 2 else VERSION_1,
-            upload=args.bytes, download=args.bytes, key_updates=args.key_updates,
-            retry=args.retry, zero_rtt=args.zero_rtt))
+        specs.append(
+            ConnectionSpec(
+                suite=suite,
+                version=VERSION_2 if args.quic_version == 2 else VERSION_1,
+                upload=args.bytes,
+                download=args.bytes,
+                key_updates=args.key_updates,
+                retry=args.retry,
+                zero_rtt=args.zero_rtt,
+            )
+        )
     res = record(args.output, args.keylog, specs)
     for c in res.connections:
-        print("%s:%d -> %s:%d  %s  %d+%d datagrams, handshake %s, data %s, key updates "
-              "requested %d/%d" % (c.client + c.server + (
-                  c.spec.suite, c.datagrams["c2s"], c.datagrams["s2c"],
-                  "ok" if c.handshake_completed else "FAILED",
-                  "ok" if c.received == c.sent else "INCOMPLETE",
-                  c.key_updates_requested["c2s"], c.key_updates_requested["s2c"])))
+        print(
+            "%s:%d -> %s:%d  %s  %d+%d datagrams, handshake %s, data %s, key updates "
+            "requested %d/%d"
+            % (
+                c.client
+                + c.server
+                + (
+                    c.spec.suite,
+                    c.datagrams["c2s"],
+                    c.datagrams["s2c"],
+                    "ok" if c.handshake_completed else "FAILED",
+                    "ok" if c.received == c.sent else "INCOMPLETE",
+                    c.key_updates_requested["c2s"],
+                    c.key_updates_requested["s2c"],
+                )
+            )
+        )
     print("wrote %s (%d datagrams) and %s" % (res.pcap, len(res.datagrams), res.keylog))
     good = all(c.handshake_completed and c.received == c.sent for c in res.connections)
     return 0 if good else 1
@@ -559,12 +641,21 @@ def run(args) -> int:
 def add_arguments(p) -> None:
     p.add_argument("output", help="pcap to write")
     p.add_argument("-k", "--keylog", required=True, help="TLS key log to write")
-    p.add_argument("--suite", action="append", choices=sorted(SUITES),
-                   help="one connection per --suite (default aes-128-gcm)")
+    p.add_argument(
+        "--suite",
+        action="append",
+        choices=sorted(SUITES),
+        help="one connection per --suite (default aes-128-gcm)",
+    )
     p.add_argument("--quic-version", type=int, choices=(1, 2), default=1)
     p.add_argument("--bytes", type=int, default=65536, help="stream bytes each way")
     p.add_argument("--key-updates", type=int, default=2)
     p.add_argument("--retry", action="store_true")
-    p.add_argument("--zero-rtt", type=int, default=0, metavar="BYTES",
-                   help="resume with a ticket and send BYTES as 0-RTT data")
+    p.add_argument(
+        "--zero-rtt",
+        type=int,
+        default=0,
+        metavar="BYTES",
+        help="resume with a ticket and send BYTES as 0-RTT data",
+    )
     p.set_defaults(func=run)

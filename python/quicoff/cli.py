@@ -13,6 +13,7 @@ these commands say how to get it instead of failing with a traceback.
 Exit status: 0 success, 1 the command ran but found a problem it was asked to
 report (e.g. ``decrypt --strict``), 2 bad usage or unreadable input.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -23,14 +24,22 @@ from typing import List, Optional
 
 #: (name, module, one-line help)
 COMMANDS = [
-    ("decrypt", "quicoff.decrypt",
-     "decrypt the QUIC packets of a capture with the engine (TLS key log)"),
-    ("capture", "quicoff.capture",
-     "record a QUIC conversation (aioquic) to a pcap and a key log"),
-    ("bench", "quicoff_lab.bench",
-     "compare quicoff with bare OpenSSL, intel-ipsec-mb, DPDK, rustls and ngtcp2"),
-    ("demo", "quicoff_lab.demo",
-     "two hosts, two offloads, one wire in network namespaces: traffic, checks, tampering"),
+    (
+        "decrypt",
+        "quicoff.decrypt",
+        "decrypt the QUIC packets of a capture with the engine (TLS key log)",
+    ),
+    ("capture", "quicoff.capture", "record a QUIC conversation (aioquic) to a pcap and a key log"),
+    (
+        "bench",
+        "quicoff_lab.bench",
+        "compare quicoff with bare OpenSSL, intel-ipsec-mb, DPDK, rustls and ngtcp2",
+    ),
+    (
+        "demo",
+        "quicoff_lab.demo",
+        "two hosts, two offloads, one wire in network namespaces: traffic, checks, tampering",
+    ),
 ]
 
 #: the package of the checkout's tooling (not in the wheel)
@@ -39,14 +48,17 @@ TOOLING = "quicoff_lab"
 
 def _no_tooling(name: str):
     """run() of a checkout command where the tooling is not installed."""
+
     def run(args) -> int:
         sys.stderr.write(
             "quicoff %s needs the tooling of a quicoff source checkout (the package %s in "
             "<checkout>/lab), which the installed quicoff package does not include.\n"
             "Clone the quicoff repository, run `bash tools/install_deps.sh` there and use its "
             "venv's quicoff (.venv/bin/quicoff %s), or `bash tools/demo.sh` for the demo.\n"
-            % (name, TOOLING, name))
+            % (name, TOOLING, name)
+        )
         return 2
+
     return run
 
 
@@ -63,8 +75,10 @@ def _command_module(module: str):
 
 def build_parser() -> argparse.ArgumentParser:
     from . import __version__
+
     parser = argparse.ArgumentParser(
-        prog="quicoff", description="QUIC packet-protection offload engine tools.")
+        prog="quicoff", description="QUIC packet-protection offload engine tools."
+    )
     parser.add_argument("--version", action="version", version="quicoff " + __version__)
     sub = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name, module, help_text in COMMANDS:

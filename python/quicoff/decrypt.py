@@ -45,6 +45,7 @@ Output format (pcap in, pcap out; pcapng in, pcapng out)
   Wireshark/tshark see valid UDP; their QUIC dissector, expecting protection,
   will not make sense of the plaintext (read it with ``quicoff.frames``).
 """
+
 from __future__ import annotations
 
 import dataclasses
@@ -58,23 +59,48 @@ from typing import Callable, Deque, Dict, List, Optional, Tuple
 from . import frames as qframes
 from . import gso
 from .ipfrag import Reassembler, is_ipv6_fragment, parse_ipv4_fragment
-from .keylog import (CLIENT_1RTT, CLIENT_EARLY, CLIENT_HANDSHAKE, SERVER_1RTT,
-                     SERVER_HANDSHAKE, KeyLog)
-from .pcap_io import (CaptureError, CaptureReader, CaptureWriter, Packet, Secrets,
-                      parse_udp, replace_udp_payload)
+from .keylog import (
+    CLIENT_1RTT,
+    CLIENT_EARLY,
+    CLIENT_HANDSHAKE,
+    SERVER_1RTT,
+    SERVER_HANDSHAKE,
+    KeyLog,
+)
+from .pcap_io import (
+    CaptureError,
+    CaptureReader,
+    CaptureWriter,
+    Packet,
+    Secrets,
+    parse_udp,
+    replace_udp_payload,
+)
 from .ref.errors import Malformed
 from .ref.header import parse_header, walk_coalesced
 from .tls_peek import TlsPeekError, peek_client_hello, peek_server_hello
 
-__all__ = ["decrypt_capture", "Decryptor", "Report", "ConnectionReport", "PacketRecord",
-           "split_datagram", "QuicPacket", "SameFileError", "VERSION_1", "VERSION_2"]
+__all__ = [
+    "decrypt_capture",
+    "Decryptor",
+    "Report",
+    "ConnectionReport",
+    "PacketRecord",
+    "split_datagram",
+    "QuicPacket",
+    "SameFileError",
+    "VERSION_1",
+    "VERSION_2",
+]
 
 VERSION_1 = 0x00000001
 VERSION_2 = 0x6B3343CF
 C2S, S2C = "c2s", "s2c"
 _OTHER = {C2S: S2C, S2C: C2S}
-_SUITES_BY_SECRET_LEN = {32: ("aes-128-gcm", "chacha20-poly1305", "aes-128-ccm"),
-                         48: ("aes-256-gcm",)}
+_SUITES_BY_SECRET_LEN = {
+    32: ("aes-128-gcm", "chacha20-poly1305", "aes-128-ccm"),
+    48: ("aes-256-gcm",),
+}
 _OK = ("ok", "usage_limit_reached")
 _NO_KEYS = ("unknown_connection", "key_phase_unavailable", "no_keys")
 #: packets of one connection held back while waiting for keys, at most
@@ -84,6 +110,7 @@ MAX_PENDING = 4096
 def _api():
     """The quicoff package (Engine and key schedule), imported late."""
     import quicoff
+
     return quicoff
 
 
@@ -98,27 +125,29 @@ def version_name(version: Optional[int]) -> str:
 # --------------------------------------------------------------------------
 # QUIC packets in a datagram (no keys needed)
 
+
 @dataclass
 class QuicPacket:
     """One QUIC packet of a datagram, before and after decryption."""
+
     offset: int
     end: int
-    form: str                         # "long" / "short"
-    ptype: str                        # initial 0rtt handshake retry vn unknown 1rtt malformed
+    form: str  # "long" / "short"
+    ptype: str  # initial 0rtt handshake retry vn unknown 1rtt malformed
     version: Optional[int] = None
-    dcid: Optional[bytes] = None      # short header: None until matched
+    dcid: Optional[bytes] = None  # short header: None until matched
     scid: Optional[bytes] = None
-    length_off: int = 0               # long header: where the Length varint is, its width
+    length_off: int = 0  # long header: where the Length varint is, its width
     length_width: int = 0
     pn_off: int = 0
-    cut: bool = False                 # its end is past a snaplen cut (not decryptable)
+    cut: bool = False  # its end is past a snaplen cut (not decryptable)
     # outcome
-    status: Optional[str] = None      # engine status, "no_keys", "pending", "unprotected"
+    status: Optional[str] = None  # engine status, "no_keys", "pending", "unprotected"
     plaintext: Optional[bytes] = None
     pn: Optional[int] = None
     key_phase: Optional[int] = None
     key_updated: bool = False
-    header_len: int = 0               # plaintext[:header_len] is the header
+    header_len: int = 0  # plaintext[:header_len] is the header
     conn: Optional["Connection"] = None
     direction: Optional[str] = None
 
@@ -150,22 +179,33 @@ def split_datagram(data: bytes, cut: bool = False) -> Tuple[List[QuicPacket], in
     type with ``cut`` set (it cannot decrypt, but says whose it is)."""
     out: List[QuicPacket] = []
     n = len(data)
-    off = 0                          # where the packet being parsed starts
+    off = 0  # where the packet being parsed starts
     try:
         # short headers: the DCID length is found later, by CID lookup
         for off, h in walk_coalesced(data, 0):
             if h.form == "short":
                 out.append(QuicPacket(off, n, "short", "1rtt"))
                 return out, n
-            if h.pn_offset is None:      # vn, retry, unknown: no Length, run to the end
+            if h.pn_offset is None:  # vn, retry, unknown: no Length, run to the end
                 out.append(QuicPacket(off, n, "long", h.packet_type, h.version, h.dcid, h.scid))
                 return out, n
-            if h.length < 20:            # packet number + 16-byte tag + HP sample cannot fit
+            if h.length < 20:  # packet number + 16-byte tag + HP sample cannot fit
                 out.append(QuicPacket(off, n, "long", "malformed"))
                 return out, n
-            out.append(QuicPacket(off, h.packet_end, "long", h.packet_type, h.version, h.dcid,
-                                  h.scid, h.length_offset, h.pn_offset - h.length_offset,
-                                  h.pn_offset))
+            out.append(
+                QuicPacket(
+                    off,
+                    h.packet_end,
+                    "long",
+                    h.packet_type,
+                    h.version,
+                    h.dcid,
+                    h.scid,
+                    h.length_offset,
+                    h.pn_offset - h.length_offset,
+                    h.pn_offset,
+                )
+            )
             off = h.packet_end
     except Malformed:
         h = None
@@ -178,9 +218,21 @@ def split_datagram(data: bytes, cut: bool = False) -> Tuple[List[QuicPacket], in
             form = "long" if data[off] & 0x80 else "short"
             out.append(QuicPacket(off, n, form, "malformed", cut=cut))
             return out, n
-        out.append(QuicPacket(off, n, "long", h.packet_type, h.version, h.dcid, h.scid,
-                              h.length_offset, h.pn_offset - h.length_offset,
-                              h.pn_offset, cut=True))
+        out.append(
+            QuicPacket(
+                off,
+                n,
+                "long",
+                h.packet_type,
+                h.version,
+                h.dcid,
+                h.scid,
+                h.length_offset,
+                h.pn_offset - h.length_offset,
+                h.pn_offset,
+                cut=True,
+            )
+        )
         return out, n
     return out, off
 
@@ -188,11 +240,13 @@ def split_datagram(data: bytes, cut: bool = False) -> Tuple[List[QuicPacket], in
 # --------------------------------------------------------------------------
 # per-connection state
 
+
 @dataclass
 class _Direction:
     """Keys and packet-number state of one direction of a connection."""
-    secrets: List[bytes] = field(default_factory=list)   # 1-RTT secret per generation
-    keys: List[object] = field(default_factory=list)     # 1-RTT keys per generation
+
+    secrets: List[bytes] = field(default_factory=list)  # 1-RTT secret per generation
+    keys: List[object] = field(default_factory=list)  # 1-RTT keys per generation
     generation: int = 0
     largest: Dict[str, int] = field(default_factory=dict)  # pn space -> largest pn
     key_updates: int = 0
@@ -206,19 +260,21 @@ class Connection:
     server: Tuple[str, int]
     odcid: bytes
     version: int
-    initial_dcid: bytes                   # Initial keys come from this (changes after Retry)
+    initial_dcid: bytes  # Initial keys come from this (changes after Retry)
     client_cid_len: Optional[int] = None  # length of the CIDs the client issued (its SCIDs)
     server_cid_len: Optional[int] = None
     retry_scids: set = field(default_factory=set)
-    vn_seen: bool = False                 # the server answered with Version Negotiation
+    vn_seen: bool = False  # the server answered with Version Negotiation
     client_initial_version: Optional[int] = None  # version of the client's last Initial
     client_random: Optional[bytes] = None
-    suite: Optional[str] = None           # from the ServerHello
-    early_suite: Optional[str] = None     # 0-RTT, found by trial before the ServerHello
+    suite: Optional[str] = None  # from the ServerHello
+    early_suite: Optional[str] = None  # 0-RTT, found by trial before the ServerHello
     sni: Optional[str] = None
     alpn: List[bytes] = field(default_factory=list)
-    dirs: Dict[str, _Direction] = field(default_factory=lambda: {C2S: _Direction(), S2C: _Direction()})
-    counts: Counter = field(default_factory=Counter)            # ok failed no_keys other
+    dirs: Dict[str, _Direction] = field(
+        default_factory=lambda: {C2S: _Direction(), S2C: _Direction()}
+    )
+    counts: Counter = field(default_factory=Counter)  # ok failed no_keys other
     by_level: Dict[str, Counter] = field(default_factory=dict)  # level -> Counter(status)
     pending: List[Tuple["_Frame", QuicPacket, bytes, Tuple[str, int]]] = field(default_factory=list)
 
@@ -240,7 +296,7 @@ class _Entry:
     direction: str
     level: str
     version: int
-    basis: object           # what the keys came from (initial DCID, suite, generation)
+    basis: object  # what the keys came from (initial DCID, suite, generation)
 
 
 @dataclass
@@ -249,25 +305,27 @@ class _Frame:
     udp: object = None
     packets: List[QuicPacket] = field(default_factory=list)
     trailer: int = 0
-    waiting: int = 0        # packets still pending keys (or the frame's other IP fragments)
-    data: Optional[bytes] = None   # the frame's bytes if not the captured ones (reassembled)
-    drop: bool = False      # an IP fragment whose bytes went into another frame
-    cut: bool = False       # the capture holds only the start of the datagram (snaplen)
+    waiting: int = 0  # packets still pending keys (or the frame's other IP fragments)
+    data: Optional[bytes] = None  # the frame's bytes if not the captured ones (reassembled)
+    drop: bool = False  # an IP fragment whose bytes went into another frame
+    cut: bool = False  # the capture holds only the start of the datagram (snaplen)
     # UDP GSO (gso.py): a captured buffer of several datagrams.  This frame
     # keeps the first segment (udp.payload cut to gso_size bytes); the
     # others are frames of their own in ``segments``, written after it.
     gso_size: int = 0
-    gso_payload: Optional[bytes] = None   # the whole captured UDP payload
+    gso_payload: Optional[bytes] = None  # the whole captured UDP payload
     segments: List["_Frame"] = field(default_factory=list)
-    segment: bool = False   # one of another frame's segments (not searched again)
+    segment: bool = False  # one of another frame's segments (not searched again)
 
 
 # --------------------------------------------------------------------------
 # reports
 
+
 @dataclass
 class PacketRecord:
     """One QUIC packet's outcome (``Decryptor(on_packet=...)``)."""
+
     frame: int
     connection: Optional[int]
     direction: Optional[str]
@@ -277,8 +335,8 @@ class PacketRecord:
     pn: Optional[int]
     key_phase: Optional[int]
     key_updated: bool
-    plaintext: Optional[bytes]     # header + plaintext payload (Length adjusted), if ok
-    header_len: int                # plaintext[header_len:] is the payload
+    plaintext: Optional[bytes]  # header + plaintext payload (Length adjusted), if ok
+    header_len: int  # plaintext[header_len:] is the payload
 
 
 @dataclass
@@ -298,10 +356,19 @@ class ConnectionReport:
     levels: Dict[str, Dict[str, int]]
 
     def line(self) -> str:
-        return ("%4d  %-45s %-20s %-3s %-17s %7d %6d %7d %5d   %d/%d" % (
-            self.id, "%s -> %s" % (self.client, self.server), self.odcid[:20] or "(empty)", self.version,
-            self.suite or "-", self.ok, self.failed, self.no_keys, self.other,
-            self.key_updates.get(C2S, 0), self.key_updates.get(S2C, 0)))
+        return "%4d  %-45s %-20s %-3s %-17s %7d %6d %7d %5d   %d/%d" % (
+            self.id,
+            "%s -> %s" % (self.client, self.server),
+            self.odcid[:20] or "(empty)",
+            self.version,
+            self.suite or "-",
+            self.ok,
+            self.failed,
+            self.no_keys,
+            self.other,
+            self.key_updates.get(C2S, 0),
+            self.key_updates.get(S2C, 0),
+        )
 
 
 @dataclass
@@ -309,20 +376,20 @@ class Report:
     frames: int = 0
     udp_datagrams: int = 0
     quic_datagrams: int = 0
-    other_frames: int = 0            # not UDP, or UDP that is not (recognisably) QUIC
-    unattributed: int = 0            # QUIC packets of no connection in the capture
+    other_frames: int = 0  # not UDP, or UDP that is not (recognisably) QUIC
+    unattributed: int = 0  # QUIC packets of no connection in the capture
     truncated_input: bool = False
-    truncated_datagrams: int = 0     # UDP datagrams cut short by the capture's snaplen
-    truncated_packets: int = 0       # QUIC packets in them that lost bytes (not decrypted)
-    padding_datagrams: int = 0       # QUIC datagrams ending in all-zero padding
+    truncated_datagrams: int = 0  # UDP datagrams cut short by the capture's snaplen
+    truncated_packets: int = 0  # QUIC packets in them that lost bytes (not decrypted)
+    padding_datagrams: int = 0  # QUIC datagrams ending in all-zero padding
     padding_bytes: int = 0
     unsupported_versions: Dict[int, int] = field(default_factory=dict)  # version -> packets
-    ip_fragments: int = 0            # IPv4 fragment frames
-    reassembled: int = 0             # datagrams rebuilt from them
-    fragments_incomplete: int = 0    # fragment frames of datagrams never completed
-    ipv6_fragments: int = 0          # IPv6 fragment frames (not reassembled)
-    gso_datagrams: int = 0           # UDP GSO buffers split into their datagrams
-    gso_segments: int = 0            # the datagrams (segments) they held
+    ip_fragments: int = 0  # IPv4 fragment frames
+    reassembled: int = 0  # datagrams rebuilt from them
+    fragments_incomplete: int = 0  # fragment frames of datagrams never completed
+    ipv6_fragments: int = 0  # IPv6 fragment frames (not reassembled)
+    gso_datagrams: int = 0  # UDP GSO buffers split into their datagrams
+    gso_segments: int = 0  # the datagrams (segments) they held
     keylog_entries: int = 0
     engines: Dict[int, dict] = field(default_factory=dict)  # cid length -> Engine.stats()
     connections: List[ConnectionReport] = field(default_factory=list)
@@ -336,38 +403,75 @@ class Report:
         return dict(ok=t["ok"], failed=t["failed"], no_keys=t["no_keys"], other=t["other"])
 
     def format(self) -> str:
-        lines = ["%4s  %-45s %-20s %-3s %-17s %7s %6s %7s %5s   %s" % (
-            "conn", "client -> server", "original dcid", "ver", "suite", "ok", "failed",
-            "no-keys", "other", "key updates c>s/s>c")]
+        lines = [
+            "%4s  %-45s %-20s %-3s %-17s %7s %6s %7s %5s   %s"
+            % (
+                "conn",
+                "client -> server",
+                "original dcid",
+                "ver",
+                "suite",
+                "ok",
+                "failed",
+                "no-keys",
+                "other",
+                "key updates c>s/s>c",
+            )
+        ]
         lines += [c.line() for c in self.connections]
         t = self.totals
-        lines.append("%d frames, %d UDP datagrams (%d QUIC), %d connections: %d packets ok, "
-                     "%d failed, %d without keys, %d not protected (Retry/VN)%s" % (
-                         self.frames, self.udp_datagrams, self.quic_datagrams,
-                         len(self.connections), t["ok"], t["failed"], t["no_keys"], t["other"],
-                         ", %d QUIC packets of unknown connections" % self.unattributed
-                         if self.unattributed else ""))
+        lines.append(
+            "%d frames, %d UDP datagrams (%d QUIC), %d connections: %d packets ok, "
+            "%d failed, %d without keys, %d not protected (Retry/VN)%s"
+            % (
+                self.frames,
+                self.udp_datagrams,
+                self.quic_datagrams,
+                len(self.connections),
+                t["ok"],
+                t["failed"],
+                t["no_keys"],
+                t["other"],
+                ", %d QUIC packets of unknown connections" % self.unattributed
+                if self.unattributed
+                else "",
+            )
+        )
         for version, n in sorted(self.unsupported_versions.items()):
             lines.append("unsupported version 0x%08x: %d packets" % (version, n))
         if self.padding_datagrams:
-            lines.append("padding: %d bytes of zeros after the last packet in %d datagrams"
-                         % (self.padding_bytes, self.padding_datagrams))
+            lines.append(
+                "padding: %d bytes of zeros after the last packet in %d datagrams"
+                % (self.padding_bytes, self.padding_datagrams)
+            )
         if self.truncated_datagrams:
-            lines.append("warning: %d UDP datagrams cut short by the capture's snaplen: "
-                         "%d QUIC packets in them truncated, not decrypted (the frames are "
-                         "written as captured)" % (self.truncated_datagrams,
-                                                   self.truncated_packets))
+            lines.append(
+                "warning: %d UDP datagrams cut short by the capture's snaplen: "
+                "%d QUIC packets in them truncated, not decrypted (the frames are "
+                "written as captured)" % (self.truncated_datagrams, self.truncated_packets)
+            )
         if self.ip_fragments:
-            lines.append("IPv4 fragments: %d frames, reassembled into %d datagrams%s" % (
-                self.ip_fragments, self.reassembled,
-                "; %d frames of incomplete datagrams written as captured"
-                % self.fragments_incomplete if self.fragments_incomplete else ""))
+            lines.append(
+                "IPv4 fragments: %d frames, reassembled into %d datagrams%s"
+                % (
+                    self.ip_fragments,
+                    self.reassembled,
+                    "; %d frames of incomplete datagrams written as captured"
+                    % self.fragments_incomplete
+                    if self.fragments_incomplete
+                    else "",
+                )
+            )
         if self.gso_datagrams:
-            lines.append("GSO: %d datagrams split into %d packets (each written as a frame "
-                         "of its own)" % (self.gso_datagrams, self.gso_segments))
+            lines.append(
+                "GSO: %d datagrams split into %d packets (each written as a frame "
+                "of its own)" % (self.gso_datagrams, self.gso_segments)
+            )
         if self.ipv6_fragments:
-            lines.append("warning: %d IPv6 fragment frames: not reassembled, not decrypted"
-                         % self.ipv6_fragments)
+            lines.append(
+                "warning: %d IPv6 fragment frames: not reassembled, not decrypted"
+                % self.ipv6_fragments
+            )
         if self.truncated_input:
             lines.append("warning: the capture ends inside a record (truncated file)")
         return "\n".join(lines)
@@ -375,8 +479,7 @@ class Report:
     def to_json(self) -> str:
         d = {k: v for k, v in self.__dict__.items() if k != "connections"}
         d["engines"] = {str(k): v for k, v in self.engines.items()}
-        d["unsupported_versions"] = {"0x%08x" % k: v
-                                     for k, v in self.unsupported_versions.items()}
+        d["unsupported_versions"] = {"0x%08x" % k: v for k, v in self.unsupported_versions.items()}
         d["totals"] = self.totals
         d["connections"] = [c.__dict__ for c in self.connections]
         return json.dumps(d, indent=2, default=str)
@@ -389,6 +492,7 @@ def _addr(a: Tuple[str, int]) -> str:
 # --------------------------------------------------------------------------
 # the decryptor
 
+
 class Decryptor:
     """Feeds a capture's packets through the engine, one frame at a time.
 
@@ -397,9 +501,14 @@ class Decryptor:
     order; ``finish()`` returns the rest.  A frame whose packets wait for keys
     (e.g. 0-RTT before the ServerHello) holds back the frames after it."""
 
-    def __init__(self, keylog: Optional[KeyLog] = None, *, api=None,
-                 on_packet: Optional[Callable[[PacketRecord], None]] = None,
-                 backend: str = "auto"):
+    def __init__(
+        self,
+        keylog: Optional[KeyLog] = None,
+        *,
+        api=None,
+        on_packet: Optional[Callable[[PacketRecord], None]] = None,
+        backend: str = "auto",
+    ):
         self.api = api if api is not None else _api()
         self.keylog = keylog if keylog is not None else KeyLog()
         self.on_packet = on_packet
@@ -410,7 +519,7 @@ class Decryptor:
         self.cids: Dict[bytes, Tuple[Connection, str]] = {}
         self.cid_lens: set = set()
         self.flows: Dict[tuple, Tuple[Connection, str]] = {}
-        self.unknown_flows: Dict[tuple, int] = {}   # (src, dst) -> an unsupported version
+        self.unknown_flows: Dict[tuple, int] = {}  # (src, dst) -> an unsupported version
         self.fragments = Reassembler()
         self.entries: Dict[tuple, _Entry] = {}
         # per (src, dst): the last GSO segment size and the largest datagram
@@ -422,6 +531,7 @@ class Decryptor:
         self._next_secret = getattr(self.api, "derive_next_secret", None)
         if self._next_secret is None:  # older bindings: the reference key schedule
             from .ref import next_secret as ref_next
+
             self._next_secret = ref_next
 
     # -- engines ------------------------------------------------------------
@@ -449,7 +559,7 @@ class Decryptor:
                 for conn in self.conns:
                     if conn.pending:
                         self._retry_pending(conn)
-            self._queue.append(_Frame(item))   # written through (dropped by the writer)
+            self._queue.append(_Frame(item))  # written through (dropped by the writer)
             return self._ready()
         if not isinstance(item, Packet):
             self._queue.append(_Frame(item))
@@ -494,7 +604,7 @@ class Decryptor:
                 frame.cut = True
                 self._datagram(frame, udp)
             else:
-                self.report.other_frames += 1   # a UDP length the IP packet does not hold
+                self.report.other_frames += 1  # a UDP length the IP packet does not hold
             return self._ready()
         if not udp.payload:
             self.report.other_frames += 1
@@ -539,17 +649,19 @@ class Decryptor:
         return out
 
     def _rebuild(self, f: _Frame) -> Optional[bytes]:
-        if (f.cut or not f.packets or not any(p.plaintext is not None for p in f.packets)) \
-                and not (f.gso_size or f.segment):
+        if (f.cut or not f.packets or not any(p.plaintext is not None for p in f.packets)) and not (
+            f.gso_size or f.segment
+        ):
             # as captured (a cut frame: its IP/UDP lengths count bytes it lacks)
             return f.data
         data = f.udp.payload
         parts = []
         for p in f.packets:
-            parts.append(p.plaintext if p.plaintext is not None else data[p.offset:p.end])
-        parts.append(data[f.trailer:])
-        return replace_udp_payload(f.data if f.data is not None else f.item.data, f.udp,
-                                   b"".join(parts))
+            parts.append(p.plaintext if p.plaintext is not None else data[p.offset : p.end])
+        parts.append(data[f.trailer :])
+        return replace_udp_payload(
+            f.data if f.data is not None else f.item.data, f.udp, b"".join(parts)
+        )
 
     # -- datagrams ------------------------------------------------------------
     def _datagram(self, frame: _Frame, udp) -> None:
@@ -578,8 +690,12 @@ class Decryptor:
                     pkt.status = "unsupported"
                     self._record(frame, pkt)
                     continue
-            if owner is None and i == 0 and not frame.segment and (
-                    pkt.form == "short" or pkt.ptype in ("unknown", "malformed", "vn")):
+            if (
+                owner is None
+                and i == 0
+                and not frame.segment
+                and (pkt.form == "short" or pkt.ptype in ("unknown", "malformed", "vn"))
+            ):
                 # nothing says this is QUIC (DNS, RTP, ...): leave the datagram alone
                 # (a GSO segment is QUIC: its buffer's first packet decrypted)
                 self.report.other_frames += 1
@@ -592,8 +708,11 @@ class Decryptor:
                 self._record(frame, pkt)
                 continue
             pkt.conn, pkt.direction = owner
-            if frame.cut and i == len(packets) - 1 and (
-                    pkt.cut or pkt.form == "short" or not pkt.pn_off):
+            if (
+                frame.cut
+                and i == len(packets) - 1
+                and (pkt.cut or pkt.form == "short" or not pkt.pn_off)
+            ):
                 # runs to the end of the datagram, which the capture lacks (a
                 # long header that fits ends before the cut, so it is whole)
                 pkt.status = "truncated"
@@ -612,8 +731,9 @@ class Decryptor:
         self.report.gso_datagrams += 1
         self.report.gso_segments += 1 + len(rest)
         for seg in rest:
-            sf = _Frame(frame.item, udp=dataclasses.replace(udp, payload=seg),
-                        data=frame.data, segment=True)
+            sf = _Frame(
+                frame.item, udp=dataclasses.replace(udp, payload=seg), data=frame.data, segment=True
+            )
             frame.segments.append(sf)
             packets, trailer = split_datagram(seg)
             sf.trailer = trailer
@@ -685,8 +805,12 @@ class Decryptor:
                 if conn.client_cid_len is None:
                     conn.client_cid_len = len(scid)
                     self._register_cid(scid, conn, S2C)
-        if pkt.ptype == "initial" and d == C2S and dcid in conn.retry_scids \
-                and conn.initial_dcid != dcid:
+        if (
+            pkt.ptype == "initial"
+            and d == C2S
+            and dcid in conn.retry_scids
+            and conn.initial_dcid != dcid
+        ):
             # after a Retry: new Initial keys, and the client starts its CRYPTO
             # stream again (with a new ClientHello, for some stacks)
             conn.initial_dcid = dcid
@@ -726,7 +850,7 @@ class Decryptor:
         best = None
         at = pkt.offset + 1
         for n in sorted(self.cid_lens, reverse=True):
-            owner = self.cids.get(bytes(data[at:at + n]))
+            owner = self.cids.get(bytes(data[at : at + n]))
             if owner is not None:
                 if flow is not None and owner[0] is flow[0]:
                     best = (owner, n)
@@ -735,7 +859,7 @@ class Decryptor:
                     best = (owner, n)
         if best is not None:
             (conn, d), n = best
-            pkt.dcid = bytes(data[at:at + n])
+            pkt.dcid = bytes(data[at : at + n])
             # a migrated path: remember it (for zero-length lookups and reports)
             self.flows.setdefault((src, dst), (conn, d))
             return conn, d
@@ -758,11 +882,15 @@ class Decryptor:
         if pkt.ptype in ("retry", "vn"):
             pkt.status = "unprotected"
         elif pkt.ptype in ("unknown", "malformed") or pkt.dcid is None:
-            pkt.status = "unsupported" if pkt.ptype == "unknown" else \
-                "malformed" if pkt.ptype == "malformed" else "no_keys"
-        elif any(p[1].direction == pkt.direction and p[1].ptype == pkt.ptype
-                 for p in conn.pending):
-            self._pend(conn, frame, pkt, data, dst)   # keep the order of a waiting stream
+            pkt.status = (
+                "unsupported"
+                if pkt.ptype == "unknown"
+                else "malformed"
+                if pkt.ptype == "malformed"
+                else "no_keys"
+            )
+        elif any(p[1].direction == pkt.direction and p[1].ptype == pkt.ptype for p in conn.pending):
+            self._pend(conn, frame, pkt, data, dst)  # keep the order of a waiting stream
             return
         else:
             self._decrypt(frame, pkt, data, dst)
@@ -789,9 +917,13 @@ class Decryptor:
             conn.by_level.setdefault(pkt.ptype, Counter())[pkt.status] += 1
         self._record(frame, pkt)
         if frame.gso_size and not frame.segments:
-            self._gso_segments(frame)   # after the first segment's packet, in order
-        elif pkt.form == "short" and pkt.category == "ok" and not frame.segment \
-                and frame.udp is not None:
+            self._gso_segments(frame)  # after the first segment's packet, in order
+        elif (
+            pkt.form == "short"
+            and pkt.category == "ok"
+            and not frame.segment
+            and frame.udp is not None
+        ):
             # a datagram the sender did not batch: its size is a likely GSO size
             flow = (frame.udp.src, frame.udp.dst)
             self.flow_max[flow] = max(self.flow_max.get(flow, 0), len(frame.udp.payload))
@@ -799,16 +931,28 @@ class Decryptor:
     def _record(self, frame: _Frame, pkt: QuicPacket) -> None:
         if self.on_packet is None:
             return
-        self.on_packet(PacketRecord(
-            frame.item.index, pkt.conn.id if pkt.conn else None, pkt.direction, pkt.ptype,
-            pkt.status, pkt.category, pkt.pn, pkt.key_phase, pkt.key_updated, pkt.plaintext,
-            pkt.header_len))
+        self.on_packet(
+            PacketRecord(
+                frame.item.index,
+                pkt.conn.id if pkt.conn else None,
+                pkt.direction,
+                pkt.ptype,
+                pkt.status,
+                pkt.category,
+                pkt.pn,
+                pkt.key_phase,
+                pkt.key_updated,
+                pkt.plaintext,
+                pkt.header_len,
+            )
+        )
 
     def _retry_pending(self, conn: Connection) -> None:
         waiting, conn.pending = conn.pending, []
         for frame, pkt, data, dst in waiting:
-            if any(p[1].direction == pkt.direction and p[1].ptype == pkt.ptype
-                   for p in conn.pending):
+            if any(
+                p[1].direction == pkt.direction and p[1].ptype == pkt.ptype for p in conn.pending
+            ):
                 conn.pending.append((frame, pkt, data, dst))
                 continue
             self._decrypt(frame, pkt, data, dst)
@@ -825,9 +969,11 @@ class Decryptor:
         "no_keys" (the key log lacks the secret), "trial" (0-RTT, suite unknown)."""
         api = self.api
         if level == "initial":
+
             def build():
                 ck, sk = api.initial_keys(conn.initial_dcid, version)
                 return (ck if d == C2S else sk), {}
+
             return "aes-128-gcm", ("initial", conn.initial_dcid), build
         if conn.client_random is None:
             return "pending"
@@ -838,7 +984,11 @@ class Decryptor:
             suite = conn.early_suite or conn.suite
             if suite is None:
                 return "trial"
-            return suite, ("0rtt", suite), lambda: (api.derive_packet_keys(suite, secret, version), {})
+            return (
+                suite,
+                ("0rtt", suite),
+                lambda: (api.derive_packet_keys(suite, secret, version), {}),
+            )
         if conn.suite is None:
             return "pending"
         suite = conn.suite
@@ -846,8 +996,11 @@ class Decryptor:
             secret = conn.secret(CLIENT_HANDSHAKE if d == C2S else SERVER_HANDSHAKE, self.keylog)
             if secret is None:
                 return "no_keys"
-            return suite, ("handshake", suite), \
-                lambda: (api.derive_packet_keys(suite, secret, version), {})
+            return (
+                suite,
+                ("handshake", suite),
+                lambda: (api.derive_packet_keys(suite, secret, version), {}),
+            )
         # 1-RTT
         ds = conn.dirs[d]
         if not ds.secrets:
@@ -861,6 +1014,7 @@ class Decryptor:
         def build():
             self._ensure_generation(conn, ds, g + 1)
             return ds.keys[g], dict(key_generation=g, next_keys=ds.keys[g + 1])
+
         return suite, ("1rtt", g), build
 
     def _ensure_generation(self, conn: Connection, ds: _Direction, g: int) -> None:
@@ -883,8 +1037,12 @@ class Decryptor:
         suite, basis, build = mat
         ent = self.entries.get(key)
         if ent is not None:
-            if ent.conn is conn and ent.direction == d and ent.version == version \
-                    and ent.basis == basis:
+            if (
+                ent.conn is conn
+                and ent.direction == d
+                and ent.version == version
+                and ent.basis == basis
+            ):
                 return ent
             self.engines[L].remove_connection(ent.handle)
             del self.entries[key]
@@ -892,14 +1050,21 @@ class Decryptor:
         space = "app" if level in ("0rtt", "1rtt") else level
         kw["largest_pn"] = conn.dirs[d].largest.get(space)
         handle = self._engine(L).add_connection(
-            "rx", suite, pkt.dcid, keys=keys, level=level, version=version,
-            local_addr=None if L else dst, **kw)
+            "rx",
+            suite,
+            pkt.dcid,
+            keys=keys,
+            level=level,
+            version=version,
+            local_addr=None if L else dst,
+            **kw,
+        )
         ent = self.entries[key] = _Entry(L, handle, conn, d, level, version, basis)
         return ent
 
     def _decrypt(self, frame: _Frame, pkt: QuicPacket, data: bytes, dst) -> None:
         conn, d = pkt.conn, pkt.direction
-        raw = data[pkt.offset:pkt.end]
+        raw = data[pkt.offset : pkt.end]
         ent = self._entry(conn, d, pkt, dst)
         if ent == "trial":
             res = self._trial_0rtt(conn, pkt, raw, dst)
@@ -920,8 +1085,7 @@ class Decryptor:
             if found is not None:
                 res, status = found, found.status
             else:
-                res, status, ent = self._other_generations(conn, d, pkt, raw, dst, res,
-                                                           status, ent)
+                res, status, ent = self._other_generations(conn, d, pkt, raw, dst, res, status, ent)
         pkt.status = status
         if status not in _OK:
             return
@@ -941,8 +1105,14 @@ class Decryptor:
         the packet ends at the segment size, the frame keeps the first
         segment, and the rest are decrypted once this packet is counted
         (_account).  Returns the engine's result, or None."""
-        if frame.cut or frame.segment or frame.gso_size or pkt.form != "short" \
-                or pkt.end != len(data) or frame.udp is None:
+        if (
+            frame.cut
+            or frame.segment
+            or frame.gso_size
+            or pkt.form != "short"
+            or pkt.end != len(data)
+            or frame.udp is None
+        ):
             return None
         flow = (frame.udp.src, dst)
         L = ent.engine_len
@@ -951,7 +1121,7 @@ class Decryptor:
         for tries, size in enumerate(gso.candidate_sizes(data, pkt.offset, pkt.dcid, hints)):
             if tries == gso.MAX_TRIALS:
                 break
-            results = eng.unprotect(data[pkt.offset:size], local_addr=None if L else dst)
+            results = eng.unprotect(data[pkt.offset : size], local_addr=None if L else dst)
             if results and results[0].status in _OK:
                 pkt.end = size
                 frame.gso_size = size
@@ -980,9 +1150,10 @@ class Decryptor:
         if self._try_generation(conn, d, pkt, raw, dst, g + 2) is not None:
             ds.generation += 2
             ds.key_updates += 2
-            ent = self._entry(conn, d, pkt, dst)   # re-installed at g+2, next g+3
+            ent = self._entry(conn, d, pkt, dst)  # re-installed at g+2, next g+3
             results = self.engines[ent.engine_len].unprotect(
-                raw, local_addr=None if ent.engine_len else dst)
+                raw, local_addr=None if ent.engine_len else dst
+            )
             if results and results[0].status in _OK:
                 pkt.key_updated = True
                 return results[0], results[0].status, ent
@@ -999,8 +1170,11 @@ class Decryptor:
         if pkt.form == "long":
             length = len(header) - (pkt.pn_off - pkt.offset) + len(payload)
             lo = pkt.length_off - pkt.offset
-            header = header[:lo] + qframes.encode_varint(length, pkt.length_width) + \
-                header[lo + pkt.length_width:]
+            header = (
+                header[:lo]
+                + qframes.encode_varint(length, pkt.length_width)
+                + header[lo + pkt.length_width :]
+            )
         pkt.plaintext = header + payload
         pkt.header_len = len(header)
         if res.key_updated and ent is not None:
@@ -1010,7 +1184,8 @@ class Decryptor:
             g = ds.generation
             self._ensure_generation(conn, ds, g + 1)
             self.engines[ent.engine_len].update_connection(
-                ent.handle, keys=ds.keys[g + 1], key_generation=g + 1)
+                ent.handle, keys=ds.keys[g + 1], key_generation=g + 1
+            )
             ent.basis = ("1rtt", g)
         self._frames(conn, d, pkt, payload)
 
@@ -1021,9 +1196,17 @@ class Decryptor:
         self._ensure_generation(conn, ds, g)
         L = len(pkt.dcid)
         eng = self._engine(L, scratch=True)
-        h = eng.add_connection("rx", conn.suite, pkt.dcid, keys=ds.keys[g], level="1rtt",
-                               version=conn.version, local_addr=None if L else dst,
-                               key_generation=g, largest_pn=ds.largest.get("app"))
+        h = eng.add_connection(
+            "rx",
+            conn.suite,
+            pkt.dcid,
+            keys=ds.keys[g],
+            level="1rtt",
+            version=conn.version,
+            local_addr=None if L else dst,
+            key_generation=g,
+            largest_pn=ds.largest.get("app"),
+        )
         try:
             res = eng.unprotect(raw, local_addr=None if L else dst)
         finally:
@@ -1039,8 +1222,15 @@ class Decryptor:
         eng = self._engine(L, scratch=True)
         for suite in _SUITES_BY_SECRET_LEN.get(len(secret), ()):
             keys = self.api.derive_packet_keys(suite, secret, pkt.version)
-            h = eng.add_connection("rx", suite, pkt.dcid, keys=keys, level="0rtt",
-                                   version=pkt.version, local_addr=None if L else dst)
+            h = eng.add_connection(
+                "rx",
+                suite,
+                pkt.dcid,
+                keys=keys,
+                level="0rtt",
+                version=pkt.version,
+                local_addr=None if L else dst,
+            )
             try:
                 res = eng.unprotect(raw, local_addr=None if L else dst)
             finally:
@@ -1092,10 +1282,20 @@ class Decryptor:
 
     def _conn_report(self, c: Connection) -> ConnectionReport:
         return ConnectionReport(
-            c.id, _addr(c.client), _addr(c.server), c.odcid.hex(), version_name(c.version),
-            c.suite, c.sni or None, c.counts["ok"], c.counts["failed"], c.counts["no_keys"],
-            c.counts["other"], {C2S: c.dirs[C2S].key_updates, S2C: c.dirs[S2C].key_updates},
-            {lvl: dict(cnt) for lvl, cnt in c.by_level.items()})
+            c.id,
+            _addr(c.client),
+            _addr(c.server),
+            c.odcid.hex(),
+            version_name(c.version),
+            c.suite,
+            c.sni or None,
+            c.counts["ok"],
+            c.counts["failed"],
+            c.counts["no_keys"],
+            c.counts["other"],
+            {C2S: c.dirs[C2S].key_updates, S2C: c.dirs[S2C].key_updates},
+            {lvl: dict(cnt) for lvl, cnt in c.by_level.items()},
+        )
 
 
 def _with_hp(keys, hp: bytes):
@@ -1104,6 +1304,7 @@ def _with_hp(keys, hp: bytes):
         return keys._replace(hp=hp)
     try:
         import dataclasses
+
         return dataclasses.replace(keys, hp=hp)
     except TypeError:
         return (keys.key, keys.iv, hp)
@@ -1111,6 +1312,7 @@ def _with_hp(keys, hp: bytes):
 
 # --------------------------------------------------------------------------
 # files
+
 
 class SameFileError(ValueError):
     """The output would overwrite the input."""
@@ -1124,16 +1326,23 @@ def _refuse_output_over_input(in_f, input_path, output_path) -> None:
     try:
         out = os.stat(output_path)
     except OSError:
-        return      # not there (or not reachable: then opening it says why)
+        return  # not there (or not reachable: then opening it says why)
     st = os.fstat(in_f.fileno())
     if (out.st_dev, out.st_ino) == (st.st_dev, st.st_ino):
-        raise SameFileError("output %s is the input file %s: refusing to overwrite it"
-                            % (output_path, input_path))
+        raise SameFileError(
+            "output %s is the input file %s: refusing to overwrite it" % (output_path, input_path)
+        )
 
 
-def decrypt_capture(input_path, output_path=None, keylog=None, *,
-                    on_packet: Optional[Callable[[PacketRecord], None]] = None,
-                    api=None, backend: str = "auto") -> Report:
+def decrypt_capture(
+    input_path,
+    output_path=None,
+    keylog=None,
+    *,
+    on_packet: Optional[Callable[[PacketRecord], None]] = None,
+    api=None,
+    backend: str = "auto",
+) -> Report:
     """Decrypts a capture file; writes the result to ``output_path`` if given.
 
     ``keylog``: a KeyLog, a path, or None (Initial packets only, plus any
@@ -1141,8 +1350,9 @@ def decrypt_capture(input_path, output_path=None, keylog=None, *,
     cannot be read."""
     if keylog is not None and not isinstance(keylog, KeyLog):
         keylog = KeyLog.from_file(keylog)
-    dec = Decryptor(keylog if keylog is not None else KeyLog(), api=api, on_packet=on_packet,
-                    backend=backend)
+    dec = Decryptor(
+        keylog if keylog is not None else KeyLog(), api=api, on_packet=on_packet, backend=backend
+    )
     out_f = None
     try:
         with open(input_path, "rb") as in_f:
@@ -1176,23 +1386,39 @@ def run(args) -> int:
         try:
             keylog = KeyLog.from_file(args.keylog)
         except OSError as e:
-            print("quicoff decrypt: cannot read key log %s: %s" % (args.keylog, e.strerror or e),
-                  file=err)
+            print(
+                "quicoff decrypt: cannot read key log %s: %s" % (args.keylog, e.strerror or e),
+                file=err,
+            )
             return 2
         if keylog.bad_lines:
-            print("quicoff decrypt: %s: skipped %d malformed line(s) (first: line %d)"
-                  % (args.keylog, len(keylog.bad_lines), keylog.bad_lines[0]), file=err)
+            print(
+                "quicoff decrypt: %s: skipped %d malformed line(s) (first: line %d)"
+                % (args.keylog, len(keylog.bad_lines), keylog.bad_lines[0]),
+                file=err,
+            )
     on_packet = None
     if args.packets:
+
         def on_packet(r: PacketRecord) -> None:
-            print("frame %-6d conn %-4s %-3s %-9s pn=%-8s kp=%-2s %s%s" % (
-                r.frame + 1, r.connection or "-", {C2S: "c>s", S2C: "s>c"}.get(r.direction, "-"),
-                r.level, "-" if r.pn is None else r.pn,
-                "-" if r.key_phase is None else r.key_phase, r.status,
-                " (key update)" if r.key_updated else ""))
+            print(
+                "frame %-6d conn %-4s %-3s %-9s pn=%-8s kp=%-2s %s%s"
+                % (
+                    r.frame + 1,
+                    r.connection or "-",
+                    {C2S: "c>s", S2C: "s>c"}.get(r.direction, "-"),
+                    r.level,
+                    "-" if r.pn is None else r.pn,
+                    "-" if r.key_phase is None else r.key_phase,
+                    r.status,
+                    " (key update)" if r.key_updated else "",
+                )
+            )
+
     try:
-        report = decrypt_capture(args.input, args.output, keylog, on_packet=on_packet,
-                                 backend=args.backend)
+        report = decrypt_capture(
+            args.input, args.output, keylog, on_packet=on_packet, backend=args.backend
+        )
     except BrokenPipeError:
         raise  # stdout went away (| head): not an input problem
     except FileNotFoundError as e:
@@ -1203,8 +1429,7 @@ def run(args) -> int:
         return 2
     except (OSError, CaptureError) as e:
         if isinstance(e, OSError) and args.output is not None and e.filename == args.output:
-            print("quicoff decrypt: cannot write %s: %s" % (args.output, e.strerror or e),
-                  file=err)
+            print("quicoff decrypt: cannot write %s: %s" % (args.output, e.strerror or e), file=err)
         else:
             print("quicoff decrypt: cannot read %s: %s" % (args.input, e), file=err)
         return 2
@@ -1220,14 +1445,26 @@ def run(args) -> int:
 
 def add_arguments(p) -> None:
     p.add_argument("input", help="capture to decrypt (pcap or pcapng)")
-    p.add_argument("-o", "--output", help="write the decrypted capture here "
-                   "(same format as the input); without it only the summary is printed")
-    p.add_argument("-k", "--keylog", help="TLS key log (SSLKEYLOGFILE format); without it "
-                   "only Initial packets decrypt (unless a pcapng input carries secrets)")
+    p.add_argument(
+        "-o",
+        "--output",
+        help="write the decrypted capture here "
+        "(same format as the input); without it only the summary is printed",
+    )
+    p.add_argument(
+        "-k",
+        "--keylog",
+        help="TLS key log (SSLKEYLOGFILE format); without it "
+        "only Initial packets decrypt (unless a pcapng input carries secrets)",
+    )
     p.add_argument("--json", action="store_true", help="print the summary as JSON")
-    p.add_argument("--packets", action="store_true",
-                   help="print one line per QUIC packet before the summary")
-    p.add_argument("--strict", action="store_true",
-                   help="exit with status 1 if any packet failed or had no keys")
+    p.add_argument(
+        "--packets", action="store_true", help="print one line per QUIC packet before the summary"
+    )
+    p.add_argument(
+        "--strict",
+        action="store_true",
+        help="exit with status 1 if any packet failed or had no keys",
+    )
     p.add_argument("--backend", default="auto", help="engine crypto backend (default auto)")
     p.set_defaults(func=run)

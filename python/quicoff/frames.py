@@ -9,6 +9,7 @@ class has ``encode()`` so tests, demos and benchmarks can build payloads.
 Also :class:`Reassembler`, which puts CRYPTO or STREAM data received at
 arbitrary offsets (split, reordered, retransmitted) back together.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
@@ -18,13 +19,38 @@ from .ref import varint as _ref_varint
 from .ref.errors import Malformed
 
 __all__ = [
-    "FrameError", "encode_varint", "decode_varint", "varint_len",
-    "Padding", "Ping", "Ack", "ResetStream", "StopSending", "Crypto", "NewToken",
-    "Stream", "MaxData", "MaxStreamData", "MaxStreams", "DataBlocked",
-    "StreamDataBlocked", "StreamsBlocked", "NewConnectionId", "RetireConnectionId",
-    "PathChallenge", "PathResponse", "ConnectionClose", "HandshakeDone", "Datagram",
-    "AckFrequency", "ImmediateAck", "parse_frames", "iter_frames", "encode_frames",
-    "Reassembler", "stream_data",
+    "FrameError",
+    "encode_varint",
+    "decode_varint",
+    "varint_len",
+    "Padding",
+    "Ping",
+    "Ack",
+    "ResetStream",
+    "StopSending",
+    "Crypto",
+    "NewToken",
+    "Stream",
+    "MaxData",
+    "MaxStreamData",
+    "MaxStreams",
+    "DataBlocked",
+    "StreamDataBlocked",
+    "StreamsBlocked",
+    "NewConnectionId",
+    "RetireConnectionId",
+    "PathChallenge",
+    "PathResponse",
+    "ConnectionClose",
+    "HandshakeDone",
+    "Datagram",
+    "AckFrequency",
+    "ImmediateAck",
+    "parse_frames",
+    "iter_frames",
+    "encode_frames",
+    "Reassembler",
+    "stream_data",
 ]
 
 VARINT_MAX = _ref_varint.VARINT_MAX
@@ -69,7 +95,7 @@ class _Reader:
     def bytes(self, n: int) -> bytes:
         if n < 0 or self.pos + n > len(self.buf):
             raise FrameError("truncated frame")
-        out = bytes(self.buf[self.pos:self.pos + n])
+        out = bytes(self.buf[self.pos : self.pos + n])
         self.pos += n
         return out
 
@@ -87,9 +113,11 @@ def _v(*values: int) -> bytes:
 # --------------------------------------------------------------------------
 # Frames, RFC 9000 §19 (+ RFC 9221 DATAGRAM, draft ACK_FREQUENCY)
 
+
 @dataclass
 class Padding:
     """A run of PADDING (0x00) bytes, collapsed into one object."""
+
     length: int = 1
     type = 0x00
 
@@ -108,6 +136,7 @@ class Ping:
 @dataclass
 class Ack:
     """ACK: ``ranges`` are (smallest, largest) packet numbers, largest first."""
+
     largest: int
     delay: int
     ranges: List[Tuple[int, int]]
@@ -119,8 +148,15 @@ class Ack:
 
     def encode(self) -> bytes:
         first_smallest, first_largest = self.ranges[0]
-        out = [_v(self.type, first_largest, self.delay, len(self.ranges) - 1,
-                  first_largest - first_smallest)]
+        out = [
+            _v(
+                self.type,
+                first_largest,
+                self.delay,
+                len(self.ranges) - 1,
+                first_largest - first_smallest,
+            )
+        ]
         prev_smallest = first_smallest
         for smallest, largest in self.ranges[1:]:
             out.append(_v(prev_smallest - largest - 2, largest - smallest))
@@ -174,6 +210,7 @@ class NewToken:
 class Stream:
     """STREAM (0x08..0x0f).  ``explicit_length`` False = the frame runs to the
     end of the packet (LEN bit clear), as senders do for the last frame."""
+
     stream_id: int
     offset: int
     data: bytes
@@ -182,8 +219,12 @@ class Stream:
 
     @property
     def type(self) -> int:
-        return 0x08 | (0x04 if self.offset else 0) | (0x02 if self.explicit_length else 0) \
+        return (
+            0x08
+            | (0x04 if self.offset else 0)
+            | (0x02 if self.explicit_length else 0)
             | (0x01 if self.fin else 0)
+        )
 
     def encode(self) -> bytes:
         out = _v(self.type, self.stream_id)
@@ -267,8 +308,12 @@ class NewConnectionId:
     type = 0x18
 
     def encode(self) -> bytes:
-        return _v(0x18, self.sequence, self.retire_prior_to) + bytes([len(self.cid)]) \
-            + self.cid + self.reset_token
+        return (
+            _v(0x18, self.sequence, self.retire_prior_to)
+            + bytes([len(self.cid)])
+            + self.cid
+            + self.reset_token
+        )
 
 
 @dataclass
@@ -301,6 +346,7 @@ class PathResponse:
 @dataclass
 class ConnectionClose:
     """0x1c (transport, with ``frame_type``) or 0x1d (application, frame_type None)."""
+
     error_code: int
     frame_type: Optional[int]
     reason: bytes = b""
@@ -327,6 +373,7 @@ class HandshakeDone:
 @dataclass
 class Datagram:
     """RFC 9221 DATAGRAM (0x30 without length, 0x31 with)."""
+
     data: bytes
     explicit_length: bool = True
 
@@ -343,6 +390,7 @@ class Datagram:
 @dataclass
 class ImmediateAck:
     """draft-ietf-quic-ack-frequency IMMEDIATE_ACK (0x1f)."""
+
     type = 0x1F
 
     def encode(self) -> bytes:
@@ -352,6 +400,7 @@ class ImmediateAck:
 @dataclass
 class AckFrequency:
     """draft-ietf-quic-ack-frequency ACK_FREQUENCY (0xaf)."""
+
     sequence: int
     ack_eliciting_threshold: int
     request_max_ack_delay: int
@@ -359,12 +408,18 @@ class AckFrequency:
     type = 0xAF
 
     def encode(self) -> bytes:
-        return _v(0xAF, self.sequence, self.ack_eliciting_threshold,
-                  self.request_max_ack_delay, self.reordering_threshold)
+        return _v(
+            0xAF,
+            self.sequence,
+            self.ack_eliciting_threshold,
+            self.request_max_ack_delay,
+            self.reordering_threshold,
+        )
 
 
 # --------------------------------------------------------------------------
 # Parsing
+
 
 def _parse_one(r: _Reader, ftype: int, start: int):
     buf = r.buf
@@ -478,6 +533,7 @@ def encode_frames(frames) -> bytes:
 # --------------------------------------------------------------------------
 # Reassembly of CRYPTO / STREAM data
 
+
 @dataclass
 class Reassembler:
     """Byte stream from (offset, data) pieces in any order, with overlaps.
@@ -487,6 +543,7 @@ class Reassembler:
     Overlapping data must agree (QUIC requires it); otherwise ``conflict`` is set
     and the first copy wins.
     """
+
     _data: bytearray = field(default_factory=bytearray)
     _have: List[Tuple[int, int]] = field(default_factory=list)  # merged [start, end)
     fin_offset: Optional[int] = None
@@ -506,15 +563,15 @@ class Reassembler:
             if e <= pos or s >= end:
                 continue
             if s > pos:
-                self._data[pos:s] = data[pos - offset:s - offset]
+                self._data[pos:s] = data[pos - offset : s - offset]
             ov_s, ov_e = max(s, pos), min(e, end)
-            if self._data[ov_s:ov_e] != data[ov_s - offset:ov_e - offset]:
+            if self._data[ov_s:ov_e] != data[ov_s - offset : ov_e - offset]:
                 self.conflict = True
             pos = max(pos, e)
             if pos >= end:
                 break
         if pos < end:
-            self._data[pos:end] = data[pos - offset:]
+            self._data[pos:end] = data[pos - offset :]
         self._merge(offset, end)
 
     def _merge(self, start: int, end: int) -> None:
@@ -541,7 +598,7 @@ class Reassembler:
         return 0
 
     def contiguous(self) -> bytes:
-        return bytes(self._data[:self.contiguous_len()])
+        return bytes(self._data[: self.contiguous_len()])
 
     @property
     def ranges(self) -> List[Tuple[int, int]]:

@@ -31,6 +31,7 @@ the size is at least len/128), and the scan over sizes costs about
 len * ln(MAX_SEGMENTS) byte comparisons whatever the bytes are; the caller
 bounds the number of AEAD trials (:data:`MAX_TRIALS`).
 """
+
 from __future__ import annotations
 
 import itertools
@@ -54,18 +55,19 @@ MIN_SHORT_TAIL = 20
 def _starts_packet(data: bytes, p: int, dcid: bytes) -> bool:
     """Whether a packet of the connection whose DCID is ``dcid`` can start at p."""
     L = len(dcid)
-    if data[p] & 0x80 == 0:                      # short header: flags, DCID
-        return data[p + 1:p + 1 + L] == dcid
+    if data[p] & 0x80 == 0:  # short header: flags, DCID
+        return data[p + 1 : p + 1 + L] == dcid
     # long header: flags, version (4), DCID length, DCID
-    return p + 6 + L <= len(data) and data[p + 5] == L and data[p + 6:p + 6 + L] == dcid
+    return p + 6 + L <= len(data) and data[p + 5] == L and data[p + 6 : p + 6 + L] == dcid
 
 
 def _plausible(data: bytes, size: int, dcid: bytes) -> bool:
     return all(_starts_packet(data, p, dcid) for p in range(size, len(data), size))
 
 
-def candidate_sizes(data: bytes, start: int, dcid: bytes,
-                    hints: Iterable[int] = ()) -> Iterator[int]:
+def candidate_sizes(
+    data: bytes, start: int, dcid: bytes, hints: Iterable[int] = ()
+) -> Iterator[int]:
     """Segment sizes for ``data`` (a UDP payload whose short-header packet at
     ``start``, DCID ``dcid``, failed to authenticate as running to the end),
     most likely first, each once.  A size S puts the packet at ``start`` in
@@ -103,4 +105,4 @@ def candidate_sizes(data: bytes, start: int, dcid: bytes,
 def segments(data: bytes, size: int) -> List[bytes]:
     """``data`` cut as the kernel cuts a GSO buffer: ``size`` bytes each, the
     last one the rest."""
-    return [data[i:i + size] for i in range(0, len(data), size)]
+    return [data[i : i + size] for i in range(0, len(data), size)]

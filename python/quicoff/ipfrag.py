@@ -16,6 +16,7 @@ run past 65,535 bytes or never complete are not reassembled; the caller
 writes them through as captured.  IPv6 fragments are only recognised
 (:func:`is_ipv6_fragment`), not reassembled.
 """
+
 from __future__ import annotations
 
 import struct
@@ -41,12 +42,12 @@ TIMEOUT = 30.0
 
 @dataclass
 class Fragment:
-    key: tuple            # (src, dst, protocol, identification)
-    offset: int           # payload offset in bytes
-    more: bool            # More Fragments flag
-    payload: bytes        # the IP payload of this fragment
-    link: bytes           # bytes before the IP header
-    header: bytes         # the IP header (with options)
+    key: tuple  # (src, dst, protocol, identification)
+    offset: int  # payload offset in bytes
+    more: bool  # More Fragments flag
+    payload: bytes  # the IP payload of this fragment
+    link: bytes  # bytes before the IP header
+    header: bytes  # the IP header (with options)
 
 
 def parse_ipv4_fragment(data: bytes, linktype: int) -> Optional[Fragment]:
@@ -55,13 +56,19 @@ def parse_ipv4_fragment(data: bytes, linktype: int) -> Optional[Fragment]:
     if off is None or len(data) < off + 20 or data[off] >> 4 != 4:
         return None
     ihl = (data[off] & 0x0F) * 4
-    total, ident, frag = struct.unpack(">HHH", data[off + 2:off + 8])
+    total, ident, frag = struct.unpack(">HHH", data[off + 2 : off + 8])
     if not frag & 0x3FFF or ihl < 20 or total < ihl or len(data) < off + ihl:
         return None
-    key = (bytes(data[off + 12:off + 16]), bytes(data[off + 16:off + 20]), data[off + 9], ident)
-    payload = bytes(data[off + ihl:min(off + total, len(data))])
-    return Fragment(key, (frag & 0x1FFF) * 8, bool(frag & 0x2000), payload,
-                    bytes(data[:off]), bytes(data[off:off + ihl]))
+    key = (bytes(data[off + 12 : off + 16]), bytes(data[off + 16 : off + 20]), data[off + 9], ident)
+    payload = bytes(data[off + ihl : min(off + total, len(data))])
+    return Fragment(
+        key,
+        (frag & 0x1FFF) * 8,
+        bool(frag & 0x2000),
+        payload,
+        bytes(data[:off]),
+        bytes(data[off : off + ihl]),
+    )
 
 
 def is_ipv6_fragment(data: bytes, linktype: int) -> bool:
@@ -77,12 +84,12 @@ def is_ipv6_fragment(data: bytes, linktype: int) -> bool:
 
 @dataclass
 class _Set:
-    owners: List[object] = field(default_factory=list)   # the caller's tokens, in order
+    owners: List[object] = field(default_factory=list)  # the caller's tokens, in order
     pieces: Dict[int, bytes] = field(default_factory=dict)
-    end: Optional[int] = None       # payload length, once the last fragment is seen
+    end: Optional[int] = None  # payload length, once the last fragment is seen
     first: Optional[Fragment] = None
     bad: bool = False
-    since: float = 0.0              # capture time of its first fragment
+    since: float = 0.0  # capture time of its first fragment
 
 
 class Reassembler:
@@ -96,8 +103,7 @@ class Reassembler:
         self.max_sets = max_sets
         self._given_up: List[object] = []
 
-    def add(self, frag: Fragment, owner, now: float = 0.0
-            ) -> Optional[Tuple[List[object], bytes]]:
+    def add(self, frag: Fragment, owner, now: float = 0.0) -> Optional[Tuple[List[object], bytes]]:
         s = self.sets.get(frag.key)
         if s is None:
             s = self.sets[frag.key] = _Set(since=now)
@@ -111,7 +117,7 @@ class Reassembler:
         covered = 0
         for start in sorted(s.pieces):
             if start > covered:
-                return None           # a hole
+                return None  # a hole
             covered = max(covered, start + len(s.pieces[start]))
         if covered < s.end:
             return None
@@ -120,8 +126,11 @@ class Reassembler:
 
     @staticmethod
     def _put(s: _Set, frag: Fragment) -> None:
-        if s.bad or len(s.pieces) >= MAX_FRAGMENTS or \
-                frag.offset + len(frag.payload) > MAX_DATAGRAM - len(frag.header):
+        if (
+            s.bad
+            or len(s.pieces) >= MAX_FRAGMENTS
+            or frag.offset + len(frag.payload) > MAX_DATAGRAM - len(frag.header)
+        ):
             s.bad = True
             return
         if not frag.more:
@@ -135,8 +144,11 @@ class Reassembler:
         for start, piece in s.pieces.items():
             lo = max(start, frag.offset)
             hi = min(start + len(piece), frag.offset + len(frag.payload))
-            if lo < hi and piece[lo - start:hi - start] != \
-                    frag.payload[lo - frag.offset:hi - frag.offset]:
+            if (
+                lo < hi
+                and piece[lo - start : hi - start]
+                != frag.payload[lo - frag.offset : hi - frag.offset]
+            ):
                 s.bad = True
         if s.end is not None and any(st + len(p) > s.end for st, p in s.pieces.items()):
             s.bad = True
@@ -146,10 +158,10 @@ class Reassembler:
     def _frame(s: _Set) -> bytes:
         payload = bytearray(s.end)
         for start, piece in s.pieces.items():
-            payload[start:start + len(piece)] = piece
+            payload[start : start + len(piece)] = piece
         hdr = bytearray(s.first.header)
         hdr[2:4] = struct.pack(">H", len(hdr) + len(payload))
-        hdr[6:8] = b"\x00\x00"             # no flags, offset 0
+        hdr[6:8] = b"\x00\x00"  # no flags, offset 0
         hdr[10:12] = b"\x00\x00"
         hdr[10:12] = struct.pack(">H", _checksum(bytes(hdr)))
         return s.first.link + bytes(hdr) + bytes(payload)

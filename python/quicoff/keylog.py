@@ -16,14 +16,23 @@ Draft-era ``QUIC_``-prefixed spellings are accepted as aliases.  Other labels
 (EXPORTER_SECRET, CLIENT_RANDOM for TLS 1.2, ...) are kept but unused.
 Secrets are looked up by the 32-byte client random from the ClientHello.
 """
+
 from __future__ import annotations
 
 import os
 from dataclasses import dataclass, field
 from typing import Dict, Iterable, List, Optional, Union
 
-__all__ = ["KeyLog", "KeyLogError", "LABELS", "CLIENT_EARLY", "CLIENT_HANDSHAKE",
-           "SERVER_HANDSHAKE", "CLIENT_1RTT", "SERVER_1RTT"]
+__all__ = [
+    "KeyLog",
+    "KeyLogError",
+    "LABELS",
+    "CLIENT_EARLY",
+    "CLIENT_HANDSHAKE",
+    "SERVER_HANDSHAKE",
+    "CLIENT_1RTT",
+    "SERVER_1RTT",
+]
 
 CLIENT_EARLY = "CLIENT_EARLY_TRAFFIC_SECRET"
 CLIENT_HANDSHAKE = "CLIENT_HANDSHAKE_TRAFFIC_SECRET"
@@ -42,6 +51,7 @@ class KeyLogError(ValueError):
 @dataclass
 class KeyLog:
     """Secrets by client random: ``keylog.get(client_random, LABEL)``."""
+
     entries: Dict[bytes, Dict[str, bytes]] = field(default_factory=dict)
     bad_lines: List[int] = field(default_factory=list)  # 1-based numbers of lines skipped
 
@@ -92,7 +102,9 @@ class KeyLog:
         return taken
 
     def add(self, client_random: bytes, label: str, secret: bytes) -> None:
-        self.entries.setdefault(bytes(client_random), {})[_ALIASES.get(label, label)] = bytes(secret)
+        self.entries.setdefault(bytes(client_random), {})[_ALIASES.get(label, label)] = bytes(
+            secret
+        )
 
     def merge(self, other: "KeyLog") -> None:
         for random, secrets in other.entries.items():

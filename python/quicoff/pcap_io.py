@@ -17,6 +17,7 @@ reassembles IPv4 fragments with :mod:`quicoff.ipfrag`).
 IPv4 total length + header checksum, IPv6 payload length, UDP length and UDP
 checksum fixed (a zero IPv4 UDP checksum stays zero).
 """
+
 from __future__ import annotations
 
 import struct
@@ -24,9 +25,19 @@ import sys
 from dataclasses import dataclass
 from typing import BinaryIO, Iterator, List, Optional, Tuple, Union
 
-__all__ = ["CaptureError", "Packet", "RawBlock", "Secrets", "CaptureReader",
-           "CaptureWriter", "UdpInfo", "parse_udp", "replace_udp_payload",
-           "LINKTYPE_ETHERNET", "LINKTYPE_RAW"]
+__all__ = [
+    "CaptureError",
+    "Packet",
+    "RawBlock",
+    "Secrets",
+    "CaptureReader",
+    "CaptureWriter",
+    "UdpInfo",
+    "parse_udp",
+    "replace_udp_payload",
+    "LINKTYPE_ETHERNET",
+    "LINKTYPE_RAW",
+]
 
 LINKTYPE_NULL = 0
 LINKTYPE_ETHERNET = 1
@@ -58,6 +69,7 @@ class CaptureError(ValueError):
 class Packet:
     """One captured frame.  ``ts`` is opaque (kept for writing back);
     ``time`` is seconds since the epoch as a float, for display."""
+
     index: int
     data: bytes
     orig_len: int
@@ -70,6 +82,7 @@ class Packet:
 @dataclass
 class RawBlock:
     """A pcapng block copied through unchanged (SHB, IDB, NRB, ISB, ...)."""
+
     block: bytes
     endian: str
 
@@ -77,6 +90,7 @@ class RawBlock:
 @dataclass
 class Secrets:
     """A pcapng Decryption Secrets Block with a TLS key log."""
+
     text: str
 
 
@@ -85,6 +99,7 @@ Item = Union[Packet, RawBlock, Secrets]
 
 # --------------------------------------------------------------------------
 # reading
+
 
 class CaptureReader:
     """``for item in CaptureReader(f)``: Packet, RawBlock (pcapng) or Secrets.
@@ -103,12 +118,17 @@ class CaptureReader:
         if magic_le == PCAPNG_SHB:
             self.format = "pcapng"
             self._head = head
-        elif magic_le in (PCAP_MAGIC_US, PCAP_MAGIC_NS) or magic_be in (PCAP_MAGIC_US, PCAP_MAGIC_NS):
+        elif magic_le in (PCAP_MAGIC_US, PCAP_MAGIC_NS) or magic_be in (
+            PCAP_MAGIC_US,
+            PCAP_MAGIC_NS,
+        ):
             if len(head) < 24:
                 raise CaptureError("truncated pcap file header")
             self.format = "pcap"
             self.endian = "<" if magic_le in (PCAP_MAGIC_US, PCAP_MAGIC_NS) else ">"
-            magic, vmaj, vmin, _tz, _sig, snaplen, network = struct.unpack(self.endian + "IHHiIII", head)
+            magic, vmaj, vmin, _tz, _sig, snaplen, network = struct.unpack(
+                self.endian + "IHHiIII", head
+            )
             self.nanosecond = magic == PCAP_MAGIC_NS
             self.version = (vmaj, vmin)
             self.snaplen = snaplen
@@ -195,24 +215,25 @@ class CaptureReader:
                     iface, hi, lo, incl, orig = struct.unpack(endian + "IIIII", body[:20])
                 else:
                     iface, _drops, hi, lo, incl, orig = struct.unpack(endian + "HHIIII", body[:20])
-                data = body[20:20 + incl]
+                data = body[20 : 20 + incl]
                 if iface >= len(interfaces):
                     raise CaptureError("packet on undeclared interface %d" % iface)
                 lt, tick = interfaces[iface]
-                yield Packet(index, data, orig, lt, (btype, hi, lo, endian), ((hi << 32) | lo) * tick,
-                             iface)
+                yield Packet(
+                    index, data, orig, lt, (btype, hi, lo, endian), ((hi << 32) | lo) * tick, iface
+                )
                 index += 1
             elif btype == BLOCK_SPB:
                 if not interfaces:
                     raise CaptureError("simple packet block before any interface")
                 orig = struct.unpack(endian + "I", body[:4])[0]
-                data = body[4:4 + orig]
+                data = body[4 : 4 + orig]
                 yield Packet(index, data, orig, interfaces[0][0], (BLOCK_SPB, 0, 0, endian), 0.0, 0)
                 index += 1
             elif btype == BLOCK_DSB:
                 stype, slen = struct.unpack(endian + "II", body[:8])
                 if stype == SECRETS_TLS_KEYLOG:
-                    yield Secrets(body[8:8 + slen].decode("utf-8", errors="replace"))
+                    yield Secrets(body[8 : 8 + slen].decode("utf-8", errors="replace"))
                 # other secret types (WireGuard, ZigBee, ...) are dropped from the output
             else:
                 yield RawBlock(block, endian)
@@ -222,18 +243,19 @@ def _tsresol(options: bytes, endian: str) -> float:
     """Seconds per timestamp tick from an IDB's if_tsresol option (default 1e-6)."""
     pos = 0
     while pos + 4 <= len(options):
-        code, length = struct.unpack(endian + "HH", options[pos:pos + 4])
+        code, length = struct.unpack(endian + "HH", options[pos : pos + 4])
         if code == 0:
             break
         if code == 9 and length >= 1:
             v = options[pos + 4]
-            return 2.0 ** -(v & 0x7F) if v & 0x80 else 10.0 ** -v
+            return 2.0 ** -(v & 0x7F) if v & 0x80 else 10.0**-v
         pos += 4 + ((length + 3) & ~3)
     return 1e-6
 
 
 # --------------------------------------------------------------------------
 # writing
+
 
 class CaptureWriter:
     """Writes what a CaptureReader read, in the same format."""
@@ -267,25 +289,28 @@ class CaptureWriter:
             head = struct.pack(endian + "III", BLOCK_SPB, blen, orig)
         else:  # EPB (an obsolete packet block is written as an EPB)
             blen = 12 + 20 + len(data) + pad
-            head = struct.pack(endian + "IIIIIII", BLOCK_EPB, blen, item.interface, hi, lo,
-                               len(data), orig)
+            head = struct.pack(
+                endian + "IIIIIII", BLOCK_EPB, blen, item.interface, hi, lo, len(data), orig
+            )
         self.f.write(head + data + b"\x00" * pad + struct.pack(endian + "I", blen))
 
 
 # --------------------------------------------------------------------------
 # link layer / IP / UDP
 
+
 @dataclass
 class UdpInfo:
     """Where the UDP datagram sits in a frame."""
+
     src: Tuple[str, int]
     dst: Tuple[str, int]
     payload: bytes
-    ip_off: int          # start of the IP header
+    ip_off: int  # start of the IP header
     ip_version: int
-    udp_off: int         # start of the UDP header
-    ip_end: int          # end of the IP packet within the frame
-    truncated: bool      # the capture holds fewer bytes than the UDP length says
+    udp_off: int  # start of the UDP header
+    ip_end: int  # end of the IP packet within the frame
+    truncated: bool  # the capture holds fewer bytes than the UDP length says
     ipv6_ext: bytes = b""  # IPv6 extension headers (kept as they were)
 
 
@@ -297,7 +322,7 @@ def _ip_offset(data: bytes, linktype: int) -> Optional[int]:
             return None
         etype = struct.unpack(">H", data[12:14])[0]
         while etype in (0x8100, 0x88A8, 0x9100) and len(data) >= off + 4:
-            etype = struct.unpack(">H", data[off + 2:off + 4])[0]
+            etype = struct.unpack(">H", data[off + 2 : off + 4])[0]
             off += 4
         return off if etype in (0x0800, 0x86DD) else None
     if linktype in _RAW_ALIASES or linktype in (LINKTYPE_IPV4, LINKTYPE_IPV6):
@@ -322,6 +347,7 @@ def _ip_offset(data: bytes, linktype: int) -> Optional[int]:
 
 def _ipv6_str(b: bytes) -> str:
     import ipaddress
+
     return str(ipaddress.IPv6Address(b))
 
 
@@ -335,19 +361,19 @@ def parse_udp(data: bytes, linktype: int) -> Optional[UdpInfo]:
         ihl = (data[off] & 0x0F) * 4
         if ihl < 20 or len(data) < off + ihl + 8:
             return None
-        total = struct.unpack(">H", data[off + 2:off + 4])[0]
-        frag = struct.unpack(">H", data[off + 6:off + 8])[0]
+        total = struct.unpack(">H", data[off + 2 : off + 4])[0]
+        frag = struct.unpack(">H", data[off + 6 : off + 8])[0]
         if data[off + 9] != 17 or frag & 0x3FFF:  # not UDP, or a fragment
             return None
-        src = ".".join(str(x) for x in data[off + 12:off + 16])
-        dst = ".".join(str(x) for x in data[off + 16:off + 20])
+        src = ".".join(str(x) for x in data[off + 12 : off + 16])
+        dst = ".".join(str(x) for x in data[off + 16 : off + 20])
         udp = off + ihl
         ip_end = off + total if total >= ihl + 8 else len(data)
         ext = b""
     elif version == 6:
         if len(data) < off + 40 + 8:
             return None
-        plen = struct.unpack(">H", data[off + 4:off + 6])[0]
+        plen = struct.unpack(">H", data[off + 4 : off + 6])[0]
         nxt = data[off + 6]
         pos = off + 40
         while nxt in (0, 43, 60):  # hop-by-hop, routing, destination options
@@ -357,21 +383,30 @@ def parse_udp(data: bytes, linktype: int) -> Optional[UdpInfo]:
             pos += hlen
         if nxt != 17 or len(data) < pos + 8:  # not UDP (fragments: 44) or truncated
             return None
-        src = _ipv6_str(data[off + 8:off + 24])
-        dst = _ipv6_str(data[off + 24:off + 40])
+        src = _ipv6_str(data[off + 8 : off + 24])
+        dst = _ipv6_str(data[off + 24 : off + 40])
         udp = pos
-        ext = data[off + 40:pos]
+        ext = data[off + 40 : pos]
         ip_end = off + 40 + plen if plen else len(data)  # 0 = jumbogram: not handled
     else:
         return None
-    sport, dport, ulen = struct.unpack(">HHH", data[udp:udp + 6])
+    sport, dport, ulen = struct.unpack(">HHH", data[udp : udp + 6])
     if ulen < 8:
         return None
     want_end = udp + ulen
     truncated = want_end > len(data) or want_end > ip_end
-    payload = data[udp + 8:min(want_end, len(data), ip_end)]
-    return UdpInfo((src, sport), (dst, dport), payload, off, version, udp, min(ip_end, len(data)),
-                   truncated, ext)
+    payload = data[udp + 8 : min(want_end, len(data), ip_end)]
+    return UdpInfo(
+        (src, sport),
+        (dst, dport),
+        payload,
+        off,
+        version,
+        udp,
+        min(ip_end, len(data)),
+        truncated,
+        ext,
+    )
 
 
 def _csum_fold(data: bytes) -> int:
@@ -401,7 +436,7 @@ def replace_udp_payload(data: bytes, udp: UdpInfo, payload: bytes) -> bytes:
     Bytes after the IP packet (Ethernet padding/trailer) are dropped."""
     off, u = udp.ip_off, udp.udp_off
     ulen = 8 + len(payload)
-    old_udp = data[u:u + 8]
+    old_udp = data[u : u + 8]
     old_csum = struct.unpack(">H", old_udp[6:8])[0]
     udp_hdr = old_udp[0:4] + struct.pack(">HH", ulen, 0)
     ip = bytearray(data[off:u])

@@ -27,6 +27,7 @@ Commands: 1 entry (config, HP key, PN/phase state; counters cleared),
 2 payload key+IV of one phase slot, 3 bucket, 4 remove, 5 read entry
 state and counters into the read-back words, 6 PN/phase state only.
 """
+
 from __future__ import annotations
 
 import inspect
@@ -37,10 +38,24 @@ from . import ref
 
 __all__ = ["RtlDriver", "rtl_hash", "GLOBAL_COUNTERS", "STATUS_NAMES"]
 
-STATUS_NAMES = {0: "ok", 1: "auth_failed", 2: "unknown_connection", 3: "malformed",
-                4: "passthrough", 5: "key_phase_unavailable"}
-GLOBAL_COUNTERS = ("frames", "ok", "auth_failed", "unknown_connection", "malformed",
-                   "passthrough", "key_phase_unavailable", "dropped")
+STATUS_NAMES = {
+    0: "ok",
+    1: "auth_failed",
+    2: "unknown_connection",
+    3: "malformed",
+    4: "passthrough",
+    5: "key_phase_unavailable",
+}
+GLOBAL_COUNTERS = (
+    "frames",
+    "ok",
+    "auth_failed",
+    "unknown_connection",
+    "malformed",
+    "passthrough",
+    "key_phase_unavailable",
+    "dropped",
+)
 _SUITES = {"aes-128-gcm": 0, "aes-256-gcm": 1}
 OT_NONE, OT_NEXT, OT_PREV = 0, 1, 2
 _M32 = 0xFFFFFFFF
@@ -57,23 +72,34 @@ def rtl_hash(seed: int, key20: bytes) -> int:
     """The hardware's lookup hash (quicoff_rx.v qo_hash) of a 20-byte key."""
     h = seed & _M32
     for i in range(5):
-        h = _xs32(h ^ int.from_bytes(key20[4 * i:4 * i + 4], "big"))
+        h = _xs32(h ^ int.from_bytes(key20[4 * i : 4 * i + 4], "big"))
     return h
 
 
 def _words(b: bytes) -> list[int]:
     b = b + bytes(-len(b) % 4)
-    return [int.from_bytes(b[i:i + 4], "big") for i in range(0, len(b), 4)]
+    return [int.from_bytes(b[i : i + 4], "big") for i in range(0, len(b), 4)]
 
 
 class _Conn:
-    __slots__ = ("index", "suite", "key20", "bucket", "fp", "hp", "slots", "gen",
-                 "secret", "fail_pass")
+    __slots__ = (
+        "index",
+        "suite",
+        "key20",
+        "bucket",
+        "fp",
+        "hp",
+        "slots",
+        "gen",
+        "secret",
+        "fail_pass",
+    )
 
 
 class RtlDriver:
-    def __init__(self, bus, local_cid_len=8, capacity=256, buckets=128, ways=4, seed=None,
-                 direction="rx"):
+    def __init__(
+        self, bus, local_cid_len=8, capacity=256, buckets=128, ways=4, seed=None, direction="rx"
+    ):
         """``direction``: which block's control port ``bus`` reaches
         (quicoff_rx: entries found by DCID through the hash table;
         quicoff_tx: entries named by index in the frame's descriptor)."""
@@ -87,7 +113,7 @@ class RtlDriver:
         self.capacity, self.buckets, self.ways = capacity, buckets, ways
         self.seed = int.from_bytes(os.urandom(4), "big") if seed is None else seed & _M32
         self._q = [("w", 0x004, local_cid_len), ("w", 0x008, self.seed)]
-        self._bkt = [[None] * ways for _ in range(buckets)]   # (fp, index) or None
+        self._bkt = [[None] * ways for _ in range(buckets)]  # (fp, index) or None
         self._conns: dict[int, _Conn] = {}
         self._free = list(range(capacity))
 
@@ -127,10 +153,27 @@ class RtlDriver:
         return st
 
     # ---------------------------------------------------------------- Engine API
-    def add_connection(self, direction, suite, dcid, secret=None, keys=None, path_id=None, *,
-                       level="1rtt", version=1, local_addr=None, nonce_layout=None,
-                       fail_action="drop", largest_pn=None, usage_threshold=0,
-                       key_generation=0, next_keys=None, next_secret=None, derive_next=True):
+    def add_connection(
+        self,
+        direction,
+        suite,
+        dcid,
+        secret=None,
+        keys=None,
+        path_id=None,
+        *,
+        level="1rtt",
+        version=1,
+        local_addr=None,
+        nonce_layout=None,
+        fail_action="drop",
+        largest_pn=None,
+        usage_threshold=0,
+        key_generation=0,
+        next_keys=None,
+        next_secret=None,
+        derive_next=True,
+    ):
         """Same arguments as Engine.add_connection; returns the entry index.
         What the RTL does not do raises NotImplementedError (never silently
         ignored): long-header
@@ -187,8 +230,9 @@ class RtlDriver:
         for i, w in enumerate(_words(key20)):
             st[12 + i] = w
         st[17] = 1 | (_SUITES[suite] << 8) | (int(c.fail_pass) << 9)
-        st.update(self._state_words(largest_pn, phase,
-                                    OT_NEXT if next_keys is not None else OT_NONE, 0))
+        st.update(
+            self._state_words(largest_pn, phase, OT_NEXT if next_keys is not None else OT_NONE, 0)
+        )
         self._cmd(2, idx, self._slot_words(keys, phase))
         if next_keys is not None:
             self._cmd(2, idx, self._slot_words(next_keys, phase ^ 1))
@@ -199,8 +243,16 @@ class RtlDriver:
         self._conns[idx] = c
         return idx
 
-    def update_connection(self, handle, *, keys=None, key_generation=None, largest_pn=None,
-                          first_pn=0, current_generation=None):
+    def update_connection(
+        self,
+        handle,
+        *,
+        keys=None,
+        key_generation=None,
+        largest_pn=None,
+        first_pn=0,
+        current_generation=None,
+    ):
         """Installs generation ``key_generation`` in its phase slot as the
         next generation (libquicoff's QUICOFF_UPDATE_KEYS: it replaces the
         previous generation's keys). ``current_generation`` is the one the
@@ -256,7 +308,9 @@ class RtlDriver:
                     lp = largest_pn
                 cur_phase = rb[5] >> 2 & 1
                 fpn = ((rb[6] & 0x3FFFFFFF) << 32) | rb[7]
-                st = self._state_words(lp, cur_phase, other, fpn if first_pn is None else max(fpn, first_pn))
+                st = self._state_words(
+                    lp, cur_phase, other, fpn if first_pn is None else max(fpn, first_pn)
+                )
                 for w, v in sorted(st.items()):
                     yield ("w", 0x080 + 4 * w, v)
                 yield ("w", 0x00C, (h << 16) | 6)
@@ -307,10 +361,15 @@ class RtlDriver:
         while (await self._read(0x00C)) & 1:
             pass
         rb = [await self._read(0x100 + 4 * i) for i in range(8)]
-        return {"ok": rb[0], "auth_failed": rb[1], "key_updates": rb[2],
-                "largest_pn": (((rb[3] & 0x3FFFFFFF) << 32) | rb[4]) if rb[3] >> 31 else None,
-                "key_phase": rb[5] >> 2 & 1, "other_slot": ("none", "next", "previous", "?")[rb[5] & 3],
-                "first_pn": ((rb[6] & 0x3FFFFFFF) << 32) | rb[7]}
+        return {
+            "ok": rb[0],
+            "auth_failed": rb[1],
+            "key_updates": rb[2],
+            "largest_pn": (((rb[3] & 0x3FFFFFFF) << 32) | rb[4]) if rb[3] >> 31 else None,
+            "key_phase": rb[5] >> 2 & 1,
+            "other_slot": ("none", "next", "previous", "?")[rb[5] & 3],
+            "first_pn": ((rb[6] & 0x3FFFFFFF) << 32) | rb[7],
+        }
 
     async def events(self):
         """Key-update events since the last call: list of entry indexes."""

@@ -42,30 +42,37 @@ from __future__ import annotations
 try:
     import scapy  # noqa: F401
 except ImportError as e:
-    raise ImportError("quicoff.scapy_layers needs scapy, an optional extra: "
-                      "pip install 'quicoff[scapy]' (%s)" % e) from e
+    raise ImportError(
+        "quicoff.scapy_layers needs scapy, an optional extra: pip install 'quicoff[scapy]' (%s)" % e
+    ) from e
 
-from scapy.fields import (BitField, ConditionalField, Field, FieldLenField,
-                          StrLenField, XIntField)
+from scapy.fields import BitField, ConditionalField, Field, FieldLenField, StrLenField, XIntField
 from scapy.layers.inet import UDP
 from scapy.packet import Packet, bind_bottom_up, bind_layers, bind_top_down
 
 from quicoff.ref.varint import decode_varint, encode_varint
 from quicoff.ref.versions import LONG_TYPE_CODES, LONG_TYPE_NAMES, VERSION_1
 
-TAG_LEN = 16                 # AEAD tag counted by the Length field
+TAG_LEN = 16  # AEAD tag counted by the Length field
 DEFAULT_SHORT_DCID_LEN = 8
 
 __all__ = [
-    "VarInt", "QUICVarIntField", "PacketNumberField",
-    "QUIC", "QUICLong", "QUICShort", "DEFAULT_SHORT_DCID_LEN",
-    "bind_udp_port", "dissect_datagram",
+    "VarInt",
+    "QUICVarIntField",
+    "PacketNumberField",
+    "QUIC",
+    "QUICLong",
+    "QUICShort",
+    "DEFAULT_SHORT_DCID_LEN",
+    "bind_udp_port",
+    "dissect_datagram",
 ]
 
 
 # =====================================================================
 # 1. Fields
 # =====================================================================
+
 
 class VarInt(int):
     """An int that remembers how many bytes its QUIC varint encoding used.
@@ -124,6 +131,7 @@ class QUICVarIntField(Field):
 
     def randval(self):
         from scapy.volatile import RandNum
+
         return RandNum(0, (1 << 62) - 1)
 
 
@@ -159,6 +167,7 @@ class PacketNumberField(Field):
 # =====================================================================
 # 2. QUIC wire headers
 # =====================================================================
+
 
 class _QUICHeader(Packet):
     """Common base: accepts (and stores) the ``dcid_len`` keyword."""
@@ -221,18 +230,20 @@ class QUICLong(_QUICHeader):
         StrLenField("dcid", b"", length_from=lambda p: p.dcid_len),
         FieldLenField("scid_len", None, length_of="scid", fmt="B"),
         StrLenField("scid", b"", length_from=lambda p: p.scid_len),
-        ConditionalField(QUICVarIntField("token_len", None, length_of="token"),
-                         lambda p: _long_type(p) == "initial"),
-        ConditionalField(StrLenField("token", b"",
-                                     length_from=lambda p: p.token_len),
-                         lambda p: _long_type(p) == "initial"),
-        ConditionalField(QUICVarIntField("length", None, compute=_long_length),
-                         _has_pn),
+        ConditionalField(
+            QUICVarIntField("token_len", None, length_of="token"),
+            lambda p: _long_type(p) == "initial",
+        ),
+        ConditionalField(
+            StrLenField("token", b"", length_from=lambda p: p.token_len),
+            lambda p: _long_type(p) == "initial",
+        ),
+        ConditionalField(QUICVarIntField("length", None, compute=_long_length), _has_pn),
         ConditionalField(PacketNumberField("pn", 0), _has_pn),
     ]
 
     def packet_type(self) -> str:
-        """"initial", "0rtt", "handshake", "retry", "vn" or "unknown"."""
+        """ "initial", "0rtt", "handshake", "retry", "vn" or "unknown"."""
         return _long_type(self)
 
     @property
@@ -242,8 +253,7 @@ class QUICLong(_QUICHeader):
     @classmethod
     def with_type(cls, packet_type: str, version: int = VERSION_1, **fields):
         """``QUICLong.with_type("handshake", version=VERSION_2, dcid=...)``"""
-        return cls(long_type=LONG_TYPE_CODES[version][packet_type],
-                   version=version, **fields)
+        return cls(long_type=LONG_TYPE_CODES[version][packet_type], version=version, **fields)
 
     def extract_padding(self, s):
         if not _has_pn(self) or self.length is None:
@@ -252,8 +262,7 @@ class QUICLong(_QUICHeader):
         return s[:body], s[body:]
 
     def mysummary(self):
-        return self.sprintf(f"QUIC {self.packet_type()} v%version% "
-                            "dcid=%dcid% scid=%scid%")
+        return self.sprintf(f"QUIC {self.packet_type()} v%version% dcid=%dcid% scid=%scid%")
 
 
 class QUICShort(_QUICHeader):
@@ -289,8 +298,9 @@ class QUICShort(_QUICHeader):
     def for_dcid_len(cls, n: int):
         """A QUICShort subclass whose default DCID length is ``n`` (cached)."""
         if n not in QUICShort._subclasses:
-            QUICShort._subclasses[n] = type(f"QUICShort_dcid{n}", (QUICShort,),
-                                            {"default_dcid_len": n})
+            QUICShort._subclasses[n] = type(
+                f"QUICShort_dcid{n}", (QUICShort,), {"default_dcid_len": n}
+            )
         return QUICShort._subclasses[n]
 
     def mysummary(self):
@@ -330,6 +340,7 @@ class QUIC(Packet):
 # (tests/python/test_wire.py).
 
 from scapy.config import conf as _conf  # noqa: E402
+
 # (one line each: a marker on a wrapped import moves when it is formatted)
 from scapy.fields import ByteEnumField, ByteField, IntField, LongField  # noqa: E402
 from scapy.fields import PacketListField, ShortEnumField, ShortField, XByteField  # noqa: E402
@@ -341,6 +352,7 @@ ETHERTYPE_DATA = 0x88B6
 
 # --- compat: seed 000 listings 4.9-4.11, verbatim -------------------------
 
+
 class signaling_host(Packet):  # lower case: the thesis's name (so are the three below)
     name = "signaling_host"
     fields_desc = [
@@ -351,7 +363,7 @@ class signaling_host(Packet):  # lower case: the thesis's name (so are the three
         BitField("Quic_key", 0x0, 256),
         BitField("IV", 0x0, 96),
         BitField("Path_id", 0, 32),
-        BitField("DCID_len", 0, 8)
+        BitField("DCID_len", 0, 8),
     ]
 
     def extract_padding(self, s):
@@ -369,7 +381,7 @@ class signaling_peer(Packet):
         BitField("IV", 0x0, 96),
         BitField("Path_id", 0, 32),
         BitField("DCID", 0x0, 64),
-        BitField("Full_pn", 0x0, 64)
+        BitField("Full_pn", 0x0, 64),
     ]
 
     def extract_padding(self, s):
@@ -378,10 +390,7 @@ class signaling_peer(Packet):
 
 class data_pkt(Packet):
     name = "data_pkt_host"
-    fields_desc = [
-        BitField("Index", 0, 16),
-        BitField("Full_pn", 0x0, 64)
-    ]
+    fields_desc = [BitField("Index", 0, 16), BitField("Full_pn", 0x0, 64)]
 
 
 class quic(Packet):
@@ -394,13 +403,17 @@ class quic(Packet):
         BitField("Key_phase", 0, 1),
         BitField("Pn_len", 0, 2),
         BitField("DCID", 0x0, 64),
-        BitField("Pn", 0x0, 16)
+        BitField("Pn", 0x0, 16),
     ]
 
 
 #: The thesis's Algo codes (docs/protocol.md §3.3) = quicoff_suite_t.
-COMPAT_ALGOS = {"AES_GCM128_AES_ECB": 0, "AES_GCM256_AES_ECB": 1,
-                "AES_CCM128_AES_ECB": 2, "CHACHA20_POLY1305": 3}
+COMPAT_ALGOS = {
+    "AES_GCM128_AES_ECB": 0,
+    "AES_GCM256_AES_ECB": 1,
+    "AES_CCM128_AES_ECB": 2,
+    "CHACHA20_POLY1305": 3,
+}
 
 
 def compat_key_field(key: bytes) -> int:
@@ -410,28 +423,73 @@ def compat_key_field(key: bytes) -> int:
 
 # --- v1 ---------------------------------------------------------------------
 
-_QO_TYPES = {0x01: "add", 0x02: "update", 0x03: "remove", 0x04: "query",
-             0x10: "data_to_offload", 0x81: "ack", 0x82: "stats", 0x83: "event",
-             0x90: "data_to_host"}
-_QO_STATUS = dict(enumerate((
-    "ok", "unknown_connection", "auth_failed", "malformed", "key_phase_unavailable",
-    "usage_limit_reached", "key_exhausted", "unsupported", "no_space", "invalid_argument",
-    "exists", "table_full", "no_memory", "backend_unavailable")))
+_QO_TYPES = {
+    0x01: "add",
+    0x02: "update",
+    0x03: "remove",
+    0x04: "query",
+    0x10: "data_to_offload",
+    0x81: "ack",
+    0x82: "stats",
+    0x83: "event",
+    0x90: "data_to_host",
+}
+_QO_STATUS = dict(
+    enumerate(
+        (
+            "ok",
+            "unknown_connection",
+            "auth_failed",
+            "malformed",
+            "key_phase_unavailable",
+            "usage_limit_reached",
+            "key_exhausted",
+            "unsupported",
+            "no_space",
+            "invalid_argument",
+            "exists",
+            "table_full",
+            "no_memory",
+            "backend_unavailable",
+        )
+    )
+)
 # the TLV registry, checked against include/quicoff/wire_tlvs.h by
 # tests/python/test_wire_tlv_table.py
-_QO_TLVS = {0x0001: "SUITE", 0x0002: "LEVEL", 0x0003: "QUIC_VERSION", 0x0004: "DCID",
-            0x0005: "LOCAL_ADDR", 0x0006: "PATH_ID", 0x0007: "NONCE_LAYOUT",
-            0x0008: "FAIL_ACTION", 0x0009: "LARGEST_PN", 0x000A: "USAGE_THRESHOLD",
-            0x000B: "KEY_GENERATION", 0x000C: "PACKET_KEY", 0x000D: "IV", 0x000E: "HP_KEY",
-            0x000F: "NEXT_PACKET_KEY", 0x0010: "NEXT_IV", 0x0011: "SECRET", 0x0012: "ENCAP",
-            0x0013: "ROLL_GENERATION", 0x0014: "GREASE_QUIC_BIT",
-            0x0020: "CONN_STATS", 0x0021: "TABLE_STATS",
-            0x0030: "COUNT", 0x0031: "PN", 0x0032: "REMOTE_ADDR", 0x0033: "DETAIL",
-            0x0034: "MTU"}
+_QO_TLVS = {
+    0x0001: "SUITE",
+    0x0002: "LEVEL",
+    0x0003: "QUIC_VERSION",
+    0x0004: "DCID",
+    0x0005: "LOCAL_ADDR",
+    0x0006: "PATH_ID",
+    0x0007: "NONCE_LAYOUT",
+    0x0008: "FAIL_ACTION",
+    0x0009: "LARGEST_PN",
+    0x000A: "USAGE_THRESHOLD",
+    0x000B: "KEY_GENERATION",
+    0x000C: "PACKET_KEY",
+    0x000D: "IV",
+    0x000E: "HP_KEY",
+    0x000F: "NEXT_PACKET_KEY",
+    0x0010: "NEXT_IV",
+    0x0011: "SECRET",
+    0x0012: "ENCAP",
+    0x0013: "ROLL_GENERATION",
+    0x0014: "GREASE_QUIC_BIT",
+    0x0020: "CONN_STATS",
+    0x0021: "TABLE_STATS",
+    0x0030: "COUNT",
+    0x0031: "PN",
+    0x0032: "REMOTE_ADDR",
+    0x0033: "DETAIL",
+    0x0034: "MTU",
+}
 
 
 class QOTLV(Packet):
     """One v1 TLV: type (16), length (16), value."""
+
     name = "quicoff TLV"
     fields_desc = [
         ShortEnumField("type", 0, _QO_TLVS),
@@ -445,12 +503,13 @@ class QOTLV(Packet):
 
 class QOSignal(Packet):
     """v1 signaling: ADD, UPDATE, REMOVE, QUERY, ACK, STATS, EVENT (docs/protocol.md §4.1)."""
+
     name = "quicoff signal"
     fields_desc = [
         XByteField("magic", 0x51),
         ByteField("version", 1),
         ByteEnumField("type", 0x01, _QO_TYPES),
-        XByteField("flags", 0),          # ACK: acked type; EVENT: event code
+        XByteField("flags", 0),  # ACK: acked type; EVENT: event code
         IntField("request_id", 0),
         IntField("index", 0),
         ByteEnumField("dir", 0, {0: "tx", 1: "rx"}),  # "direction" is a Scapy Packet attribute
@@ -475,6 +534,7 @@ class QOSignal(Packet):
 
 class QOData(Packet):
     """v1 data: DATA_TO_OFFLOAD (0x10) / DATA_TO_HOST (0x90) + the QUIC packet (§4.2)."""
+
     name = "quicoff data"
     fields_desc = [
         XByteField("magic", 0x51),
@@ -483,7 +543,7 @@ class QOData(Packet):
         XByteField("flags", 0),
         IntField("index", 0),
         LongField("pn", 0),
-        ShortField("length", None),      # of the QUIC packet; None = computed
+        ShortField("length", None),  # of the QUIC packet; None = computed
         ByteEnumField("status", 0, _QO_STATUS),
         BitField("level", 0, 4),
         BitField("reserved", 0, 3),
@@ -496,7 +556,7 @@ class QOData(Packet):
         return pkt + pay
 
     def extract_padding(self, s):
-        return s[:self.length], s[self.length:]
+        return s[: self.length], s[self.length :]
 
     def mysummary(self):
         return self.sprintf("quicoff %type% index=%index% pn=%pn% %status%")
@@ -505,6 +565,7 @@ class QOData(Packet):
 class QOHostOffload(Packet):
     """Dissection entry for EtherType 0x88B5: picks signaling_peer (first byte
     0), signaling_host (1), QOData or QOSignal (0x51 + Type)."""
+
     name = "quicoff host<->offload"
 
     @classmethod
@@ -528,22 +589,44 @@ def qo_tlv(t, value) -> QOTLV:
         # 1-byte: SUITE, LEVEL, NONCE_LAYOUT, FAIL_ACTION, GREASE_QUIC_BIT; 4-byte:
         # QUIC_VERSION, PATH_ID, KEY_GENERATION, ROLL_GENERATION, MTU; the rest 8
         # (tests/python/test_wire_tlv_table.py holds this to include/quicoff/wire_tlvs.h)
-        width = {0x0001: 1, 0x0002: 1, 0x0007: 1, 0x0008: 1, 0x0014: 1, 0x0003: 4, 0x0006: 4,
-                 0x000B: 4, 0x0013: 4, 0x0034: 4}.get(t, 8)
+        width = {
+            0x0001: 1,
+            0x0002: 1,
+            0x0007: 1,
+            0x0008: 1,
+            0x0014: 1,
+            0x0003: 4,
+            0x0006: 4,
+            0x000B: 4,
+            0x0013: 4,
+            0x0034: 4,
+        }.get(t, 8)
         value = value.to_bytes(width, "big")
     return QOTLV(type=t, value=bytes(value))
 
 
 __all__ += [
-    "signaling_host", "signaling_peer", "data_pkt", "quic", "COMPAT_ALGOS", "compat_key_field",
-    "QOTLV", "QOSignal", "QOData", "QOHostOffload", "qo_tlv",
-    "ETHERTYPE_SIGNAL", "ETHERTYPE_DATA", "bind_host_offload",
+    "signaling_host",
+    "signaling_peer",
+    "data_pkt",
+    "quic",
+    "COMPAT_ALGOS",
+    "compat_key_field",
+    "QOTLV",
+    "QOSignal",
+    "QOData",
+    "QOHostOffload",
+    "qo_tlv",
+    "ETHERTYPE_SIGNAL",
+    "ETHERTYPE_DATA",
+    "bind_host_offload",
 ]
 
 
 # =====================================================================
 # 4. Binding and helpers
 # =====================================================================
+
 
 def bind_udp_port(port: int = 443) -> None:
     """Dissect UDP traffic to or from ``port`` as QUIC. Not done at import
@@ -571,9 +654,11 @@ def bind_host_offload() -> None:
 bind_host_offload()
 
 
-def dissect_datagram(datagram: bytes, dcid_len: int = DEFAULT_SHORT_DCID_LEN
-                     ) -> list[Packet]:
+def dissect_datagram(datagram: bytes, dcid_len: int = DEFAULT_SHORT_DCID_LEN) -> list[Packet]:
     """Dissect every coalesced packet of a UDP payload (RFC 9000 §12.2)."""
     from quicoff.ref.header import split_coalesced
-    return [QUIC(datagram[start:end], dcid_len=dcid_len)
-            for start, end in split_coalesced(datagram, dcid_len)]
+
+    return [
+        QUIC(datagram[start:end], dcid_len=dcid_len)
+        for start, end in split_coalesced(datagram, dcid_len)
+    ]

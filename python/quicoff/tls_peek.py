@@ -15,23 +15,32 @@ The random comes after 38 bytes, the cipher suite after at most 76; the
 extensions (SNI, ALPN, supported_versions, early_data) are read when the whole
 message is there, best effort.
 """
+
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from typing import List, Optional
 
-__all__ = ["ClientHelloInfo", "ServerHelloInfo", "TlsPeekError", "peek_client_hello",
-           "peek_server_hello", "CIPHER_SUITES", "suite_name", "HRR_RANDOM"]
+__all__ = [
+    "ClientHelloInfo",
+    "ServerHelloInfo",
+    "TlsPeekError",
+    "peek_client_hello",
+    "peek_server_hello",
+    "CIPHER_SUITES",
+    "suite_name",
+    "HRR_RANDOM",
+]
 
 HANDSHAKE_CLIENT_HELLO = 1
 HANDSHAKE_SERVER_HELLO = 2
 
 #: TLS 1.3 cipher suites (RFC 8446 B.4) -> quicoff suite names.
 CIPHER_SUITES = {
-    0x1301: "aes-128-gcm",        # TLS_AES_128_GCM_SHA256
-    0x1302: "aes-256-gcm",        # TLS_AES_256_GCM_SHA384
+    0x1301: "aes-128-gcm",  # TLS_AES_128_GCM_SHA256
+    0x1302: "aes-256-gcm",  # TLS_AES_256_GCM_SHA384
     0x1303: "chacha20-poly1305",  # TLS_CHACHA20_POLY1305_SHA256
-    0x1304: "aes-128-ccm",        # TLS_AES_128_CCM_SHA256
+    0x1304: "aes-128-ccm",  # TLS_AES_128_CCM_SHA256
 }
 
 #: ServerHello.random of a HelloRetryRequest (RFC 8446 §4.1.3).
@@ -58,8 +67,8 @@ class ClientHelloInfo:
     cipher_suites: List[int] = field(default_factory=list)
     server_name: Optional[str] = None
     alpn: List[bytes] = field(default_factory=list)
-    early_data: bool = False       # the client offers 0-RTT
-    complete: bool = False         # extensions were read (whole message present)
+    early_data: bool = False  # the client offers 0-RTT
+    complete: bool = False  # extensions were read (whole message present)
 
 
 @dataclass
@@ -102,16 +111,21 @@ class _R:
     def u16(self) -> int:
         self.need(2)
         self.p += 2
-        return int.from_bytes(self.d[self.p - 2:self.p], "big")
+        return int.from_bytes(self.d[self.p - 2 : self.p], "big")
 
     def take(self, n: int) -> bytes:
         self.need(n)
         self.p += n
-        return bytes(self.d[self.p - n:self.p])
+        return bytes(self.d[self.p - n : self.p])
 
     def vec(self, width: int) -> bytes:
-        n = self.u8() if width == 1 else self.u16() if width == 2 else \
-            int.from_bytes(self.take(width), "big")
+        n = (
+            self.u8()
+            if width == 1
+            else self.u16()
+            if width == 2
+            else int.from_bytes(self.take(width), "big")
+        )
         return self.take(n)
 
 
@@ -137,11 +151,12 @@ def peek_client_hello(data: bytes) -> Optional[ClientHelloInfo]:
         return info
     try:
         r = _R(data, 38, 4 + length)
-        r.vec(1)                                  # legacy_session_id
+        r.vec(1)  # legacy_session_id
         suites = r.vec(2)
-        info.cipher_suites = [int.from_bytes(suites[i:i + 2], "big")
-                              for i in range(0, len(suites) - 1, 2)]
-        r.vec(1)                                  # legacy_compression_methods
+        info.cipher_suites = [
+            int.from_bytes(suites[i : i + 2], "big") for i in range(0, len(suites) - 1, 2)
+        ]
+        r.vec(1)  # legacy_compression_methods
         for ext_type, body in _extensions(r):
             if ext_type == EXT_SERVER_NAME:
                 er = _R(body)
@@ -174,17 +189,18 @@ def peek_server_hello(data: bytes) -> Optional[ServerHelloInfo]:
         return None
     try:
         r = _R(data, 4, min(len(data), 4 + length))
-        r.u16()                                   # legacy_version
+        r.u16()  # legacy_version
         random = r.take(32)
-        r.vec(1)                                  # legacy_session_id_echo
+        r.vec(1)  # legacy_session_id_echo
         suite = r.u16()
     except IndexError:
         return None
-    info = ServerHelloInfo(random=random, cipher_suite=suite,
-                           hello_retry_request=random == HRR_RANDOM)
+    info = ServerHelloInfo(
+        random=random, cipher_suite=suite, hello_retry_request=random == HRR_RANDOM
+    )
     if len(data) >= 4 + length:
         try:
-            r.u8()                                # legacy_compression_method
+            r.u8()  # legacy_compression_method
             for ext_type, body in _extensions(r):
                 if ext_type == EXT_SUPPORTED_VERSIONS and len(body) == 2:
                     info.selected_version = int.from_bytes(body, "big")
@@ -198,8 +214,8 @@ def handshake_messages(data: bytes):
     """Yields (type, body) of the complete handshake messages at the start of data."""
     pos = 0
     while pos + 4 <= len(data):
-        length = int.from_bytes(data[pos + 1:pos + 4], "big")
+        length = int.from_bytes(data[pos + 1 : pos + 4], "big")
         if pos + 4 + length > len(data):
             return
-        yield data[pos], data[pos + 4:pos + 4 + length]
+        yield data[pos], data[pos + 4 : pos + 4 + length]
         pos += 4 + length

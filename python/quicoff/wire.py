@@ -31,6 +31,7 @@ Example::
     raw = wire.frame(add, dst="02:00:00:00:00:aa", src="02:00:00:00:00:bb")
     eth, msg = wire.decode_frame(raw)
 """
+
 from __future__ import annotations
 
 import ipaddress
@@ -39,13 +40,47 @@ from dataclasses import dataclass, field, fields
 from typing import Optional, Union
 
 __all__ = [
-    "ETHERTYPE_SIGNAL", "ETHERTYPE_DATA", "MAGIC", "VERSION", "PN_MAX", "PN_NONE", "INDEX_NONE",
+    "ETHERTYPE_SIGNAL",
+    "ETHERTYPE_DATA",
+    "MAGIC",
+    "VERSION",
+    "PN_MAX",
+    "PN_NONE",
+    "INDEX_NONE",
     "DIRECTION_NONE",
-    "SUITES", "LEVELS", "DIRECTIONS", "NONCE_LAYOUTS", "FAIL_ACTIONS", "STATUSES", "KINDS",
-    "EVENTS", "TLV", "CONN_STATS_FIELDS", "TABLE_STATS_FIELDS", "RESULT_FLAGS",
-    "WireError", "Eth", "Encap", "Add", "Update", "Remove", "Query", "Ack", "Stats", "Event",
-    "DataToOffload", "DataToHost", "CompatPeer", "CompatHost", "CompatData",
-    "decode", "decode_frame", "frame", "ack_for", "suite_key_len", "suite_secret_len",
+    "SUITES",
+    "LEVELS",
+    "DIRECTIONS",
+    "NONCE_LAYOUTS",
+    "FAIL_ACTIONS",
+    "STATUSES",
+    "KINDS",
+    "EVENTS",
+    "TLV",
+    "CONN_STATS_FIELDS",
+    "TABLE_STATS_FIELDS",
+    "RESULT_FLAGS",
+    "WireError",
+    "Eth",
+    "Encap",
+    "Add",
+    "Update",
+    "Remove",
+    "Query",
+    "Ack",
+    "Stats",
+    "Event",
+    "DataToOffload",
+    "DataToHost",
+    "CompatPeer",
+    "CompatHost",
+    "CompatData",
+    "decode",
+    "decode_frame",
+    "frame",
+    "ack_for",
+    "suite_key_len",
+    "suite_secret_len",
 ]
 
 ETHERTYPE_SIGNAL = 0x88B5
@@ -57,7 +92,7 @@ TAG_TPIDS = (ETHERTYPE_VLAN, ETHERTYPE_QINQ, 0x9100, 0x9200, 0x9300)
 MAGIC = 0x51
 VERSION = 1
 PN_MAX = (1 << 62) - 1
-PN_NONE = (1 << 64) - 1          #: LARGEST_PN "none" (all ones), as quicoff's UINT64_MAX
+PN_NONE = (1 << 64) - 1  #: LARGEST_PN "none" (all ones), as quicoff's UINT64_MAX
 INDEX_NONE = 0xFFFFFFFF
 SIGNAL_HDR_LEN = 16
 DATA_HDR_LEN = 20
@@ -75,18 +110,47 @@ DIRECTIONS = ("tx", "rx")
 DIRECTION_NONE = 0xFF
 NONCE_LAYOUTS = ("rfc9001", "multipath", "multipath-path-id-le")
 FAIL_ACTIONS = ("drop", "pass")
-STATUSES = ("ok", "unknown_connection", "auth_failed", "malformed", "key_phase_unavailable",
-            "usage_limit_reached", "key_exhausted", "unsupported", "no_space",
-            "invalid_argument", "exists", "table_full", "no_memory", "backend_unavailable")
+STATUSES = (
+    "ok",
+    "unknown_connection",
+    "auth_failed",
+    "malformed",
+    "key_phase_unavailable",
+    "usage_limit_reached",
+    "key_exhausted",
+    "unsupported",
+    "no_space",
+    "invalid_argument",
+    "exists",
+    "table_full",
+    "no_memory",
+    "backend_unavailable",
+)
 #: v1 Type byte by kind name; compat kinds are decode results (C: >= 0x100).
-KINDS = {"add": 0x01, "update": 0x02, "remove": 0x03, "query": 0x04,
-         "data_to_offload": 0x10, "ack": 0x81, "stats": 0x82, "event": 0x83,
-         "data_to_host": 0x90, "compat_peer": 0x100, "compat_host": 0x101,
-         "compat_data": 0x102}
+KINDS = {
+    "add": 0x01,
+    "update": 0x02,
+    "remove": 0x03,
+    "query": 0x04,
+    "data_to_offload": 0x10,
+    "ack": 0x81,
+    "stats": 0x82,
+    "event": 0x83,
+    "data_to_host": 0x90,
+    "compat_peer": 0x100,
+    "compat_host": 0x101,
+    "compat_data": 0x102,
+}
 _KIND_NAMES = {v: k for k, v in KINDS.items()}
-EVENTS = {"auth_failed": 1, "usage_limit_reached": 2, "key_update": 3,
-          "unknown_connection": 4, "key_exhausted": 5, "key_phase_unavailable": 6,
-          "too_big": 7}
+EVENTS = {
+    "auth_failed": 1,
+    "usage_limit_reached": 2,
+    "key_update": 3,
+    "unknown_connection": 4,
+    "key_exhausted": 5,
+    "key_phase_unavailable": 6,
+    "too_big": 7,
+}
 _EVENT_NAMES = {v: k for k, v in EVENTS.items()}
 #: DATA_TO_HOST flag bits (enum quicoff_result_flag)
 RESULT_FLAGS = {"key_updated": 1, "pass_failed": 2, "long_header": 4, "old_keys": 8}
@@ -99,6 +163,7 @@ class TLV:
     """TLV type registry (docs/protocol.md §5.1), a copy of the one table in
     include/quicoff/wire_tlvs.h: tests/python/test_wire_tlv_table.py checks
     that this class and _ALLOWED below agree with it."""
+
     SUITE = 0x0001
     LEVEL = 0x0002
     QUIC_VERSION = 0x0003
@@ -131,26 +196,82 @@ class TLV:
 
 _TLV_NAMES = {v: k for k, v in vars(TLV).items() if k.isupper() and k != "CRITICAL"}
 
-CONN_STATS_FIELDS = ("packets", "bytes", "auth_failures", "malformed", "key_phase_unavailable",
-                     "key_updates", "key_generation", "largest_pn", "key_packets")
-TABLE_STATS_FIELDS = ("rx_packets", "rx_bytes", "tx_packets", "tx_bytes", "auth_failures",
-                      "unknown_connection", "malformed", "key_phase_unavailable",
-                      "usage_limit_reached", "key_exhausted", "unsupported", "key_updates",
-                      "connections", "retired_pending")
+CONN_STATS_FIELDS = (
+    "packets",
+    "bytes",
+    "auth_failures",
+    "malformed",
+    "key_phase_unavailable",
+    "key_updates",
+    "key_generation",
+    "largest_pn",
+    "key_packets",
+)
+TABLE_STATS_FIELDS = (
+    "rx_packets",
+    "rx_bytes",
+    "tx_packets",
+    "tx_bytes",
+    "auth_failures",
+    "unknown_connection",
+    "malformed",
+    "key_phase_unavailable",
+    "usage_limit_reached",
+    "key_exhausted",
+    "unsupported",
+    "key_updates",
+    "connections",
+    "retired_pending",
+)
 
 _ALLOWED = {
-    "add": {TLV.SUITE, TLV.LEVEL, TLV.QUIC_VERSION, TLV.DCID, TLV.LOCAL_ADDR, TLV.PATH_ID,
-            TLV.NONCE_LAYOUT, TLV.FAIL_ACTION, TLV.LARGEST_PN, TLV.USAGE_THRESHOLD,
-            TLV.KEY_GENERATION, TLV.PACKET_KEY, TLV.IV, TLV.HP_KEY, TLV.NEXT_PACKET_KEY,
-            TLV.NEXT_IV, TLV.SECRET, TLV.ENCAP, TLV.GREASE_QUIC_BIT},
-    "update": {TLV.FAIL_ACTION, TLV.LARGEST_PN, TLV.USAGE_THRESHOLD, TLV.KEY_GENERATION,
-               TLV.PACKET_KEY, TLV.IV, TLV.SECRET, TLV.ENCAP, TLV.ROLL_GENERATION},
+    "add": {
+        TLV.SUITE,
+        TLV.LEVEL,
+        TLV.QUIC_VERSION,
+        TLV.DCID,
+        TLV.LOCAL_ADDR,
+        TLV.PATH_ID,
+        TLV.NONCE_LAYOUT,
+        TLV.FAIL_ACTION,
+        TLV.LARGEST_PN,
+        TLV.USAGE_THRESHOLD,
+        TLV.KEY_GENERATION,
+        TLV.PACKET_KEY,
+        TLV.IV,
+        TLV.HP_KEY,
+        TLV.NEXT_PACKET_KEY,
+        TLV.NEXT_IV,
+        TLV.SECRET,
+        TLV.ENCAP,
+        TLV.GREASE_QUIC_BIT,
+    },
+    "update": {
+        TLV.FAIL_ACTION,
+        TLV.LARGEST_PN,
+        TLV.USAGE_THRESHOLD,
+        TLV.KEY_GENERATION,
+        TLV.PACKET_KEY,
+        TLV.IV,
+        TLV.SECRET,
+        TLV.ENCAP,
+        TLV.ROLL_GENERATION,
+    },
     "remove": set(),
     "query": set(),
     "ack": {TLV.DETAIL},
     "stats": {TLV.CONN_STATS, TLV.TABLE_STATS, TLV.DETAIL},
-    "event": {TLV.COUNT, TLV.PN, TLV.KEY_GENERATION, TLV.LEVEL, TLV.DCID, TLV.LOCAL_ADDR,
-              TLV.REMOTE_ADDR, TLV.DETAIL, TLV.MTU},
+    "event": {
+        TLV.COUNT,
+        TLV.PN,
+        TLV.KEY_GENERATION,
+        TLV.LEVEL,
+        TLV.DCID,
+        TLV.LOCAL_ADDR,
+        TLV.REMOTE_ADDR,
+        TLV.DETAIL,
+        TLV.MTU,
+    },
 }
 
 
@@ -178,6 +299,7 @@ class WireError(ValueError):
 
 # ---------------------------------------------------------------------------
 # helpers
+
 
 def _enum(value, names, what):
     if isinstance(value, str):
@@ -287,9 +409,11 @@ def _bytes(v, n=None, what="value"):
 # ---------------------------------------------------------------------------
 # Ethernet and encapsulation
 
+
 @dataclass
 class Eth:
     """An Ethernet header: MACs as "aa:bb:..." strings, optional 802.1Q TCI."""
+
     dst: str = "00:00:00:00:00:00"
     src: str = "00:00:00:00:00:00"
     vlan: Optional[int] = None
@@ -299,14 +423,15 @@ class Eth:
 @dataclass
 class Encap:
     """Per-entry encapsulation (ENCAP TLV, docs/protocol.md §5.2)."""
+
     dst_mac: str = "00:00:00:00:00:00"
     src_mac: str = "00:00:00:00:00:00"
     src_ip: str = "0.0.0.0"
     dst_ip: str = "0.0.0.0"
     src_port: int = 0
     dst_port: int = 0
-    vlan: Optional[int] = None   #: 802.1Q TCI to insert, or None
-    ttl: int = 0                 #: 0 = the offload's default (64)
+    vlan: Optional[int] = None  #: 802.1Q TCI to insert, or None
+    ttl: int = 0  #: 0 = the offload's default (64)
     tos: int = 0
 
     def value(self) -> bytes:
@@ -314,11 +439,18 @@ class Encap:
         fd, d = _ip(self.dst_ip)
         if fs != fd:
             raise WireError("invalid_argument", "encap addresses of different families")
-        return (_mac(self.dst_mac) + _mac(self.src_mac) +
-                _u16(self.vlan if self.vlan is not None else 0, "vlan") +
-                bytes([1 if self.vlan is not None else 0, fs]) + _u8(self.ttl, "ttl") +
-                _u8(self.tos, "tos") + _u16(self.src_port, "port") +
-                _u16(self.dst_port, "port") + s + d)
+        return (
+            _mac(self.dst_mac)
+            + _mac(self.src_mac)
+            + _u16(self.vlan if self.vlan is not None else 0, "vlan")
+            + bytes([1 if self.vlan is not None else 0, fs])
+            + _u8(self.ttl, "ttl")
+            + _u8(self.tos, "tos")
+            + _u16(self.src_port, "port")
+            + _u16(self.dst_port, "port")
+            + s
+            + d
+        )
 
     @classmethod
     def parse(cls, v: bytes) -> "Encap":
@@ -328,16 +460,22 @@ class Encap:
             raise WireError("invalid_argument", "ENCAP IP version %d in %d bytes" % (v[15], len(v)))
         alen = 4 if v[15] == 4 else 16
         tci = struct.unpack("!H", v[12:14])[0]
-        return cls(dst_mac=_mac_str(v[0:6]), src_mac=_mac_str(v[6:12]),
-                   vlan=tci if v[14] & 1 else None, ttl=v[16], tos=v[17],
-                   src_port=struct.unpack("!H", v[18:20])[0],
-                   dst_port=struct.unpack("!H", v[20:22])[0],
-                   src_ip=str(ipaddress.ip_address(bytes(v[22:22 + alen]))),
-                   dst_ip=str(ipaddress.ip_address(bytes(v[22 + alen:22 + 2 * alen]))))
+        return cls(
+            dst_mac=_mac_str(v[0:6]),
+            src_mac=_mac_str(v[6:12]),
+            vlan=tci if v[14] & 1 else None,
+            ttl=v[16],
+            tos=v[17],
+            src_port=struct.unpack("!H", v[18:20])[0],
+            dst_port=struct.unpack("!H", v[20:22])[0],
+            src_ip=str(ipaddress.ip_address(bytes(v[22 : 22 + alen]))),
+            dst_ip=str(ipaddress.ip_address(bytes(v[22 + alen : 22 + 2 * alen]))),
+        )
 
 
 # ---------------------------------------------------------------------------
 # v1 signaling
+
 
 def _direction_byte(kind: str, direction) -> int:
     if kind == "ack" and direction in ("none", DIRECTION_NONE):
@@ -345,14 +483,19 @@ def _direction_byte(kind: str, direction) -> int:
     return _enum(direction, DIRECTIONS, "direction")
 
 
-def _sig_hdr(kind: str, byte3: int, request_id: int, index: int, direction, status,
-             tlvs: bytes) -> bytes:
+def _sig_hdr(
+    kind: str, byte3: int, request_id: int, index: int, direction, status, tlvs: bytes
+) -> bytes:
     if len(tlvs) > 0xFFFF:
         raise WireError("invalid_argument", "TLVs too long")
-    return (bytes([MAGIC, VERSION, KINDS[kind], byte3 & 0xFF]) + _u32(request_id, "request_id") +
-            _u32(index, "index") + bytes([_direction_byte(kind, direction),
-                                          _status_code(status)]) +
-            struct.pack("!H", len(tlvs)) + tlvs)
+    return (
+        bytes([MAGIC, VERSION, KINDS[kind], byte3 & 0xFF])
+        + _u32(request_id, "request_id")
+        + _u32(index, "index")
+        + bytes([_direction_byte(kind, direction), _status_code(status)])
+        + struct.pack("!H", len(tlvs))
+        + tlvs
+    )
 
 
 def _detail_tlv(detail) -> bytes:
@@ -370,14 +513,15 @@ def _detail_tlv(detail) -> bytes:
 class Add:
     """ADD: install an entry (a whole quicoff_conn_config). Give key + iv + hp,
     or secret; next_key + next_iv optionally (generation + 1)."""
+
     request_id: int = 0
     index: int = 0
     direction: Union[str, int] = "tx"
     suite: Union[str, int] = "aes-128-gcm"
     level: Union[str, int] = "1rtt"
-    quic_version: int = 1                  #: QUIC version (0 also means v1)
+    quic_version: int = 1  #: QUIC version (0 also means v1)
     dcid: bytes = b""
-    local_addr: Optional[tuple] = None      #: (ip, port): RX key for zero-length CIDs
+    local_addr: Optional[tuple] = None  #: (ip, port): RX key for zero-length CIDs
     path_id: int = 0
     nonce_layout: Union[str, int] = "rfc9001"
     fail_action: Union[str, int] = "drop"
@@ -404,41 +548,56 @@ class Add:
             raise WireError("invalid_argument", "DCID longer than 20 bytes")
         if self.largest_pn > PN_MAX and self.largest_pn != PN_NONE:
             raise WireError("invalid_argument", "largest_pn out of range")
-        t = [_tlv(TLV.SUITE, bytes([s])),
-             _tlv(TLV.LEVEL, bytes([_enum(self.level, LEVELS, "level")])),
-             _tlv(TLV.QUIC_VERSION, _u32(self.quic_version, "quic_version")),
-             _tlv(TLV.DCID, bytes(self.dcid))]
+        t = [
+            _tlv(TLV.SUITE, bytes([s])),
+            _tlv(TLV.LEVEL, bytes([_enum(self.level, LEVELS, "level")])),
+            _tlv(TLV.QUIC_VERSION, _u32(self.quic_version, "quic_version")),
+            _tlv(TLV.DCID, bytes(self.dcid)),
+        ]
         if self.local_addr is not None:
             t.append(_tlv(TLV.LOCAL_ADDR, _addr_value(self.local_addr)))
-        t += [_tlv(TLV.PATH_ID, _u32(self.path_id, "path_id")),
-              _tlv(TLV.NONCE_LAYOUT, bytes([_enum(self.nonce_layout, NONCE_LAYOUTS,
-                                                  "nonce layout")])),
-              _tlv(TLV.FAIL_ACTION, bytes([_enum(self.fail_action, FAIL_ACTIONS,
-                                                 "fail action")])),
-              _tlv(TLV.LARGEST_PN, _u64(self.largest_pn, "largest_pn")),
-              _tlv(TLV.USAGE_THRESHOLD, _u64(self.usage_threshold, "usage_threshold")),
-              _tlv(TLV.KEY_GENERATION, _u32(self.key_generation, "key_generation"))]
+        t += [
+            _tlv(TLV.PATH_ID, _u32(self.path_id, "path_id")),
+            _tlv(
+                TLV.NONCE_LAYOUT, bytes([_enum(self.nonce_layout, NONCE_LAYOUTS, "nonce layout")])
+            ),
+            _tlv(TLV.FAIL_ACTION, bytes([_enum(self.fail_action, FAIL_ACTIONS, "fail action")])),
+            _tlv(TLV.LARGEST_PN, _u64(self.largest_pn, "largest_pn")),
+            _tlv(TLV.USAGE_THRESHOLD, _u64(self.usage_threshold, "usage_threshold")),
+            _tlv(TLV.KEY_GENERATION, _u32(self.key_generation, "key_generation")),
+        ]
         if self.secret is None:
             if self.key is None or self.iv is None or self.hp is None:
                 raise WireError("invalid_argument", "ADD needs key, iv and hp, or secret")
-            t += [_tlv(TLV.PACKET_KEY, _bytes(self.key, klen, "key")),
-                  _tlv(TLV.IV, _bytes(self.iv, 12, "iv")),
-                  _tlv(TLV.HP_KEY, _bytes(self.hp, klen, "hp"))]
+            t += [
+                _tlv(TLV.PACKET_KEY, _bytes(self.key, klen, "key")),
+                _tlv(TLV.IV, _bytes(self.iv, 12, "iv")),
+                _tlv(TLV.HP_KEY, _bytes(self.hp, klen, "hp")),
+            ]
         elif self.key is not None or self.iv is not None or self.hp is not None:
             raise WireError("invalid_argument", "ADD takes keys or a secret, not both")
         if (self.next_key is None) != (self.next_iv is None):
             raise WireError("invalid_argument", "next_key and next_iv go together")
         if self.next_key is not None:
-            t += [_tlv(TLV.NEXT_PACKET_KEY, _bytes(self.next_key, klen, "next_key")),
-                  _tlv(TLV.NEXT_IV, _bytes(self.next_iv, 12, "next_iv"))]
+            t += [
+                _tlv(TLV.NEXT_PACKET_KEY, _bytes(self.next_key, klen, "next_key")),
+                _tlv(TLV.NEXT_IV, _bytes(self.next_iv, 12, "next_iv")),
+            ]
         if self.secret is not None:
             t.append(_tlv(TLV.SECRET, _bytes(self.secret, _SECRET_LEN[s], "secret")))
         if self.encap is not None:
             t.append(_tlv(TLV.ENCAP, self.encap.value()))
         if not self.grease_quic_bit:
             t.append(_tlv(TLV.GREASE_QUIC_BIT, b"\x00"))
-        return _sig_hdr("add", 1 if self.replace else 0, self.request_id, self.index,
-                        self.direction, 0, b"".join(t))
+        return _sig_hdr(
+            "add",
+            1 if self.replace else 0,
+            self.request_id,
+            self.index,
+            self.direction,
+            0,
+            b"".join(t),
+        )
 
 
 @dataclass
@@ -447,6 +606,7 @@ class Update:
     secret) with key_generation: install that generation's keys;
     roll_generation: make it current (ROLL, idempotent); drop_old: forget the
     previous generation."""
+
     request_id: int = 0
     index: int = 0
     direction: Union[str, int] = "tx"
@@ -456,7 +616,7 @@ class Update:
     secret: Optional[bytes] = None
     roll_generation: Optional[int] = None
     drop_old: bool = False
-    largest_pn: Optional[int] = None        #: PN_NONE = reset to "none"
+    largest_pn: Optional[int] = None  #: PN_NONE = reset to "none"
     fail_action: Optional[Union[str, int]] = None
     usage_threshold: Optional[int] = None
     encap: Optional[Encap] = None
@@ -466,8 +626,9 @@ class Update:
         flags = (1 if self.roll_generation is not None else 0) | (2 if self.drop_old else 0)
         t = []
         if self.fail_action is not None:
-            t.append(_tlv(TLV.FAIL_ACTION, bytes([_enum(self.fail_action, FAIL_ACTIONS,
-                                                         "fail action")])))
+            t.append(
+                _tlv(TLV.FAIL_ACTION, bytes([_enum(self.fail_action, FAIL_ACTIONS, "fail action")]))
+            )
         if self.largest_pn is not None:
             if self.largest_pn > PN_MAX and self.largest_pn != PN_NONE:
                 raise WireError("invalid_argument", "largest_pn out of range")
@@ -488,14 +649,17 @@ class Update:
             else:
                 if self.key is None or self.iv is None or len(self.key) not in (16, 32):
                     raise WireError("invalid_argument", "key (16|32 bytes) and iv needed")
-                t += [_tlv(TLV.PACKET_KEY, bytes(self.key)),
-                      _tlv(TLV.IV, _bytes(self.iv, 12, "iv"))]
+                t += [
+                    _tlv(TLV.PACKET_KEY, bytes(self.key)),
+                    _tlv(TLV.IV, _bytes(self.iv, 12, "iv")),
+                ]
         if self.encap is not None:
             t.append(_tlv(TLV.ENCAP, self.encap.value()))
         if self.roll_generation is not None:
             t.append(_tlv(TLV.ROLL_GENERATION, _u32(self.roll_generation, "roll_generation")))
-        return _sig_hdr("update", flags, self.request_id, self.index, self.direction, 0,
-                        b"".join(t))
+        return _sig_hdr(
+            "update", flags, self.request_id, self.index, self.direction, 0, b"".join(t)
+        )
 
 
 @dataclass
@@ -512,6 +676,7 @@ class Remove:
 @dataclass
 class Query:
     """QUERY: counters of an entry (conn) and/or of the table (table)."""
+
     request_id: int = 0
     index: int = INDEX_NONE
     direction: Union[str, int] = "tx"
@@ -520,25 +685,40 @@ class Query:
     kind = "query"
 
     def encode(self) -> bytes:
-        return _sig_hdr("query", (1 if self.conn else 0) | (2 if self.table else 0),
-                        self.request_id, self.index, self.direction, 0, b"")
+        return _sig_hdr(
+            "query",
+            (1 if self.conn else 0) | (2 if self.table else 0),
+            self.request_id,
+            self.index,
+            self.direction,
+            0,
+            b"",
+        )
 
 
 @dataclass
 class Ack:
     """ACK of a request: its request_id, index, direction and kind echoed."""
+
     request_id: int = 0
     index: int = 0
     direction: Union[str, int] = "tx"
-    acked: Union[str, int] = "add"      #: kind name of the request (or its Type byte)
+    acked: Union[str, int] = "add"  #: kind name of the request (or its Type byte)
     status: Union[str, int] = "ok"
     detail: Optional[str] = None
     kind = "ack"
 
     def encode(self) -> bytes:
         acked = KINDS[self.acked] if isinstance(self.acked, str) else self.acked
-        return _sig_hdr("ack", acked, self.request_id, self.index, self.direction,
-                        self.status, _detail_tlv(self.detail))
+        return _sig_hdr(
+            "ack",
+            acked,
+            self.request_id,
+            self.index,
+            self.direction,
+            self.status,
+            _detail_tlv(self.detail),
+        )
 
     @property
     def ok(self) -> bool:
@@ -548,6 +728,7 @@ class Ack:
 @dataclass
 class Stats:
     """STATS: reply to a QUERY; conn/table are dicts keyed by the C field names."""
+
     request_id: int = 0
     index: int = INDEX_NONE
     direction: Union[str, int] = "tx"
@@ -566,26 +747,37 @@ class Stats:
             if d is not None:
                 unknown = set(d) - set(names)
                 if unknown:
-                    raise WireError("invalid_argument", "unknown %s counters %s"
-                                    % (name, sorted(unknown)))
+                    raise WireError(
+                        "invalid_argument", "unknown %s counters %s" % (name, sorted(unknown))
+                    )
                 setattr(self, name, {f: d.get(f, 0) for f in names})
 
     def encode(self) -> bytes:
         t = b""
         if self.conn is not None:
-            t += _tlv(TLV.CONN_STATS, b"".join(_u64(self.conn.get(f, 0), f)
-                                               for f in CONN_STATS_FIELDS))
+            t += _tlv(
+                TLV.CONN_STATS, b"".join(_u64(self.conn.get(f, 0), f) for f in CONN_STATS_FIELDS)
+            )
         if self.table is not None:
-            t += _tlv(TLV.TABLE_STATS, b"".join(_u64(self.table.get(f, 0), f)
-                                                for f in TABLE_STATS_FIELDS))
+            t += _tlv(
+                TLV.TABLE_STATS, b"".join(_u64(self.table.get(f, 0), f) for f in TABLE_STATS_FIELDS)
+            )
         flags = (1 if self.query_conn else 0) | (2 if self.query_table else 0)
-        return _sig_hdr("stats", flags, self.request_id, self.index, self.direction,
-                        self.status, t + _detail_tlv(self.detail))
+        return _sig_hdr(
+            "stats",
+            flags,
+            self.request_id,
+            self.index,
+            self.direction,
+            self.status,
+            t + _detail_tlv(self.detail),
+        )
 
 
 @dataclass
 class Event:
     """EVENT (offload -> host); seq is the header's request-ID field."""
+
     code: Union[str, int] = "auth_failed"
     seq: int = 0
     index: int = INDEX_NONE
@@ -625,12 +817,20 @@ class Event:
             t += _tlv(TLV.REMOTE_ADDR, _addr_value(self.remote_addr))
         if self.mtu is not None:
             t += _tlv(TLV.MTU, _u32(self.mtu, "mtu"))
-        return _sig_hdr("event", code, self.seq, self.index, self.direction, self.status,
-                        t + _detail_tlv(self.detail))
+        return _sig_hdr(
+            "event",
+            code,
+            self.seq,
+            self.index,
+            self.direction,
+            self.status,
+            t + _detail_tlv(self.detail),
+        )
 
 
 # ---------------------------------------------------------------------------
 # v1 data
+
 
 def _check_pn(pn):
     if not isinstance(pn, int) or not 0 <= pn <= PN_MAX:
@@ -640,6 +840,7 @@ def _check_pn(pn):
 @dataclass
 class DataToOffload:
     """A plaintext QUIC packet for TX entry `index`, full packet number `pn`."""
+
     index: int = 0
     pn: int = 0
     packet: bytes = b""
@@ -648,8 +849,13 @@ class DataToOffload:
 
     def header(self) -> bytes:
         _check_pn(self.pn)
-        return (bytes([MAGIC, VERSION, 0x10, self.flags & 0xFF]) + _u32(self.index, "index") +
-                struct.pack("!Q", self.pn) + _u16(len(self.packet), "length") + b"\0\0")
+        return (
+            bytes([MAGIC, VERSION, 0x10, self.flags & 0xFF])
+            + _u32(self.index, "index")
+            + struct.pack("!Q", self.pn)
+            + _u16(len(self.packet), "length")
+            + b"\0\0"
+        )
 
     def encode(self) -> bytes:
         return self.header() + bytes(self.packet)
@@ -658,21 +864,26 @@ class DataToOffload:
 @dataclass
 class DataToHost:
     """An unprotected QUIC packet of RX entry `index` with its metadata."""
+
     index: int = 0
     pn: int = 0
     packet: bytes = b""
     status: Union[str, int] = "ok"
     level: Union[str, int] = "1rtt"
     key_phase: int = 0
-    flags: int = 0            #: RESULT_FLAGS bits
+    flags: int = 0  #: RESULT_FLAGS bits
     kind = "data_to_host"
 
     def header(self) -> bytes:
         _check_pn(self.pn)
         lv = _enum(self.level, LEVELS, "level")
-        return (bytes([MAGIC, VERSION, 0x90, self.flags & 0xFF]) + _u32(self.index, "index") +
-                struct.pack("!Q", self.pn) + _u16(len(self.packet), "length") +
-                bytes([_status_code(self.status), lv << 4 | (self.key_phase & 1)]))
+        return (
+            bytes([MAGIC, VERSION, 0x90, self.flags & 0xFF])
+            + _u32(self.index, "index")
+            + struct.pack("!Q", self.pn)
+            + _u16(len(self.packet), "length")
+            + bytes([_status_code(self.status), lv << 4 | (self.key_phase & 1)])
+        )
 
     def encode(self) -> bytes:
         return self.header() + bytes(self.packet)
@@ -684,6 +895,7 @@ class DataToHost:
 
 # ---------------------------------------------------------------------------
 # compat: the first prototype's fixed-layout frames (docs/protocol.md §3)
+
 
 def _compat_key(key: bytes, klen: int, what: str) -> bytes:
     """The prototype's rule: the key as a 256-bit number, i.e. left-padded."""
@@ -706,6 +918,7 @@ def _compat_unkey(field_: bytes, klen: int):
 class CompatPeer:
     """Compat signaling_peer (Type 0, docs/protocol.md §3.1): an RX entry keyed by DCID.
     full_pn becomes the entry's largest PN (PN_NONE: none)."""
+
     index: int = 0
     suite: Union[str, int] = "aes-128-gcm"
     hp_key: bytes = bytes(16)
@@ -714,7 +927,7 @@ class CompatPeer:
     path_id: int = 0
     dcid: bytes = bytes(8)
     full_pn: int = 0
-    right_padded: bool = field(default=False, compare=False)   #: how it arrived (decode)
+    right_padded: bool = field(default=False, compare=False)  #: how it arrived (decode)
     kind = "compat_peer"
     direction = "rx"
 
@@ -723,15 +936,23 @@ class CompatPeer:
         k = _KEY_LEN[s]
         if self.full_pn > PN_MAX and self.full_pn != PN_NONE:
             raise WireError("invalid_argument", "full_pn out of range")
-        return (b"\x00" + _u16(self.index, "compat index") + bytes([s]) +
-                _compat_key(self.hp_key, k, "hp_key") + _compat_key(self.quic_key, k, "quic_key") +
-                _bytes(self.iv, 12, "iv") + _u32(self.path_id, "path_id") +
-                _bytes(self.dcid, 8, "compat dcid") + _u64(self.full_pn, "full_pn"))
+        return (
+            b"\x00"
+            + _u16(self.index, "compat index")
+            + bytes([s])
+            + _compat_key(self.hp_key, k, "hp_key")
+            + _compat_key(self.quic_key, k, "quic_key")
+            + _bytes(self.iv, 12, "iv")
+            + _u32(self.path_id, "path_id")
+            + _bytes(self.dcid, 8, "compat dcid")
+            + _u64(self.full_pn, "full_pn")
+        )
 
 
 @dataclass
 class CompatHost:
     """Compat signaling_host (Type 1, docs/protocol.md §3.2): a TX entry keyed by index."""
+
     index: int = 0
     suite: Union[str, int] = "aes-128-gcm"
     hp_key: bytes = bytes(16)
@@ -749,15 +970,22 @@ class CompatHost:
         k = _KEY_LEN[s]
         if not 0 <= self.dcid_len <= 20:
             raise WireError("invalid_argument", "dcid_len out of range")
-        return (b"\x01" + _u16(self.index, "compat index") + bytes([s]) +
-                _compat_key(self.hp_key, k, "hp_key") + _compat_key(self.quic_key, k, "quic_key") +
-                _bytes(self.iv, 12, "iv") + _u32(self.path_id, "path_id") +
-                bytes([self.dcid_len]))
+        return (
+            b"\x01"
+            + _u16(self.index, "compat index")
+            + bytes([s])
+            + _compat_key(self.hp_key, k, "hp_key")
+            + _compat_key(self.quic_key, k, "quic_key")
+            + _bytes(self.iv, 12, "iv")
+            + _u32(self.path_id, "path_id")
+            + bytes([self.dcid_len])
+        )
 
 
 @dataclass
 class CompatData:
     """Compat data_pkt (docs/protocol.md §3.5) + QUIC packet, on EtherType 0x88B6."""
+
     index: int = 0
     full_pn: int = 0
     packet: bytes = b""
@@ -771,16 +999,29 @@ class CompatData:
         return self.header() + bytes(self.packet)
 
 
-Message = Union[Add, Update, Remove, Query, Ack, Stats, Event, DataToOffload, DataToHost,
-                CompatPeer, CompatHost, CompatData]
+Message = Union[
+    Add,
+    Update,
+    Remove,
+    Query,
+    Ack,
+    Stats,
+    Event,
+    DataToOffload,
+    DataToHost,
+    CompatPeer,
+    CompatHost,
+    CompatData,
+]
 
 
 def ethertype_of(msg) -> int:
     return ETHERTYPE_DATA if isinstance(msg, CompatData) else ETHERTYPE_SIGNAL
 
 
-def frame(msg, dst="ff:ff:ff:ff:ff:ff", src="00:00:00:00:00:00",
-          vlan: Optional[int] = None) -> bytes:
+def frame(
+    msg, dst="ff:ff:ff:ff:ff:ff", src="00:00:00:00:00:00", vlan: Optional[int] = None
+) -> bytes:
     """The whole Ethernet frame of `msg` (a message object, or payload bytes of
     a signaling EtherType)."""
     payload = msg if isinstance(msg, (bytes, bytearray)) else msg.encode()
@@ -797,24 +1038,41 @@ def ack_for(req, status="ok", detail=None) -> Union[Ack, Stats]:
     if isinstance(req, dict):
         h = req
     else:
-        h = {"kind": req.kind, "request_id": getattr(req, "request_id", 0),
-             "index": getattr(req, "index", 0), "direction": getattr(req, "direction", "tx")}
+        h = {
+            "kind": req.kind,
+            "request_id": getattr(req, "request_id", 0),
+            "index": getattr(req, "index", 0),
+            "direction": getattr(req, "direction", "tx"),
+        }
     if h["kind"] == "query" and isinstance(req, Query):
-        return Stats(request_id=h["request_id"], index=h["index"], direction=h["direction"],
-                     status=status, detail=detail, query_conn=req.conn, query_table=req.table)
+        return Stats(
+            request_id=h["request_id"],
+            index=h["index"],
+            direction=h["direction"],
+            status=status,
+            detail=detail,
+            query_conn=req.conn,
+            query_table=req.table,
+        )
     acked = h["kind"]
     if isinstance(acked, str):
         acked = KINDS.get(acked, 0)
     direction = h["direction"]
     if direction not in DIRECTIONS and direction not in (0, 1):
         direction = "none"  # a request's bad direction byte cannot be echoed
-    return Ack(request_id=h["request_id"], index=h["index"], direction=direction,
-               acked=_KIND_NAMES.get(acked, acked) if acked < 0x100 else 0,
-               status=status, detail=detail)
+    return Ack(
+        request_id=h["request_id"],
+        index=h["index"],
+        direction=direction,
+        acked=_KIND_NAMES.get(acked, acked) if acked < 0x100 else 0,
+        status=status,
+        detail=detail,
+    )
 
 
 # ---------------------------------------------------------------------------
 # decode
+
 
 def _collect(p: bytes, allowed: set) -> dict:
     out = {}
@@ -834,7 +1092,7 @@ def _collect(p: bytes, allowed: set) -> dict:
                 raise WireError("malformed", "TLV %s not allowed here" % _TLV_NAMES[t])
             if t in out:
                 raise WireError("malformed", "duplicate TLV %s" % _TLV_NAMES[t])
-            out[t] = p[off:off + n]
+            out[t] = p[off : off + n]
         off += n
     return out
 
@@ -903,8 +1161,13 @@ def _decode_add(t, h, flags):
     if TLV.SUITE not in t:
         raise WireError("malformed", "ADD without SUITE")
     suite = _g_enum(t[TLV.SUITE], SUITES, "suite")
-    m = Add(request_id=h["request_id"], index=h["index"], direction=h["direction"],
-            suite=suite, replace=bool(flags & 1))
+    m = Add(
+        request_id=h["request_id"],
+        index=h["index"],
+        direction=h["direction"],
+        suite=suite,
+        replace=bool(flags & 1),
+    )
     if TLV.LEVEL in t:
         m.level = _g_enum(t[TLV.LEVEL], LEVELS, "level")
     if TLV.QUIC_VERSION in t:
@@ -1011,22 +1274,38 @@ def _decode_v1(p: bytes):
             raise WireError("malformed", "data length %d past the frame" % n)
         if pn > PN_MAX:
             raise WireError("invalid_argument", "packet number %#x" % pn)
-        pkt = bytes(p[DATA_HDR_LEN:DATA_HDR_LEN + n])
+        pkt = bytes(p[DATA_HDR_LEN : DATA_HDR_LEN + n])
         if typ == 0x10:
             return DataToOffload(index=index, pn=pn, packet=pkt, flags=flags)
         if p[19] >> 4 >= len(LEVELS):
             raise WireError("invalid_argument", "level %d" % (p[19] >> 4))
-        return DataToHost(index=index, pn=pn, packet=pkt, status=_status_name(p[18]),
-                          level=LEVELS[p[19] >> 4], key_phase=p[19] & 1, flags=flags)
+        return DataToHost(
+            index=index,
+            pn=pn,
+            packet=pkt,
+            status=_status_name(p[18]),
+            level=LEVELS[p[19] >> 4],
+            key_phase=p[19] & 1,
+            flags=flags,
+        )
     if len(p) < SIGNAL_HDR_LEN:
-        raise WireError("malformed" if version == VERSION else "unsupported",
-                        "signaling header cut")
+        raise WireError(
+            "malformed" if version == VERSION else "unsupported", "signaling header cut"
+        )
     byte3 = p[3]
     request_id, index = struct.unpack_from("!II", p, 4)
     direction, status = p[12], p[13]
-    header = {"kind": kind, "version": version, "request_id": request_id, "index": index,
-              "direction": DIRECTIONS[direction] if direction < 2
-              else "none" if kind == "ack" and direction == DIRECTION_NONE else direction}
+    header = {
+        "kind": kind,
+        "version": version,
+        "request_id": request_id,
+        "index": index,
+        "direction": DIRECTIONS[direction]
+        if direction < 2
+        else "none"
+        if kind == "ack" and direction == DIRECTION_NONE
+        else direction,
+    }
     try:
         if version != VERSION:
             raise WireError("unsupported", "version %d" % version)
@@ -1037,7 +1316,7 @@ def _decode_v1(p: bytes):
         tlv_len = struct.unpack_from("!H", p, 14)[0]
         if tlv_len > len(p) - SIGNAL_HDR_LEN:
             raise WireError("malformed", "TLV length past the frame")
-        t = _collect(bytes(p[SIGNAL_HDR_LEN:SIGNAL_HDR_LEN + tlv_len]), _ALLOWED[kind])
+        t = _collect(bytes(p[SIGNAL_HDR_LEN : SIGNAL_HDR_LEN + tlv_len]), _ALLOWED[kind])
         h = header
         st = _status_name(status)
         if kind == "add":
@@ -1047,23 +1326,51 @@ def _decode_v1(p: bytes):
         if kind == "remove":
             return Remove(request_id=request_id, index=index, direction=h["direction"])
         if kind == "query":
-            return Query(request_id=request_id, index=index, direction=h["direction"],
-                         conn=bool(byte3 & 1), table=bool(byte3 & 2))
+            return Query(
+                request_id=request_id,
+                index=index,
+                direction=h["direction"],
+                conn=bool(byte3 & 1),
+                table=bool(byte3 & 2),
+            )
         if kind == "ack":
             detail = _detail(t)
-            return Ack(request_id=request_id, index=index, direction=h["direction"],
-                       acked=_KIND_NAMES.get(byte3, byte3), status=st, detail=detail)
+            return Ack(
+                request_id=request_id,
+                index=index,
+                direction=h["direction"],
+                acked=_KIND_NAMES.get(byte3, byte3),
+                status=st,
+                detail=detail,
+            )
         if kind == "stats":
-            conn = _stats_block(t[TLV.CONN_STATS], CONN_STATS_FIELDS) \
-                if TLV.CONN_STATS in t else None
-            table = _stats_block(t[TLV.TABLE_STATS], TABLE_STATS_FIELDS) \
-                if TLV.TABLE_STATS in t else None
-            return Stats(request_id=request_id, index=index, direction=h["direction"], status=st,
-                         conn=conn, table=table, detail=_detail(t),
-                         query_conn=bool(byte3 & 1), query_table=bool(byte3 & 2))
+            conn = (
+                _stats_block(t[TLV.CONN_STATS], CONN_STATS_FIELDS) if TLV.CONN_STATS in t else None
+            )
+            table = (
+                _stats_block(t[TLV.TABLE_STATS], TABLE_STATS_FIELDS)
+                if TLV.TABLE_STATS in t
+                else None
+            )
+            return Stats(
+                request_id=request_id,
+                index=index,
+                direction=h["direction"],
+                status=st,
+                conn=conn,
+                table=table,
+                detail=_detail(t),
+                query_conn=bool(byte3 & 1),
+                query_table=bool(byte3 & 2),
+            )
         # event
-        e = Event(code=_EVENT_NAMES.get(byte3, byte3), seq=request_id, index=index,
-                  direction=h["direction"], status=st)
+        e = Event(
+            code=_EVENT_NAMES.get(byte3, byte3),
+            seq=request_id,
+            index=index,
+            direction=h["direction"],
+            status=st,
+        )
         if TLV.COUNT in t:
             e.count = _g_u64(t[TLV.COUNT])
         if TLV.PN in t:
@@ -1104,16 +1411,33 @@ def _decode_compat_signal(p: bytes):
         full_pn = struct.unpack_from("!Q", p, 92)[0]
         if full_pn > PN_MAX and full_pn != PN_NONE:
             raise WireError("invalid_argument", "Full_pn %#x" % full_pn)
-        return CompatPeer(index=index, suite=SUITES[algo], hp_key=hp, quic_key=key, iv=iv,
-                          path_id=path_id, dcid=bytes(p[84:92]), full_pn=full_pn,
-                          right_padded=r1 or r2)
+        return CompatPeer(
+            index=index,
+            suite=SUITES[algo],
+            hp_key=hp,
+            quic_key=key,
+            iv=iv,
+            path_id=path_id,
+            dcid=bytes(p[84:92]),
+            full_pn=full_pn,
+            right_padded=r1 or r2,
+        )
     n, bits = p[84], False
     if n > 20:
         if n % 8 or n < 24 or n > 160:
             raise WireError("invalid_argument", "DCID_len %d" % n)
         n, bits = n // 8, True
-    return CompatHost(index=index, suite=SUITES[algo], hp_key=hp, quic_key=key, iv=iv,
-                      path_id=path_id, dcid_len=n, right_padded=r1 or r2, dcid_len_bits=bits)
+    return CompatHost(
+        index=index,
+        suite=SUITES[algo],
+        hp_key=hp,
+        quic_key=key,
+        iv=iv,
+        path_id=path_id,
+        dcid_len=n,
+        right_padded=r1 or r2,
+        dcid_len_bits=bits,
+    )
 
 
 def decode(payload: bytes, ethertype: int = ETHERTYPE_SIGNAL):

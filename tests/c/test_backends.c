@@ -81,7 +81,8 @@ static void test_choice(void)
     ok(qo_backend_find("auto") == native && qo_backend_find(NULL) == native,
        "auto prefers ipsec-mb");
 #else
-    ok(native == NULL && qo_backend_find("auto") == ossl, "built without ipsec-mb: auto = openssl");
+    ok(native == NULL && qo_backend_find("auto") == ossl,
+       "built without ipsec-mb: auto = openssl");
 #endif
     ok(qo_backend_find("no-such-backend") == NULL, "unknown name");
 }
@@ -91,8 +92,9 @@ static int aead_case(quicoff_suite_t suite, size_t len, size_t aad_len)
 {
     const qo_aead_algo_t *a = ossl->aead[suite], *b = native->aead[suite];
     void *ca = ctx_new(a->ctx_size), *cb = ctx_new(b->ctx_size);
-    uint8_t key[32], nonce[QUICOFF_IV_LEN], *aad = malloc(aad_len + 1), *pt = malloc(len + 1),
-        *xa = malloc(len + 1), *xb = malloc(len + 1), *y = malloc(len + 1), *f = malloc(len + 1), tag_a[16], tag_b[16],
+    uint8_t key[32], nonce[QUICOFF_IV_LEN],
+        *aad = malloc(aad_len + 1), *pt = malloc(len + 1), *xa = malloc(len + 1),
+        *xb = malloc(len + 1), *y = malloc(len + 1), *f = malloc(len + 1), tag_a[16], tag_b[16],
         tag_y[16];
     int good = 1;
 
@@ -108,8 +110,8 @@ static int aead_case(quicoff_suite_t suite, size_t len, size_t aad_len)
     good &= b->seal(cb, nonce, aad, aad_len, xb, len, tag_b) == 0;
     good &= memcmp(xa, xb, len) == 0 && memcmp(tag_a, tag_b, 16) == 0;
     if (!good)
-        printf("# %s len %zu aad %zu: seal differs: openssl %s|%s ipsec-mb %s|%s\n", a->name,
-               len, aad_len, hex_str(xa, len < 32 ? len : 32), hex_str(tag_a, 16),
+        printf("# %s len %zu aad %zu: seal differs: openssl %s|%s ipsec-mb %s|%s\n", a->name, len,
+               aad_len, hex_str(xa, len < 32 ? len : 32), hex_str(tag_a, 16),
                hex_str(xb, len < 32 ? len : 32), hex_str(tag_b, 16));
 
     /* Cross open: native opens OpenSSL's output and vice versa. */
@@ -190,7 +192,8 @@ static void test_aead(void)
     ok(aead_case(QUICOFF_AES_128_CCM, 65535, 13), "aes-128-ccm len 65535");
     /* CCM's AAD length field: 2 bytes below 0xff00, 0xfffe + 4 bytes from there. */
     for (int s = 0; s < QUICOFF_SUITE_COUNT; s++)
-        ok(aead_case((quicoff_suite_t)s, 100, 0xfeff) && aead_case((quicoff_suite_t)s, 17, 0xff00) &&
+        ok(aead_case((quicoff_suite_t)s, 100, 0xfeff) &&
+               aead_case((quicoff_suite_t)s, 17, 0xff00) &&
                aead_case((quicoff_suite_t)s, 0, 70001),
            "%s: AAD 0xfeff, 0xff00, 70001 bytes", quicoff_suite_name((quicoff_suite_t)s));
 }
@@ -303,8 +306,9 @@ static void test_chacha20_block(void)
         /* OpenSSL's 16-byte IV: 32-bit counter (little-endian) || nonce */
         good &= EVP_EncryptInit_ex(c, EVP_chacha20(), NULL, key, iv) == 1 &&
                 EVP_EncryptUpdate(c, ref, &outl, zeros, 64) == 1;
-        qo_chacha20_block(&k, (uint32_t)iv[0] | (uint32_t)iv[1] << 8 | (uint32_t)iv[2] << 16 |
-                                  (uint32_t)iv[3] << 24,
+        qo_chacha20_block(&k,
+                          (uint32_t)iv[0] | (uint32_t)iv[1] << 8 | (uint32_t)iv[2] << 16 |
+                              (uint32_t)iv[3] << 24,
                           iv + 4, out);
         good &= memcmp(out, ref, 64) == 0;
     }
@@ -364,8 +368,12 @@ static void *chacha_thread(void *p)
         memcpy(nonce, &i, sizeof(i));
         memset(buf, i, len);
         memset(ref, i, len);
-        qo_aead_op_t op = {.ctx = t->ctx, .aad = aad, .data = buf, .tag = tag,
-                           .aad_len = sizeof(aad), .len = len};
+        qo_aead_op_t op = {.ctx = t->ctx,
+                           .aad = aad,
+                           .data = buf,
+                           .tag = tag,
+                           .aad_len = sizeof(aad),
+                           .len = len};
         memcpy(op.nonce, nonce, sizeof(nonce));
         if (how == 0)
             res = t->algo->seal(t->ctx, nonce, aad, sizeof(aad), buf, len, tag);

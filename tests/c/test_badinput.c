@@ -18,10 +18,10 @@
 
 #include <openssl/evp.h>
 
-#define check(cond, ...)                                                                   \
-    do {                                                                                   \
-        int check_ = !!(cond);                                                             \
-        ok(check_, __VA_ARGS__);                                                           \
+#define check(cond, ...)         \
+    do {                         \
+        int check_ = !!(cond);   \
+        ok(check_, __VA_ARGS__); \
     } while (0)
 #define S(st) quicoff_status_name(st)
 
@@ -74,9 +74,15 @@ static void fixture_init(struct fixture *f, quicoff_suite_t suite, int is_long)
     uint8_t payload[PAYLOAD_LEN];
     for (int i = 0; i < PAYLOAD_LEN; i++)
         payload[i] = (uint8_t)(i * 5 + 3);
-    struct tp_hdr h = {.is_long = is_long, .version = QUICOFF_VERSION_1, .level = level,
-                       .dcid = dcid, .dcid_len = CID_LEN, .scid = scid, .scid_len = sizeof(scid),
-                       .pn_len = 2, .pn = 0x2a};
+    struct tp_hdr h = {.is_long = is_long,
+                       .version = QUICOFF_VERSION_1,
+                       .level = level,
+                       .dcid = dcid,
+                       .dcid_len = CID_LEN,
+                       .scid = scid,
+                       .scid_len = sizeof(scid),
+                       .pn_len = 2,
+                       .pn = 0x2a};
     uint32_t n = (uint32_t)tp_build(f->pkt, &h, payload, PAYLOAD_LEN, &f->pn_off);
     memcpy(f->plain, f->pkt, n);
     f->len = n + QUICOFF_TAG_LEN;
@@ -109,11 +115,18 @@ static unsigned expect_flip(const struct fixture *f, uint32_t i, unsigned bit)
         /* c? | version | dcid len | dcid | scid len | scid | Length (2) | PN (2) | ct | tag */
         if (i == 0) {
             switch (bit) {
-            case 7: return B(QUICOFF_UNKNOWN_CONNECTION); /* now a short header: DCID = 00000001 08 5a.. */
-            case 6: return AUTH;                          /* fixed bit: greasing allowed (RFC 9287), but it is AAD */
-            case 5: return B(QUICOFF_MALFORMED);          /* Handshake -> Initial: Length read as token length, no Length left */
-            case 4: return B(QUICOFF_UNSUPPORTED);        /* Handshake -> Retry */
-            default: return AUTH;                          /* protected bits: reserved, PN length */
+            case 7:
+                return B(
+                    QUICOFF_UNKNOWN_CONNECTION); /* now a short header: DCID = 00000001 08 5a.. */
+            case 6:
+                return AUTH; /* fixed bit: greasing allowed (RFC 9287), but it is AAD */
+            case 5:
+                return B(
+                    QUICOFF_MALFORMED); /* Handshake -> Initial: Length read as token length, no Length left */
+            case 4:
+                return B(QUICOFF_UNSUPPORTED); /* Handshake -> Retry */
+            default:
+                return AUTH; /* protected bits: reserved, PN length */
             }
         }
         if (i >= 1 && i <= 4)
@@ -136,10 +149,14 @@ static unsigned expect_flip(const struct fixture *f, uint32_t i, unsigned bit)
     /* 0 1 S R R K P P | DCID | PN (2) | ct | tag */
     if (i == 0) {
         switch (bit) {
-        case 7: return B(QUICOFF_UNSUPPORTED);          /* long header, version 5a1733c4 */
-        case 6: return AUTH;                            /* fixed bit: greasing allowed (RFC 9287), but it is AAD */
-        case 2: return B(QUICOFF_KEY_PHASE_UNAVAILABLE); /* key phase 1: no next keys */
-        default: return AUTH;                            /* spin (AAD), reserved, PN length */
+        case 7:
+            return B(QUICOFF_UNSUPPORTED); /* long header, version 5a1733c4 */
+        case 6:
+            return AUTH; /* fixed bit: greasing allowed (RFC 9287), but it is AAD */
+        case 2:
+            return B(QUICOFF_KEY_PHASE_UNAVAILABLE); /* key phase 1: no next keys */
+        default:
+            return AUTH; /* spin (AAD), reserved, PN length */
         }
     }
     if (i >= f->dcid_off && i < f->dcid_off + CID_LEN)
@@ -181,8 +198,7 @@ static quicoff_status_t run_one(struct fixture *f, const uint8_t *in, uint32_t l
     uint8_t buf[GUARD + 256 + GUARD];
     memset(buf, GUARD_BYTE, sizeof(buf));
     memcpy(buf + GUARD, in, len);
-    struct quicoff_pkt p = {.data = buf, .end = GUARD + len, .cap = GUARD + len,
-                            .offset = GUARD};
+    struct quicoff_pkt p = {.data = buf, .end = GUARD + len, .cap = GUARD + len, .offset = GUARD};
     struct quicoff_result r;
     unsigned okn = quicoff_unprotect_burst(f->w, &p, &r, 1);
     quicoff_status_t st = r.status;
@@ -198,8 +214,7 @@ static quicoff_status_t run_one(struct fixture *f, const uint8_t *in, uint32_t l
     if (!guards_ok(buf, sizeof(buf), GUARD, GUARD + len) && ty->guards++ < 5)
         ok(0, "%s %u bit %u (%s): guard bytes changed", what, i, bit, S(st));
     int known = r.conn != QUICOFF_CONN_INVALID;
-    if ((known && r.conn != f->rx) ||
-        (conn_known >= 0 && known != conn_known) ||
+    if ((known && r.conn != f->rx) || (conn_known >= 0 && known != conn_known) ||
         ((st == QUICOFF_AUTH_FAILED || st == QUICOFF_KEY_PHASE_UNAVAILABLE) && !known) ||
         ((st == QUICOFF_UNKNOWN_CONNECTION || st == QUICOFF_UNSUPPORTED) && known)) {
         if (ty->wrong_conn++ < 5)
@@ -428,7 +443,8 @@ static void test_fail_action(void)
           "PASS: good packets unaffected");
 
     u.fail_action = (quicoff_fail_action_t)2;
-    check(quicoff_conn_update(f.t, f.rx, &u) == QUICOFF_INVALID_ARGUMENT, "fail_action 2: invalid");
+    check(quicoff_conn_update(f.t, f.rx, &u) == QUICOFF_INVALID_ARGUMENT,
+          "fail_action 2: invalid");
     u.fail_action = QUICOFF_FAIL_DROP;
     check(quicoff_conn_update(f.t, f.rx, &u) == QUICOFF_OK, "back to DROP");
     memcpy(b, bad, f.len);
@@ -528,9 +544,12 @@ static void test_refused_result_fields(void)
         {"Retry", 0xf0, QUICOFF_VERSION_1, QUICOFF_UNSUPPORTED},
     };
     for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
-        uint8_t b[64] = {cases[i].first, (uint8_t)(cases[i].version >> 24),
-                         (uint8_t)(cases[i].version >> 16), (uint8_t)(cases[i].version >> 8),
-                         (uint8_t)cases[i].version, 8};
+        uint8_t b[64] = {cases[i].first,
+                         (uint8_t)(cases[i].version >> 24),
+                         (uint8_t)(cases[i].version >> 16),
+                         (uint8_t)(cases[i].version >> 8),
+                         (uint8_t)cases[i].version,
+                         8};
         memcpy(b + 6, dcid, CID_LEN);
         struct quicoff_result r;
         scribble_stack();
@@ -538,11 +557,11 @@ static void test_refused_result_fields(void)
         check(st == cases[i].want && r.level < QUICOFF_LEVEL_COUNT &&
                   (r.flags & QUICOFF_FLAG_LONG_HEADER) && r.packet_end == sizeof(b) &&
                   r.conn == QUICOFF_CONN_INVALID,
-              "%s: %s, level %u, flags %#x, packet_end %u", cases[i].what, S(st), r.level,
-              r.flags, r.packet_end);
+              "%s: %s, level %u, flags %#x, packet_end %u", cases[i].what, S(st), r.level, r.flags,
+              r.packet_end);
         scribble_stack();
-        struct quicoff_pkt p = {.data = b, .end = sizeof(b), .cap = sizeof(b) + 16,
-                                .conn = f.tx, .pn = 0};
+        struct quicoff_pkt p = {
+            .data = b, .end = sizeof(b), .cap = sizeof(b) + 16, .conn = f.tx, .pn = 0};
         quicoff_protect_burst(f.w, &p, &r, 1);
         check(r.status == cases[i].want && r.level < QUICOFF_LEVEL_COUNT &&
                   (r.flags & QUICOFF_FLAG_LONG_HEADER),
@@ -566,8 +585,8 @@ static void test_refused_result_fields(void)
         b[n++] = 0x40, b[n] = (uint8_t)(sizeof(b) - n - 1); /* Length: to the end */
         struct quicoff_result r;
         quicoff_status_t st = tp_unprotect(f.w, b, 0, sizeof(b), NULL, &r);
-        check(st == QUICOFF_MALFORMED && r.conn == QUICOFF_CONN_INVALID,
-              "%s length 21: %s", which ? "SCID" : "DCID", S(st));
+        check(st == QUICOFF_MALFORMED && r.conn == QUICOFF_CONN_INVALID, "%s length 21: %s",
+              which ? "SCID" : "DCID", S(st));
     }
     /* empty packet: nothing parsed, nothing claimed */
     uint8_t b[4] = {0};
@@ -591,8 +610,8 @@ static void test_unknown_dcid(void)
     memcpy(b, f.pkt, f.len);
     struct quicoff_result r;
     quicoff_status_t st = tp_unprotect(f.w, b, 0, f.len, NULL, &r);
-    check(st == QUICOFF_UNKNOWN_CONNECTION && r.conn == QUICOFF_CONN_INVALID,
-          "removed DCID: %s", S(st));
+    check(st == QUICOFF_UNKNOWN_CONNECTION && r.conn == QUICOFF_CONN_INVALID, "removed DCID: %s",
+          S(st));
     check(r.packet_end == f.len && (r.flags & QUICOFF_FLAG_LONG_HEADER),
           "long header extent still reported (packet_end %u)", r.packet_end);
     check(memcmp(b, f.pkt, f.len) == 0, "untouched");
@@ -647,8 +666,8 @@ static void protect_refused(struct fixture *f, quicoff_conn_t conn, const uint8_
     memset(buf, GUARD_BYTE, sizeof(buf));
     memcpy(buf + GUARD, in, len > 300 ? 300 : len);
     memcpy(before, buf, sizeof(buf));
-    struct quicoff_pkt p = {.data = buf + GUARD, .end = len, .cap = cap, .offset = off,
-                            .conn = conn, .pn = pn};
+    struct quicoff_pkt p = {
+        .data = buf + GUARD, .end = len, .cap = cap, .offset = off, .conn = conn, .pn = pn};
     struct quicoff_result r;
     unsigned n = quicoff_protect_burst(f->w, &p, &r, 1);
     check(n == 0 && r.status == want, "%s: %s (want %s)", what, S(r.status), S(want));
@@ -667,8 +686,7 @@ static void test_protect_refusals(void)
 
     protect_refused(&f, f.tx, f.plain, 0, n, n + 15, 0x2a, QUICOFF_NO_SPACE, &fails,
                     "no room for the tag (cap = len + 15)");
-    protect_refused(&f, f.tx, f.plain, 0, n, n - 1, 0x2a, QUICOFF_NO_SPACE, &fails,
-                    "cap < len");
+    protect_refused(&f, f.tx, f.plain, 0, n, n - 1, 0x2a, QUICOFF_NO_SPACE, &fails, "cap < len");
     protect_refused(&f, f.tx, f.plain, 0, n, n + 16, 0x2b, QUICOFF_MALFORMED, &fails,
                     "PN bytes 002a, pn 0x2b");
     protect_refused(&f, f.tx, f.plain, 0, n, n + 16, 0x12a, QUICOFF_MALFORMED, &fails,
@@ -716,8 +734,10 @@ static void test_protect_refusals(void)
     }
     quicoff_table_stats(f.t, &t1);
     /* NO_SPACE and MALFORMED are both counted as malformed; the rest by name */
-    check(t1.malformed - t0.malformed == 8 && t1.key_phase_unavailable - t0.key_phase_unavailable == 1 &&
-              t1.unknown_connection - t0.unknown_connection == 1 && t1.tx_packets - t0.tx_packets == 1,
+    check(t1.malformed - t0.malformed == 8 &&
+              t1.key_phase_unavailable - t0.key_phase_unavailable == 1 &&
+              t1.unknown_connection - t0.unknown_connection == 1 &&
+              t1.tx_packets - t0.tx_packets == 1,
           "table counters: malformed +%llu (want 8), kpu +%llu, unknown +%llu, tx +%llu",
           (unsigned long long)(t1.malformed - t0.malformed),
           (unsigned long long)(t1.key_phase_unavailable - t0.key_phase_unavailable),
@@ -768,10 +788,10 @@ static void test_mixed_burst(void)
         memcpy(b[i], f.plain, n);
     struct quicoff_pkt p[4];
     for (int i = 0; i < 4; i++)
-        p[i] = (struct quicoff_pkt){.data = b[i], .end = n, .cap = n + 16, .conn = f.tx,
-                                    .pn = 0x2a};
-    p[1].cap = n + 8;  /* NO_SPACE */
-    p[3].pn = 0x2b;    /* MALFORMED */
+        p[i] =
+            (struct quicoff_pkt){.data = b[i], .end = n, .cap = n + 16, .conn = f.tx, .pn = 0x2a};
+    p[1].cap = n + 8; /* NO_SPACE */
+    p[3].pn = 0x2b;   /* MALFORMED */
     struct quicoff_result r[4];
     unsigned okn = quicoff_protect_burst(f.w, p, r, 4);
     check(okn == 2 && r[0].status == QUICOFF_OK && r[1].status == QUICOFF_NO_SPACE &&

@@ -106,8 +106,8 @@ static size_t pick_len(void)
         long l = len_center + (long)(rnd() % 35) - 17;
         return l < 0 ? 0 : l > MAX_LEN ? MAX_LEN : (size_t)l;
     }
-    static const size_t edge[] = {0, 1, 15, 16, 17, 63, 64, 95, 96, 97, 127, 128, 191, 192, 255, 256, 257,
-                                  511, 512, 1023, 1024, 1400, 1499, 1500};
+    static const size_t edge[] = {0,   1,   15,  16,  17,  63,  64,  95,   96,   97,   127,  128,
+                                  191, 192, 255, 256, 257, 511, 512, 1023, 1024, 1400, 1499, 1500};
     return rnd() % 2 ? edge[rnd() % (sizeof(edge) / sizeof(edge[0]))]
                      : (size_t)(rnd() % (MAX_LEN + 1));
 }
@@ -145,8 +145,8 @@ static int burst_case(void *const ctx_ref[NKEYS], void *const ctx_dut[NKEYS], st
         fill(q->pt, q->len);
         /* reference */
         memcpy(q->ct, q->pt, q->len);
-        good &= ref->seal(ctx_ref[q->key], q->nonce, q->aad, q->aad_len, q->ct, q->len,
-                          q->tag) == 0;
+        good &= ref->seal(ctx_ref[q->key], q->nonce, q->aad, q->aad_len, q->ct, q->len, q->tag) ==
+                0;
         /* under test: guards around data and tag */
         memset(q->buf, 0xa5, sizeof(q->buf));
         memset(q->tagbuf, 0x5a, sizeof(q->tagbuf));
@@ -166,8 +166,8 @@ static int burst_case(void *const ctx_ref[NKEYS], void *const ctx_dut[NKEYS], st
         int g = result[i] == 0 && memcmp(q->buf + GUARD, q->ct, q->len) == 0 &&
                 memcmp(q->tagbuf + GUARD, q->tag, 16) == 0;
         for (size_t k = 0; k < GUARD; k++)
-            g &= q->buf[k] == 0xa5 && q->buf[GUARD + q->len + k] == 0xa5 &&
-                 q->tagbuf[k] == 0x5a && q->tagbuf[GUARD + 16 + k] == 0x5a;
+            g &= q->buf[k] == 0xa5 && q->buf[GUARD + q->len + k] == 0xa5 && q->tagbuf[k] == 0x5a &&
+                 q->tagbuf[GUARD + 16 + k] == 0x5a;
         if (!g)
             printf("# seal op %u/%u: len %zu aad %zu result %d differs from openssl\n", i, n,
                    q->len, q->aad_len, result[i]);
@@ -215,8 +215,8 @@ static int burst_case(void *const ctx_ref[NKEYS], void *const ctx_dut[NKEYS], st
             g = result[i] == 0 && memcmp(ops[i].data, q->pt, q->len) == 0 &&
                 memcmp(ops[i].tag, q->tag, 16) == 0;
         for (size_t k = 0; k < GUARD; k++)
-            g &= q->buf[k] == 0xa5 && q->buf[GUARD + q->len + k] == 0xa5 &&
-                 q->tagbuf[k] == 0x5a && q->tagbuf[GUARD + 16 + k] == 0x5a;
+            g &= q->buf[k] == 0xa5 && q->buf[GUARD + q->len + k] == 0xa5 && q->tagbuf[k] == 0x5a &&
+                 q->tagbuf[GUARD + 16 + k] == 0x5a;
         /* the reference agrees on every verdict */
         if (forged[i]) {
             uint8_t y[MAX_LEN];
@@ -415,8 +415,8 @@ static void test_bursts_no_vaes(void)
 
 static void test_crossover(void)
 {
-    static const size_t settings[] = {0, 1, 15, 16, 17, 64, 100, 128, 224, 256, 300, 512, 640,
-                                      1024, 1400, 16383, 16384, SIZE_MAX};
+    static const size_t settings[] = {0,   1,   15,  16,  17,   64,   100,   128,   224,
+                                      256, 300, 512, 640, 1024, 1400, 16383, 16384, SIZE_MAX};
     uint8_t key[NKEYS][16];
     struct keys k;
     const char *how = NULL;
@@ -453,9 +453,8 @@ static void test_crossover(void)
     for (size_t i = 0; i < sizeof(settings) / sizeof(settings[0]); i++) {
         size_t v = settings[i], want_v = v > 16383 ? 16384 : v;
         ok(quicoff_ccm_set_job_min_len(v) == QUICOFF_OK, "set %zu", v);
-        ok(quicoff_ccm_job_min_len(4, &how) == want_v && quicoff_ccm_job_min_len(64, NULL) ==
-                                                             want_v &&
-               strcmp(how, "set") == 0,
+        ok(quicoff_ccm_job_min_len(4, &how) == want_v &&
+               quicoff_ccm_job_min_len(64, NULL) == want_v && strcmp(how, "set") == 0,
            "reads back %zu (%s)", want_v, how);
         ok(around(&k, v > MAX_LEN ? MAX_LEN : (long)v, 36),
            "36 bursts around a crossover of %zu == openssl", v);

@@ -136,7 +136,8 @@ static void *reader(void *arg)
     while (!atomic_load_explicit(&stop, memory_order_relaxed)) {
         for (int i = 0; i < BURST; i++) {
             uint32_t r = xorshift(&seed);
-            const struct conn_def *c = (r & 1) ? &live[(r >> 1) % NLIVE] : &churn[(r >> 1) % NCHURN];
+            const struct conn_def *c = (r & 1) ? &live[(r >> 1) % NLIVE]
+                                               : &churn[(r >> 1) % NCHURN];
             which[i] = c;
             memcpy(bufs[i], c->pkt, c->len);
             pk[i] = (struct quicoff_pkt){.data = bufs[i], .end = c->len, .cap = c->len};
@@ -160,8 +161,7 @@ static void *reader(void *arg)
                 rs.churn_ok++;
                 if (res[i].flags & QUICOFF_FLAG_OLD_KEYS)
                     rs.churn_old++;
-            } else if (st == QUICOFF_UNKNOWN_CONNECTION &&
-                       memcmp(bufs[i], c->pkt, c->len) == 0) {
+            } else if (st == QUICOFF_UNKNOWN_CONNECTION && memcmp(bufs[i], c->pkt, c->len) == 0) {
                 rs.churn_unknown++;
             } else {
                 if (!rs.churn_bad && !rs.live_bad)
@@ -172,8 +172,11 @@ static void *reader(void *arg)
         /* one protect on the live TX entry: must give the precomputed bytes */
         memcpy(txbuf, tx_plain, tx_len - QUICOFF_TAG_LEN);
         struct quicoff_result r;
-        struct quicoff_pkt p = {.data = txbuf, .end = tx_len - QUICOFF_TAG_LEN, .cap = tx_len,
-                                .conn = tx_live, .pn = 77};
+        struct quicoff_pkt p = {.data = txbuf,
+                                .end = tx_len - QUICOFF_TAG_LEN,
+                                .cap = tx_len,
+                                .conn = tx_live,
+                                .pn = 77};
         quicoff_protect_burst(w, &p, &r, 1);
         if (r.status == QUICOFF_OK && memcmp(txbuf, tx_expected, tx_len) == 0)
             rs.tx_ok++;
@@ -228,8 +231,8 @@ static void writer(double seconds)
                 werr(upd(live_h[i], QUICOFF_UPDATE_KEYS, 1, &c->next_keys, 0), QUICOFF_OK);
                 break;
             default:
-                werr(upd(live_h[i], QUICOFF_UPDATE_THRESHOLD | QUICOFF_UPDATE_FAIL_ACTION, 0,
-                         NULL, (uint64_t)1 << 40 | r),
+                werr(upd(live_h[i], QUICOFF_UPDATE_THRESHOLD | QUICOFF_UPDATE_FAIL_ACTION, 0, NULL,
+                         (uint64_t)1 << 40 | r),
                      QUICOFF_OK);
                 break;
             }
@@ -277,8 +280,8 @@ static void writer(double seconds)
                     }
                     break;
                 default:
-                    werr(upd(c->h, QUICOFF_UPDATE_THRESHOLD | QUICOFF_UPDATE_FAIL_ACTION, 0,
-                             NULL, 1 + (r >> 20)),
+                    werr(upd(c->h, QUICOFF_UPDATE_THRESHOLD | QUICOFF_UPDATE_FAIL_ACTION, 0, NULL,
+                             1 + (r >> 20)),
                          QUICOFF_OK);
                     ws.updates++;
                     break;
@@ -317,8 +320,8 @@ int main(int argc, char **argv)
         struct quicoff_packet_keys k;
         uint8_t d[CID_LEN] = {9, 9, 9, 9, 9, 9, 9, 9}, payload[PAYLOAD_LEN] = {7};
         tp_keys(999, &k);
-        setup_ok &= tp_add(table, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_256_GCM, 0,
-                           d, CID_LEN, &k, &tx_live) == QUICOFF_OK;
+        setup_ok &= tp_add(table, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_256_GCM, 0, d,
+                           CID_LEN, &k, &tx_live) == QUICOFF_OK;
         struct tp_hdr hd = {.dcid = d, .dcid_len = CID_LEN, .pn_len = 2, .pn = 77};
         uint32_t n = (uint32_t)tp_build(tx_plain, &hd, payload, PAYLOAD_LEN, NULL);
         tx_len = n + QUICOFF_TAG_LEN;
@@ -344,11 +347,12 @@ int main(int argc, char **argv)
            dt, (unsigned long long)ws.adds, (unsigned long long)ws.removes,
            (unsigned long long)ws.updates, (unsigned long long)ws.rolls,
            (unsigned long long)ws.reclaims);
-    printf("# reader %llu bursts: live %llu ok; churned %llu ok (%llu with old keys), %llu unknown;"
-           " tx %llu ok\n",
-           (unsigned long long)rs.bursts, (unsigned long long)rs.live_ok,
-           (unsigned long long)rs.churn_ok, (unsigned long long)rs.churn_old,
-           (unsigned long long)rs.churn_unknown, (unsigned long long)rs.tx_ok);
+    printf(
+        "# reader %llu bursts: live %llu ok; churned %llu ok (%llu with old keys), %llu unknown;"
+        " tx %llu ok\n",
+        (unsigned long long)rs.bursts, (unsigned long long)rs.live_ok,
+        (unsigned long long)rs.churn_ok, (unsigned long long)rs.churn_old,
+        (unsigned long long)rs.churn_unknown, (unsigned long long)rs.tx_ok);
 
     ok(ws.errors == 0, "writer: every call returned the expected status (%llu errors, first %s)",
        (unsigned long long)ws.errors, ws.errors ? quicoff_status_name(ws.first_error) : "-");
@@ -359,8 +363,8 @@ int main(int argc, char **argv)
        (unsigned long long)rs.churn_bad, rs.churn_bad ? quicoff_status_name(rs.first_bad) : "-");
     ok(rs.tx_bad == 0, "protect on the re-keyed TX entry: %llu wrong of %llu",
        (unsigned long long)rs.tx_bad, (unsigned long long)(rs.tx_ok + rs.tx_bad));
-    ok(rs.bursts > 0 && rs.churn_ok > 0 && rs.churn_unknown > 0 && ws.adds > 0 &&
-           ws.removes > 0 && ws.rolls > 0 && rs.churn_old > 0,
+    ok(rs.bursts > 0 && rs.churn_ok > 0 && rs.churn_unknown > 0 && ws.adds > 0 && ws.removes > 0 &&
+           ws.rolls > 0 && rs.churn_old > 0,
        "both sides did real work (churned ok, unknown and old-key packets all seen)");
 
     /* quiescent now: everything retired can go */
@@ -372,10 +376,10 @@ int main(int argc, char **argv)
         present += (uint64_t)churn[i].present;
     ok(ts.retired_pending == 0, "retired_pending reaches 0 (%llu)",
        (unsigned long long)ts.retired_pending);
-    ok(ts.connections == NLIVE + 1 + present, "connections %llu == %llu live + present churned + TX",
-       (unsigned long long)ts.connections, (unsigned long long)(NLIVE + 1 + present));
-    ok(ts.rx_packets == rs.live_ok + rs.churn_ok &&
-           ts.unknown_connection == rs.churn_unknown &&
+    ok(ts.connections == NLIVE + 1 + present,
+       "connections %llu == %llu live + present churned + TX", (unsigned long long)ts.connections,
+       (unsigned long long)(NLIVE + 1 + present));
+    ok(ts.rx_packets == rs.live_ok + rs.churn_ok && ts.unknown_connection == rs.churn_unknown &&
            ts.tx_packets == NLIVE + NCHURN + 1 + rs.tx_ok,
        "table counters agree with the reader (rx %llu, unknown %llu, tx %llu)",
        (unsigned long long)ts.rx_packets, (unsigned long long)ts.unknown_connection,

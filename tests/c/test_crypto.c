@@ -34,9 +34,20 @@ static const qo_backend_t *backend(void)
 static void test_names(void)
 {
     static const char *const want[QUICOFF_STATUS_COUNT] = {
-        "ok", "unknown_connection", "auth_failed", "malformed", "key_phase_unavailable",
-        "usage_limit_reached", "key_exhausted", "unsupported", "no_space",
-        "invalid_argument", "exists", "table_full", "no_memory", "backend_unavailable",
+        "ok",
+        "unknown_connection",
+        "auth_failed",
+        "malformed",
+        "key_phase_unavailable",
+        "usage_limit_reached",
+        "key_exhausted",
+        "unsupported",
+        "no_space",
+        "invalid_argument",
+        "exists",
+        "table_full",
+        "no_memory",
+        "backend_unavailable",
     };
     int all = 1;
 
@@ -90,8 +101,7 @@ static void test_backend_find(void)
         ok(a != NULL && h != NULL && a->suite == (quicoff_suite_t)s &&
                strcmp(a->name, quicoff_suite_name((quicoff_suite_t)s)) == 0 &&
                qo_suites[s].key_len == quicoff_suite_key_len((quicoff_suite_t)s) &&
-               a->ctx_size <= sizeof(ctxbuf_t) &&
-               h->ctx_size <= sizeof(ctxbuf_t),
+               a->ctx_size <= sizeof(ctxbuf_t) && h->ctx_size <= sizeof(ctxbuf_t),
            "descriptors of %s", quicoff_suite_name((quicoff_suite_t)s));
     }
 }
@@ -193,8 +203,8 @@ static void test_rfc9001_a5_keys(void)
     struct quicoff_packet_keys k;
 
     hex_must(secret, 32, A5_SECRET);
-    ok(quicoff_derive_packet_keys(QUICOFF_CHACHA20_POLY1305, secret, 32, QUICOFF_VERSION_1,
-                                  &k) == QUICOFF_OK,
+    ok(quicoff_derive_packet_keys(QUICOFF_CHACHA20_POLY1305, secret, 32, QUICOFF_VERSION_1, &k) ==
+           QUICOFF_OK,
        "derive");
     ok_hex(k.key, 32, "c6d98ff3441c3fe1b2182094f69caa2ed4b716b65488960a7a984979fb23e1c8", "key");
     ok_hex(k.iv, 12, "e0459b3474bdd0e44a41c144", "iv");
@@ -209,8 +219,7 @@ static void test_rfc9001_a5_keys(void)
            "quic ku");
 
     /* In place (next_secret == secret) must work: updates chain that way. */
-    ok(quicoff_derive_next_secret(QUICOFF_CHACHA20_POLY1305, secret, 32, 0, secret) ==
-           QUICOFF_OK,
+    ok(quicoff_derive_next_secret(QUICOFF_CHACHA20_POLY1305, secret, 32, 0, secret) == QUICOFF_OK,
        "next secret in place");
     ok_hex(secret, 32, "1223504755036d556342ee9361d253421a826c9ecdf3c7148684b36b714881f9",
            "quic ku in place");
@@ -295,12 +304,10 @@ static void test_empty_dcid(void)
 {
     uint8_t cs[32], ss[32];
 
-    ok(quicoff_derive_initial_secrets(NULL, 0, QUICOFF_VERSION_1, cs, ss) == QUICOFF_OK,
-       "v1");
+    ok(quicoff_derive_initial_secrets(NULL, 0, QUICOFF_VERSION_1, cs, ss) == QUICOFF_OK, "v1");
     ok_hex(cs, 32, "594cb3b06a53f6d6e1c3af415ec6b91a5b97c13c4f38d3008cd4c50c224a8288", "client");
     ok_hex(ss, 32, "7591ac17c195301605d46182d28dee299f1e8e929a75b361bdc99059961f53d8", "server");
-    ok(quicoff_derive_initial_secrets(NULL, 0, QUICOFF_VERSION_2, cs, ss) == QUICOFF_OK,
-       "v2");
+    ok(quicoff_derive_initial_secrets(NULL, 0, QUICOFF_VERSION_2, cs, ss) == QUICOFF_OK, "v2");
     ok_hex(cs, 32, "2f0d97f3ef7948dbf3d2b5f2760972bc1320c6523bbcae097f5da3910ab97618", "client");
     ok_hex(ss, 32, "1f9dc7a5a89bbb0afa316ef9765c4fdb7e5d959c5799cdc292612a799efcf280", "server");
 }
@@ -464,8 +471,8 @@ static void test_aead_kat(void)
         ok_hex(tag, 16, kat_empty_tag[s], a->name);
         ok(a->open(ctx.b, nonce, aad, 20, buf, 0, tag, scratch) == 0, "%s open empty", a->name);
         tag[15] ^= 1;
-        ok(a->open(ctx.b, nonce, aad, 20, buf, 0, tag, scratch) == -1,
-           "%s open empty, bad tag", a->name);
+        ok(a->open(ctx.b, nonce, aad, 20, buf, 0, tag, scratch) == -1, "%s open empty, bad tag",
+           a->name);
         a->dispose(ctx.b);
     }
 }
@@ -599,8 +606,8 @@ static void test_aead_sequence(void)
             all_ok &= a->seal(ctx.b, nonce, aad, sizeof(aad), pkt, len, pkt + len) == 0;
             if (pn % 7 == 0) {
                 pkt[len] ^= 0x80; /* forged tag: must fail and not disturb the next packet */
-                all_ok &= a->open(ctx.b, nonce, aad, sizeof(aad), pkt, len, pkt + len,
-                                  scratch) == -1;
+                all_ok &= a->open(ctx.b, nonce, aad, sizeof(aad), pkt, len, pkt + len, scratch) ==
+                          -1;
                 pkt[len] ^= 0x80;
             }
             all_ok &= a->open(ctx.b, nonce, aad, sizeof(aad), pkt, len, pkt + len, scratch) == 0;

@@ -96,8 +96,8 @@ struct tpkt {
     size_t aad_len, len;
     unsigned key;
     uint8_t nonce[12];
-    uint8_t *pt;               /* plaintext */
-    uint8_t *ct, ref_tag[16];  /* EVP's output */
+    uint8_t *pt;              /* plaintext */
+    uint8_t *ct, ref_tag[16]; /* EVP's output */
 };
 
 static void tpkt_new(struct tpkt *p, size_t aad_len, size_t len, unsigned key)
@@ -205,8 +205,8 @@ static int burst_case(struct keyset *k, struct tpkt *p, unsigned n, const int fo
         int same = res[i] == 0 && memcmp(p[i].data, p[i].ct, p[i].len) == 0 &&
                    memcmp(p[i].tag, p[i].ref_tag, 16) == 0 && guards_intact(&p[i]);
         if (!same)
-            printf("# %s burst %u pkt %u (aad %zu, len %zu, key %u): seal differs\n", a->name,
-                   n, i, p[i].aad_len, p[i].len, p[i].key);
+            printf("# %s burst %u pkt %u (aad %zu, len %zu, key %u): seal differs\n", a->name, n,
+                   i, p[i].aad_len, p[i].len, p[i].key);
         good &= same;
     }
 
@@ -253,8 +253,8 @@ static int burst_case(struct keyset *k, struct tpkt *p, unsigned n, const int fo
 /* A payload length: mostly QUIC-like, sometimes any size up to 1500. */
 static size_t pick_len(void)
 {
-    static const size_t common[] = {0, 1, 15, 16, 17, 20, 47, 48, 63, 64, 65, 100, 200, 255,
-                                    256, 257, 1200, 1350, 1400, 1452, 1500};
+    static const size_t common[] = {0,   1,   15,  16,  17,  20,   47,   48,   63,   64,  65,
+                                    100, 200, 255, 256, 257, 1200, 1350, 1400, 1452, 1500};
     return rnd() % 2 ? common[rnd() % (sizeof(common) / sizeof(common[0]))] : rnd() % 1501;
 }
 
@@ -285,8 +285,9 @@ static void test_random_bursts(void)
             for (unsigned i = 0; i < n; i++)
                 tpkt_free(&p[i]);
         }
-        ok(good, "aes-%zu-gcm: 300 random bursts of 1..32 (%d forged packets): seal == EVP, "
-                 "open_burst fails exactly the forged ones, bytes as received",
+        ok(good,
+           "aes-%zu-gcm: 300 random bursts of 1..32 (%d forged packets): seal == EVP, "
+           "open_burst fails exactly the forged ones, bytes as received",
            key_len * 8, forged_total);
         keys_free(&k);
     }
@@ -295,11 +296,11 @@ static void test_random_bursts(void)
 /* Every length pair in the lists, as bursts of one and of all of them. */
 static void test_boundaries(void)
 {
-    static const size_t lens[] = {0,   1,   15,  16,  17,  31,  32,  33,   47,   48,   49,
-                                  63,  64,  65,  127, 128, 129, 191, 192,  193,  208,  224,
-                                  239, 240, 241, 255, 256, 257, 271, 272,  273,  511,  512,
-                                  513, 767, 768, 769, 4000, 4064, 4080, 4095, 4096, 4097, 4111,
-                                  4112, 8191};
+    static const size_t lens[] = {0,    1,    15,   16,   17,   31,  32,  33,   47,   48,
+                                  49,   63,   64,   65,   127,  128, 129, 191,  192,  193,
+                                  208,  224,  239,  240,  241,  255, 256, 257,  271,  272,
+                                  273,  511,  512,  513,  767,  768, 769, 4000, 4064, 4080,
+                                  4095, 4096, 4097, 4111, 4112, 8191};
     static const size_t aads[] = {0, 1, 15, 16, 17, 32, 47, 48, 49, 63, 64, 65, 100, 256, 257};
     for (size_t key_len = 16; key_len <= 32; key_len += 16) {
         struct keyset k;
@@ -334,8 +335,8 @@ static void test_boundaries(void)
 
         /* Long ones: 64 KB payload (the counter's low byte wraps 16 times),
          * AAD of 0xfeff, 0xff00 and 70001 bytes. */
-        static const size_t big[][2] = {{13, 65535}, {0xfeff, 100}, {0xff00, 17}, {70001, 0},
-                                        {70001, 1400}};
+        static const size_t big[][2] = {
+            {13, 65535}, {0xfeff, 100}, {0xff00, 17}, {70001, 0}, {70001, 1400}};
         good = 1;
         for (size_t b = 0; b < sizeof(big) / sizeof(big[0]); b++) {
             struct tpkt one;
@@ -366,12 +367,12 @@ static void test_single_calls(void)
             good &= a->seal(k.ctx[p.key], p.nonce, p.aad, p.aad_len, p.data, p.len, p.tag) == 0 &&
                     memcmp(p.data, p.ct, p.len) == 0 && memcmp(p.tag, p.ref_tag, 16) == 0;
             p.tag[i % 16] ^= 1;
-            good &= a->open(k.ctx[p.key], p.nonce, p.aad, p.aad_len, p.data, p.len, p.tag,
-                            NULL) == -1 &&
+            good &= a->open(k.ctx[p.key], p.nonce, p.aad, p.aad_len, p.data, p.len, p.tag, NULL) ==
+                        -1 &&
                     memcmp(p.data, p.ct, p.len) == 0;
             p.tag[i % 16] ^= 1;
-            good &= a->open(k.ctx[p.key], p.nonce, p.aad, p.aad_len, p.data, p.len, p.tag,
-                            NULL) == 0 &&
+            good &= a->open(k.ctx[p.key], p.nonce, p.aad, p.aad_len, p.data, p.len, p.tag, NULL) ==
+                        0 &&
                     memcmp(p.data, p.pt, p.len) == 0 && guards_intact(&p);
             tpkt_free(&p);
         }
@@ -394,7 +395,8 @@ struct engine {
 
 static int engine_new(struct engine *e, const char *backend)
 {
-    struct quicoff_table_config cfg = {.capacity = 64, .local_cid_len = CID_LEN,
+    struct quicoff_table_config cfg = {.capacity = 64,
+                                       .local_cid_len = CID_LEN,
                                        .backend = backend};
     quicoff_status_t st;
     e->t = quicoff_table_create(&cfg, &st);
@@ -445,15 +447,17 @@ static void test_engine_mixed_burst(void)
             size_t plen = 20 + rnd() % 1381;
             tp_cid((uint32_t)(10 * suite[i] + c), cid, CID_LEN);
             fill(payload, plen);
-            struct tp_hdr h = {.dcid = cid, .dcid_len = CID_LEN, .pn_len = 4,
+            struct tp_hdr h = {.dcid = cid,
+                               .dcid_len = CID_LEN,
+                               .pn_len = 4,
                                .pn = (uint64_t)round * EP + (uint64_t)i};
             len[i] = (uint32_t)tp_build(plain[i], &h, payload, plen, NULL);
             memcpy(a[i], plain[i], len[i]);
             memcpy(b[i], plain[i], len[i]);
-            pa[i] = (struct quicoff_pkt){.data = a[i], .end = len[i], .cap = CAP,
-                                         .conn = fast.tx[suite[i]][c], .pn = h.pn};
-            pb[i] = (struct quicoff_pkt){.data = b[i], .end = len[i], .cap = CAP,
-                                         .conn = ref.tx[suite[i]][c], .pn = h.pn};
+            pa[i] = (struct quicoff_pkt){
+                .data = a[i], .end = len[i], .cap = CAP, .conn = fast.tx[suite[i]][c], .pn = h.pn};
+            pb[i] = (struct quicoff_pkt){
+                .data = b[i], .end = len[i], .cap = CAP, .conn = ref.tx[suite[i]][c], .pn = h.pn};
         }
         /* The default backend in one burst; the reference one packet at a time. */
         good &= quicoff_protect_burst(fast.w, pa, ra, EP) == EP;
@@ -470,7 +474,8 @@ static void test_engine_mixed_burst(void)
             if (forged[i])
                 a[i][first + rnd() % (len[i] + QUICOFF_TAG_LEN - first)] ^= 0x10;
             memcpy(rx_in[i], a[i], len[i] + QUICOFF_TAG_LEN);
-            pa[i] = (struct quicoff_pkt){.data = a[i], .end = len[i] + QUICOFF_TAG_LEN,
+            pa[i] = (struct quicoff_pkt){.data = a[i],
+                                         .end = len[i] + QUICOFF_TAG_LEN,
                                          .cap = CAP};
         }
         quicoff_unprotect_burst(fast.w, pa, ra, EP);

@@ -87,9 +87,16 @@ static uint32_t build_plain(const struct form *f, const uint8_t *cid, int grease
     uint8_t payload[PAYLOAD_LEN];
     for (int i = 0; i < PAYLOAD_LEN; i++)
         payload[i] = (uint8_t)(0xa0 ^ i * 7);
-    struct tp_hdr h = {.is_long = f->is_long, .version = f->version, .level = f->level,
-                       .dcid = cid, .dcid_len = CID_LEN, .scid = scid, .scid_len = sizeof(scid),
-                       .pn_len = 2, .pn = PN, .key_phase = 0};
+    struct tp_hdr h = {.is_long = f->is_long,
+                       .version = f->version,
+                       .level = f->level,
+                       .dcid = cid,
+                       .dcid_len = CID_LEN,
+                       .scid = scid,
+                       .scid_len = sizeof(scid),
+                       .pn_len = 2,
+                       .pn = PN,
+                       .key_phase = 0};
     uint32_t n = (uint32_t)tp_build(buf, &h, payload, PAYLOAD_LEN, pn_off);
     if (greased)
         buf[0] &= (uint8_t)~0x40;
@@ -159,8 +166,8 @@ static void test_accepted(void)
         memcpy(mine, ref, len);
         st = tp_unprotect(e.w, mine, 0, len, NULL, &r);
         quicoff_table_stats(e.t, &t1);
-        ok(st == QUICOFF_OK && r.conn == e.rx && r.pn == PN &&
-               r.payload_len == PAYLOAD_LEN && memcmp(mine, plain, n) == 0,
+        ok(st == QUICOFF_OK && r.conn == e.rx && r.pn == PN && r.payload_len == PAYLOAD_LEN &&
+               memcmp(mine, plain, n) == 0,
            "%s: RX opens the greased packet, header and payload as sent (%s)", f->name, S(st));
         ok(t1.rx_packets == t0.rx_packets + 1 && t1.malformed == t0.malformed &&
                t1.rx_bytes == t0.rx_bytes + PAYLOAD_LEN,
@@ -252,8 +259,7 @@ static void test_unknown(void)
         quicoff_status_t st = tp_unprotect(e.w, pkt, 0, len, NULL, &r);
         quicoff_table_stats(e.t, &t1);
         ok(st == QUICOFF_UNKNOWN_CONNECTION && memcmp(pkt, copy, len) == 0 &&
-               t1.unknown_connection == t0.unknown_connection + 1 &&
-               t1.malformed == t0.malformed,
+               t1.unknown_connection == t0.unknown_connection + 1 && t1.malformed == t0.malformed,
            "%s: greased, unknown DCID: unknown_connection, counted, untouched (%s)", f->name,
            S(st));
         env_close(&e);

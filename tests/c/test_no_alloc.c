@@ -168,16 +168,19 @@ static int bursts(struct quicoff_worker *w, const struct run *r, int s)
         for (int i = 0; i < N; i++) {
             size_t plen = (i + round) % 2 ? 1400 : 64;
             memset(payload, (int)(i + 16 * s), plen);
-            struct tp_hdr h = {.dcid = cid, .dcid_len = CID_LEN, .pn_len = 4,
+            struct tp_hdr h = {.dcid = cid,
+                               .dcid_len = CID_LEN,
+                               .pn_len = 4,
                                .pn = (uint64_t)round * N + (uint64_t)i};
             len[i] = (uint32_t)tp_build(plain[i], &h, payload, plen, NULL);
             memcpy(buf[i], plain[i], len[i]);
-            p[i] = (struct quicoff_pkt){.data = buf[i], .end = len[i], .cap = CAP,
-                                        .conn = r->tx[s], .pn = h.pn};
+            p[i] = (struct quicoff_pkt){
+                .data = buf[i], .end = len[i], .cap = CAP, .conn = r->tx[s], .pn = h.pn};
         }
         good &= quicoff_protect_burst(w, p, res, N) == N;
         for (int i = 0; i < N; i++)
-            p[i] = (struct quicoff_pkt){.data = buf[i], .end = len[i] + QUICOFF_TAG_LEN,
+            p[i] = (struct quicoff_pkt){.data = buf[i],
+                                        .end = len[i] + QUICOFF_TAG_LEN,
                                         .cap = CAP};
         quicoff_unprotect_burst(w, p, res, N);
         for (int i = 0; i < N; i++)
@@ -206,7 +209,8 @@ static void *worker_thread(void *arg)
 
 static void check_backend(const char *backend)
 {
-    struct quicoff_table_config cfg = {.capacity = 64, .local_cid_len = CID_LEN,
+    struct quicoff_table_config cfg = {.capacity = 64,
+                                       .local_cid_len = CID_LEN,
                                        .backend = backend};
     quicoff_status_t st;
     struct run r = {0};
@@ -233,8 +237,9 @@ static void check_backend(const char *backend)
         int made = pthread_create(&th, NULL, worker_thread, &r) == 0;
         if (made)
             pthread_join(th, NULL);
-        ok(made && r.good, "%s: 4 rounds of 32-packet protect + unprotect bursts of every suite "
-                           "on a fresh thread's worker, all OK",
+        ok(made && r.good,
+           "%s: 4 rounds of 32-packet protect + unprotect bursts of every suite "
+           "on a fresh thread's worker, all OK",
            backend);
         ok(r.allocs == 0, "%s: no heap call during those bursts (%lu made)", backend, r.allocs);
     }

@@ -62,7 +62,7 @@ static inline size_t tp_build(uint8_t *buf, const struct tp_hdr *h, const uint8_
             memcpy(buf + n, h->scid, h->scid_len);
         n += h->scid_len;
         if (h->level == QUICOFF_LEVEL_INITIAL)
-            buf[n++] = 0; /* empty token */
+            buf[n++] = 0;                                   /* empty token */
         size_t length = pl + payload_len + QUICOFF_TAG_LEN; /* < 16384 in every test */
         buf[n++] = (uint8_t)(0x40 | (length >> 8));
         buf[n++] = (uint8_t)length;
@@ -130,8 +130,8 @@ static inline quicoff_status_t tp_protect(struct quicoff_worker *w, quicoff_conn
                                           uint64_t pn, struct quicoff_result *r)
 {
     struct quicoff_result tmp;
-    struct quicoff_pkt p = {.data = buf, .end = len, .cap = cap, .offset = off, .conn = conn,
-                            .pn = pn};
+    struct quicoff_pkt p = {
+        .data = buf, .end = len, .cap = cap, .offset = off, .conn = conn, .pn = pn};
     if (!r)
         r = &tmp;
     quicoff_protect_burst(w, &p, r, 1);
@@ -144,8 +144,8 @@ static inline quicoff_status_t tp_unprotect(struct quicoff_worker *w, uint8_t *b
                                             struct quicoff_result *r)
 {
     struct quicoff_result tmp;
-    struct quicoff_pkt p = {.data = buf, .end = len, .cap = len, .offset = off,
-                            .local_addr = addr};
+    struct quicoff_pkt p = {
+        .data = buf, .end = len, .cap = len, .offset = off, .local_addr = addr};
     if (!r)
         r = &tmp;
     quicoff_unprotect_burst(w, &p, r, 1);

@@ -21,10 +21,10 @@
 #include "test_packets.h"
 #include "test_util.h"
 
-#define check(cond, ...)                                                                   \
-    do {                                                                                   \
-        int check_ = !!(cond);                                                             \
-        ok(check_, __VA_ARGS__);                                                           \
+#define check(cond, ...)         \
+    do {                         \
+        int check_ = !!(cond);   \
+        ok(check_, __VA_ARGS__); \
     } while (0)
 #define S(st) quicoff_status_name(st)
 
@@ -157,7 +157,8 @@ static void test_replace_fails_cleanly(void)
     rx_cfg(&c, d2, 8, &k2);
     check(quicoff_conn_add(t, &c, &other) == QUICOFF_OK, "add d2 (another entry)");
     check(tp_add(t, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, d1, 8, &k1,
-                 &tx) == QUICOFF_OK, "a TX entry");
+                 &tx) == QUICOFF_OK,
+          "a TX entry");
     check(rx(w, &p1, NULL) == QUICOFF_OK, "packet decrypts");
     struct quicoff_conn_stats before, after;
     quicoff_conn_stats(t, h, &before);
@@ -330,7 +331,7 @@ static void test_race_restarted_state(void)
         if (st.packets != 0 || st.largest_pn != UINT64_MAX) {
             if (dirty++ < 3)
                 printf("# round %u: the new entry has %llu packets, largest PN %llu\n", i,
-                     (unsigned long long)st.packets, (unsigned long long)st.largest_pn);
+                       (unsigned long long)st.packets, (unsigned long long)st.largest_pn);
         }
         if (i % 64 == 0)
             quicoff_table_reclaim(R.t);
@@ -338,8 +339,10 @@ static void test_race_restarted_state(void)
     atomic_store(&R.stop, 1);
     pthread_join(th, NULL);
     check(failures == 0, "%u replaces, %u failed", 2 * rounds, failures);
-    check(dirty == 0, "%u of %u replaces under a reader left the old entry's PN / counters in "
-                      "the new one", dirty, rounds);
+    check(dirty == 0,
+          "%u of %u replaces under a reader left the old entry's PN / counters in "
+          "the new one",
+          dirty, rounds);
     quicoff_table_destroy(R.t);
 }
 

@@ -18,8 +18,8 @@ static struct quicoff_table *table;
 static struct quicoff_worker *worker;
 
 /* A TX and an RX entry of the same keys for (level, cid); the RX one carries user. */
-static quicoff_conn_t pair(quicoff_level_t level, uint32_t seed, const uint8_t *cid,
-                           void *user, quicoff_conn_t *tx)
+static quicoff_conn_t pair(quicoff_level_t level, uint32_t seed, const uint8_t *cid, void *user,
+                           quicoff_conn_t *tx)
 {
     struct quicoff_conn_config c;
     quicoff_conn_config_init(&c);
@@ -42,9 +42,15 @@ static uint32_t put_packet(uint8_t *buf, uint32_t off, quicoff_conn_t tx, quicof
 {
     uint8_t payload[256];
     memset(payload, (int)(pn & 0xff), sizeof(payload));
-    struct tp_hdr h = {.is_long = level != QUICOFF_LEVEL_ONE_RTT, .version = QUICOFF_VERSION_1,
-                       .level = level, .dcid = cid, .dcid_len = CID_LEN, .scid = cid,
-                       .scid_len = 4, .pn_len = 2, .pn = pn};
+    struct tp_hdr h = {.is_long = level != QUICOFF_LEVEL_ONE_RTT,
+                       .version = QUICOFF_VERSION_1,
+                       .level = level,
+                       .dcid = cid,
+                       .dcid_len = CID_LEN,
+                       .scid = cid,
+                       .scid_len = 4,
+                       .pn_len = 2,
+                       .pn = pn};
     uint32_t len = off + (uint32_t)tp_build(buf + off, &h, payload, payload_len, NULL);
     struct quicoff_result r;
     ok(tp_protect(worker, tx, buf, off, len, DG_CAP, pn, &r) == QUICOFF_OK, "protect pn %llu",
@@ -88,14 +94,12 @@ static void test_user_and_dcid(void)
     /* an unknown DCID: no entry, no user, but the DCID for the caller */
     buf[3] ^= 1;
     tp_unprotect(worker, buf, 0, len, NULL, &r);
-    ok(r.status == QUICOFF_UNKNOWN_CONNECTION && r.user == NULL &&
-           r.conn == QUICOFF_CONN_INVALID,
+    ok(r.status == QUICOFF_UNKNOWN_CONNECTION && r.user == NULL && r.conn == QUICOFF_CONN_INVALID,
        "unknown: no entry, no user");
     ok(r.dcid_off == 1 && r.dcid_len == CID_LEN, "unknown: the DCID still given");
     /* a short header too short for its DCID: none given */
     tp_unprotect(worker, buf, 0, 4, NULL, &r);
-    ok(r.status == QUICOFF_MALFORMED && r.dcid_off == 0 && r.dcid_len == 0,
-       "truncated: no DCID");
+    ok(r.status == QUICOFF_MALFORMED && r.dcid_off == 0 && r.dcid_len == 0, "truncated: no DCID");
     quicoff_conn_remove(table, rx);
     quicoff_conn_remove(table, tx);
 }
@@ -108,8 +112,13 @@ static void test_peek(void)
     static const uint32_t versions[2] = {QUICOFF_VERSION_1, QUICOFF_VERSION_2};
     for (unsigned v = 0; v < 2; v++) {
         for (unsigned level = QUICOFF_LEVEL_INITIAL; level < QUICOFF_LEVEL_COUNT; level++) {
-            struct tp_hdr h = {.is_long = 1, .version = versions[v], .level = level,
-                               .dcid = cid, .dcid_len = 5, .pn_len = 2, .pn = 1};
+            struct tp_hdr h = {.is_long = 1,
+                               .version = versions[v],
+                               .level = level,
+                               .dcid = cid,
+                               .dcid_len = 5,
+                               .pn_len = 2,
+                               .pn = 1};
             uint32_t pn_off;
             size_t n = tp_build(buf, &h, buf + 100, 20, &pn_off) + QUICOFF_TAG_LEN;
             quicoff_status_t st = quicoff_peek_header(buf, (uint32_t)n, 0, CID_LEN, &hi);
@@ -122,20 +131,23 @@ static void test_peek(void)
     }
     struct tp_hdr s = {.dcid = cid, .dcid_len = CID_LEN, .pn_len = 1};
     size_t n = tp_build(buf, &s, buf + 100, 20, NULL) + QUICOFF_TAG_LEN;
-    ok(quicoff_peek_header(buf, (uint32_t)n, 0, CID_LEN, &hi) == QUICOFF_OK &&
-           !hi.long_header && hi.level == QUICOFF_LEVEL_ONE_RTT && hi.dcid_off == 1 &&
-           hi.dcid_len == CID_LEN && hi.pn_off == 1 + CID_LEN && hi.packet_end == n,
+    ok(quicoff_peek_header(buf, (uint32_t)n, 0, CID_LEN, &hi) == QUICOFF_OK && !hi.long_header &&
+           hi.level == QUICOFF_LEVEL_ONE_RTT && hi.dcid_off == 1 && hi.dcid_len == CID_LEN &&
+           hi.pn_off == 1 + CID_LEN && hi.packet_end == n,
        "short header");
     buf[0] &= (uint8_t)~0x40;
     ok(quicoff_peek_header(buf, (uint32_t)n, 0, CID_LEN, &hi) == QUICOFF_OK && !hi.fixed_bit,
        "greased fixed bit: reported, not refused");
-    ok(quicoff_peek_header(buf, CID_LEN, 0, CID_LEN, &hi) == QUICOFF_MALFORMED &&
-           hi.dcid_len == 0,
+    ok(quicoff_peek_header(buf, CID_LEN, 0, CID_LEN, &hi) == QUICOFF_MALFORMED && hi.dcid_len == 0,
        "short header cut inside its DCID");
 
     /* an unknown version: unsupported, but the DCID where RFC 8999 puts it */
-    struct tp_hdr l = {.is_long = 1, .version = QUICOFF_VERSION_1, .level = QUICOFF_LEVEL_HANDSHAKE,
-                       .dcid = cid, .dcid_len = CID_LEN, .pn_len = 1};
+    struct tp_hdr l = {.is_long = 1,
+                       .version = QUICOFF_VERSION_1,
+                       .level = QUICOFF_LEVEL_HANDSHAKE,
+                       .dcid = cid,
+                       .dcid_len = CID_LEN,
+                       .pn_len = 1};
     n = tp_build(buf, &l, buf + 100, 20, NULL) + QUICOFF_TAG_LEN;
     buf[4] = 0x77;
     ok(quicoff_peek_header(buf, (uint32_t)n, 0, CID_LEN, &hi) == QUICOFF_UNSUPPORTED &&
@@ -266,8 +278,10 @@ static void test_datagrams(void)
         }
     struct quicoff_datagram dg[N_DGRAMS];
     for (unsigned i = 0; i < N_DGRAMS; i++)
-        dg[i] = (struct quicoff_datagram){.data = many[i].bytes, .len = many[i].len,
-                                          .res = rn[i], .max_results = 8};
+        dg[i] = (struct quicoff_datagram){.data = many[i].bytes,
+                                          .len = many[i].len,
+                                          .res = rn[i],
+                                          .max_results = 8};
     unsigned okn = quicoff_unprotect_datagrams(worker, dg, N_DGRAMS, 0);
     ok(okn == ok1, "as many ok packets (%u)", okn);
     unsigned same = 0, bytes_same = 0, users_ok = 0;
@@ -304,16 +318,20 @@ static void test_datagrams(void)
                                             .largest_pn = UINT64_MAX};
             quicoff_conn_update(table, rx[c][k], &u);
         }
-    struct quicoff_datagram a = {.data = one[1].bytes, .len = one[1].len, .res = r1[1],
+    struct quicoff_datagram a = {.data = one[1].bytes,
+                                 .len = one[1].len,
+                                 .res = r1[1],
                                  .max_results = 8};
     quicoff_unprotect_datagrams(worker, &a, 1, 0);
     ok(a.n_results == 3 && a.n_ok == 2 && r1[1][1].status == QUICOFF_AUTH_FAILED &&
            quicoff_status_ok(r1[1][2].status),
        "goes on after an authentication failure");
-    quicoff_conn_update(table, rx[1][0], &(struct quicoff_conn_update){
-                                             .what = QUICOFF_UPDATE_LARGEST_PN,
-                                             .largest_pn = UINT64_MAX});
-    struct quicoff_datagram b = {.data = many[1].bytes, .len = many[1].len, .res = rn[1],
+    quicoff_conn_update(table, rx[1][0],
+                        &(struct quicoff_conn_update){.what = QUICOFF_UPDATE_LARGEST_PN,
+                                                      .largest_pn = UINT64_MAX});
+    struct quicoff_datagram b = {.data = many[1].bytes,
+                                 .len = many[1].len,
+                                 .res = rn[1],
                                  .max_results = 8};
     quicoff_unprotect_datagrams(worker, &b, 1, QUICOFF_DATAGRAM_STOP_AT_FAILURE);
     uint32_t third = rn[1][1].packet_end;
@@ -328,11 +346,13 @@ static void test_datagrams(void)
     memcpy(one, orig, sizeof(orig));
     for (unsigned c = 0; c < 3; c++)
         for (unsigned k = 0; k < 3; k++)
-            quicoff_conn_update(table, rx[c][k], &(struct quicoff_conn_update){
-                                                     .what = QUICOFF_UPDATE_LARGEST_PN,
-                                                     .largest_pn = UINT64_MAX});
+            quicoff_conn_update(table, rx[c][k],
+                                &(struct quicoff_conn_update){.what = QUICOFF_UPDATE_LARGEST_PN,
+                                                              .largest_pn = UINT64_MAX});
     for (unsigned i = 0; i < N_DGRAMS; i++)
-        dg[i] = (struct quicoff_datagram){.data = one[i].bytes, .len = one[i].len, .res = r1[i],
+        dg[i] = (struct quicoff_datagram){.data = one[i].bytes,
+                                          .len = one[i].len,
+                                          .res = r1[i],
                                           .max_results = 8};
     struct round_log log = {.dgs = dg};
     unsigned okw = quicoff_walk_datagrams(dg, N_DGRAMS, 0, logged_round, &log);

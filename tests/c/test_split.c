@@ -161,7 +161,7 @@ static unsigned split_run(struct env *e, bool rx, struct quicoff_pkt *p, struct 
             continue;
         seen++;
         jobs[i].aead_status = force && force[i] != QUICOFF_OK ? force[i]
-                                                                : sw_aead(&jobs[i], p[i].data);
+                                                              : sw_aead(&jobs[i], p[i].data);
     }
     if (seen != pending)
         return UINT32_MAX;
@@ -228,16 +228,22 @@ static void tx_batch(const char *what, struct env *a, struct env *b, const struc
     for (unsigned i = 0; i < n; i++) {
         for (size_t k = 0; k < sizeof(payload); k++)
             payload[k] = (uint8_t)(k * 7 + i);
-        struct tp_hdr h = {.is_long = tp[i].is_long, .version = QUICOFF_VERSION_1,
-                           .level = tp[i].is_long ? QUICOFF_LEVEL_HANDSHAKE : QUICOFF_LEVEL_ONE_RTT,
-                           .dcid = tp[i].dcid, .dcid_len = tp[i].dcid_len, .scid = scid,
-                           .scid_len = 4, .pn_len = tp[i].pn_len, .pn = tp[i].pn,
+        struct tp_hdr h = {.is_long = tp[i].is_long,
+                           .version = QUICOFF_VERSION_1,
+                           .level = tp[i].is_long ? QUICOFF_LEVEL_HANDSHAKE
+                                                  : QUICOFF_LEVEL_ONE_RTT,
+                           .dcid = tp[i].dcid,
+                           .dcid_len = tp[i].dcid_len,
+                           .scid = scid,
+                           .scid_len = 4,
+                           .pn_len = tp[i].pn_len,
+                           .pn = tp[i].pn,
                            .key_phase = tp[i].kp};
         memset(ba[i], 0xee, BUF);
         size_t len = tp_build(ba[i], &h, payload, tp[i].payload, NULL);
         memcpy(bb[i], ba[i], BUF);
-        pa[i] = (struct quicoff_pkt){.data = ba[i], .end = (uint32_t)len, .cap = BUF,
-                                     .conn = tp[i].conn, .pn = tp[i].pn};
+        pa[i] = (struct quicoff_pkt){
+            .data = ba[i], .end = (uint32_t)len, .cap = BUF, .conn = tp[i].conn, .pn = tp[i].pn};
         pb[i] = pa[i];
         pb[i].data = bb[i];
     }
@@ -270,9 +276,14 @@ static void test_tx(void)
         struct txp tp[MAXB];
         unsigned n = 0;
         for (unsigned i = 0; i < 12; i++)
-            tp[n++] = (struct txp){conns[i % 3], i % 3 == 1, i % 3 == 1 ? d2 : d1,
-                                   i % 3 == 1 ? sizeof(d2) : sizeof(d1), 1 + i % 4, 0,
-                                   i, (size_t[]){20, 64, 700, 1400}[i % 4]};
+            tp[n++] = (struct txp){conns[i % 3],
+                                   i % 3 == 1,
+                                   i % 3 == 1 ? d2 : d1,
+                                   i % 3 == 1 ? sizeof(d2) : sizeof(d1),
+                                   1 + i % 4,
+                                   0,
+                                   i,
+                                   (size_t[]){20, 64, 700, 1400}[i % 4]};
         /* bad ones: a stale handle, a PN beyond 2^62 - 1 */
         tp[n++] = (struct txp){conns[0] + (UINT64_C(1) << 32), 0, d1, sizeof(d1), 2, 0, 50, 40};
         tp[n++] = (struct txp){conns[0], 0, d1, sizeof(d1), 1, 0, UINT64_C(1) << 62, 40};
@@ -318,10 +329,16 @@ static void peer_send(struct env *peer, quicoff_conn_t conn, int is_long, const 
     uint8_t payload[1400];
     for (size_t k = 0; k < payload_len; k++)
         payload[k] = (uint8_t)(k ^ pn);
-    struct tp_hdr h = {.is_long = is_long, .version = QUICOFF_VERSION_1,
+    struct tp_hdr h = {.is_long = is_long,
+                       .version = QUICOFF_VERSION_1,
                        .level = is_long ? QUICOFF_LEVEL_HANDSHAKE : QUICOFF_LEVEL_ONE_RTT,
-                       .dcid = dcid, .dcid_len = dcid_len, .scid = scid, .scid_len = 3,
-                       .pn_len = pn_len, .pn = pn, .key_phase = kp};
+                       .dcid = dcid,
+                       .dcid_len = dcid_len,
+                       .scid = scid,
+                       .scid_len = 3,
+                       .pn_len = pn_len,
+                       .pn = pn,
+                       .key_phase = kp};
     memset(out->b, 0, BUF);
     size_t len = tp_build(out->b, &h, payload, payload_len, NULL);
     struct quicoff_result r;
@@ -516,8 +533,8 @@ static void test_hard_limits(void)
         for (unsigned i = 0; i < 32; i++, pn++) {
             struct tp_hdr h = {.dcid = d, .dcid_len = sizeof(d), .pn_len = 4, .pn = pn};
             size_t len = tp_build(buf[i], &h, payload, sizeof(payload), NULL);
-            p[i] = (struct quicoff_pkt){.data = buf[i], .end = (uint32_t)len, .cap = BUF,
-                                        .conn = tx, .pn = pn};
+            p[i] = (struct quicoff_pkt){
+                .data = buf[i], .end = (uint32_t)len, .cap = BUF, .conn = tx, .pn = pn};
         }
         unsigned pending = quicoff_protect_prepare(e.w, p, r, j, 32);
         for (unsigned i = 0; i < 32; i++)

@@ -16,10 +16,10 @@
 
 /* ok() with the condition evaluated before the message arguments (a plain
  * call leaves their order unspecified, so a message could show stale values). */
-#define check(cond, ...)                                                                   \
-    do {                                                                                   \
-        int check_ = !!(cond);                                                             \
-        ok(check_, __VA_ARGS__);                                                           \
+#define check(cond, ...)         \
+    do {                         \
+        int check_ = !!(cond);   \
+        ok(check_, __VA_ARGS__); \
     } while (0)
 
 #include <openssl/evp.h>
@@ -82,8 +82,8 @@ static quicoff_status_t mk_short(struct quicoff_worker *w, quicoff_conn_t tx, co
 {
     uint8_t payload[PAYLOAD_LEN];
     payload_for(pn, payload);
-    struct tp_hdr h = {.dcid = dcid, .dcid_len = dcid_len, .pn_len = pn_len, .pn = pn,
-                       .key_phase = kp};
+    struct tp_hdr h = {
+        .dcid = dcid, .dcid_len = dcid_len, .pn_len = pn_len, .pn = pn, .key_phase = kp};
     memset(out, 0, sizeof(*out));
     uint32_t len = (uint32_t)tp_build(out->b, &h, payload, PAYLOAD_LEN, NULL);
     out->len = len + QUICOFF_TAG_LEN;
@@ -138,14 +138,18 @@ static void test_add_find_remove(void)
     tp_cid(2, d2, 8);
     quicoff_conn_t a, b, c, tx;
 
-    check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, d1, 8, &k, &a) ==
-              QUICOFF_OK, "add RX 1-RTT d1");
-    check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_HANDSHAKE, QUICOFF_AES_128_GCM, 0, d1, 8, &k, &b) ==
-              QUICOFF_OK, "same DCID at another level is another entry");
-    check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_256_GCM, 0, d2, 8, &k, &c) ==
-              QUICOFF_OK, "add RX 1-RTT d2");
-    check(tp_add(t, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, d1, 8, &k, &tx) ==
-              QUICOFF_OK, "TX entries are not looked up: same DCID is fine");
+    check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, d1, 8, &k,
+                 &a) == QUICOFF_OK,
+          "add RX 1-RTT d1");
+    check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_HANDSHAKE, QUICOFF_AES_128_GCM, 0, d1, 8, &k,
+                 &b) == QUICOFF_OK,
+          "same DCID at another level is another entry");
+    check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_256_GCM, 0, d2, 8, &k,
+                 &c) == QUICOFF_OK,
+          "add RX 1-RTT d2");
+    check(tp_add(t, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, d1, 8, &k,
+                 &tx) == QUICOFF_OK,
+          "TX entries are not looked up: same DCID is fine");
     check(a != b && b != c && a != c && c != tx, "distinct handles");
     check(tstats(t).connections == 4, "4 live connections");
 
@@ -167,12 +171,14 @@ static void test_add_find_remove(void)
     check(quicoff_conn_remove(t, a) == QUICOFF_OK, "remove d1 1-RTT");
     check(quicoff_conn_find(t, QUICOFF_LEVEL_ONE_RTT, d1, 8, NULL) == QUICOFF_CONN_INVALID,
           "removed entry not found");
-    check(quicoff_conn_find(t, QUICOFF_LEVEL_HANDSHAKE, d1, 8, NULL) == b, "other level still there");
+    check(quicoff_conn_find(t, QUICOFF_LEVEL_HANDSHAKE, d1, 8, NULL) == b,
+          "other level still there");
     check(tstats(t).connections == 3, "3 live connections");
     check(quicoff_conn_remove(t, a) == QUICOFF_UNKNOWN_CONNECTION, "double remove");
 
-    check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, d1, 8, &k, &a) ==
-              QUICOFF_OK, "re-add after remove");
+    check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, d1, 8, &k,
+                 &a) == QUICOFF_OK,
+          "re-add after remove");
     check(quicoff_conn_find(t, QUICOFF_LEVEL_ONE_RTT, d1, 8, NULL) == a, "found again");
 
     /* argument checks */
@@ -216,29 +222,37 @@ static void test_exists_full(void)
         tp_cid(10 + (uint32_t)i, d[i], 8);
 
     check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, d[0], 8, &k,
-              &h[0]) == QUICOFF_OK, "add");
+                 &h[0]) == QUICOFF_OK,
+          "add");
     struct quicoff_packet_keys k2;
     tp_keys(3, &k2);
     x = 12345;
-    check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_CHACHA20_POLY1305, 0, d[0], 8, &k2,
-              &x) == QUICOFF_EXISTS, "duplicate RX lookup key (other keys, other suite): EXISTS");
+    check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_CHACHA20_POLY1305, 0, d[0], 8,
+                 &k2, &x) == QUICOFF_EXISTS,
+          "duplicate RX lookup key (other keys, other suite): EXISTS");
     check(x == 12345, "EXISTS leaves the handle alone");
-    check(quicoff_conn_find(t, QUICOFF_LEVEL_ONE_RTT, d[0], 8, NULL) == h[0], "the first entry stays");
+    check(quicoff_conn_find(t, QUICOFF_LEVEL_ONE_RTT, d[0], 8, NULL) == h[0],
+          "the first entry stays");
     for (int i = 1; i < 4; i++)
         check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, d[i], 8, &k,
-                  &h[i]) == QUICOFF_OK, "add %d", i);
+                     &h[i]) == QUICOFF_OK,
+              "add %d", i);
     check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, d[4], 8, &k,
-              &h[4]) == QUICOFF_TABLE_FULL, "5th entry in a table of 4: TABLE_FULL");
+                 &h[4]) == QUICOFF_TABLE_FULL,
+          "5th entry in a table of 4: TABLE_FULL");
     check(tp_add(t, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, d[4], 8, &k,
-              &h[4]) == QUICOFF_TABLE_FULL, "TX entries count too");
-    check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, d[3], 8, &k, &x) ==
-              QUICOFF_EXISTS, "duplicate when full: EXISTS, not TABLE_FULL");
+                 &h[4]) == QUICOFF_TABLE_FULL,
+          "TX entries count too");
+    check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, d[3], 8, &k,
+                 &x) == QUICOFF_EXISTS,
+          "duplicate when full: EXISTS, not TABLE_FULL");
     check(quicoff_conn_find(t, QUICOFF_LEVEL_ONE_RTT, d[4], 8, NULL) == QUICOFF_CONN_INVALID,
           "refused entry not in the index");
     check(tstats(t).connections == 4, "4 live");
     check(quicoff_conn_remove(t, h[2]) == QUICOFF_OK, "remove one");
     check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, d[4], 8, &k,
-              &h[4]) == QUICOFF_OK, "room again after a remove (no worker in a burst)");
+                 &h[4]) == QUICOFF_OK,
+          "room again after a remove (no worker in a burst)");
     check(quicoff_conn_find(t, QUICOFF_LEVEL_ONE_RTT, d[4], 8, NULL) == h[4], "new entry found");
     check(quicoff_conn_find(t, QUICOFF_LEVEL_ONE_RTT, d[2], 8, NULL) == QUICOFF_CONN_INVALID,
           "removed entry gone");
@@ -271,7 +285,8 @@ static void test_stale_handles(void)
     tp_cid(4, d, 8);
 
     check(tp_add(t, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, d, 8, &k, &a) ==
-              QUICOFF_OK, "add TX");
+              QUICOFF_OK,
+          "add TX");
     check(mk_short(w, a, d, 8, 1, 0, 2, &p, &r) == QUICOFF_OK, "protect with a live handle");
     check(quicoff_conn_remove(t, a) == QUICOFF_OK, "remove");
     struct pk before;
@@ -287,17 +302,20 @@ static void test_stale_handles(void)
         check(memcmp(before.b, p.b, sizeof(p.b)) == 0, "refused packet unchanged");
     }
     struct quicoff_conn_stats cs;
-    check(quicoff_conn_stats(t, a, &cs) == QUICOFF_UNKNOWN_CONNECTION, "stats: UNKNOWN_CONNECTION");
+    check(quicoff_conn_stats(t, a, &cs) == QUICOFF_UNKNOWN_CONNECTION,
+          "stats: UNKNOWN_CONNECTION");
     check(update(t, a, QUICOFF_UPDATE_THRESHOLD, 0, NULL, 0) == QUICOFF_UNKNOWN_CONNECTION,
           "update: UNKNOWN_CONNECTION");
     check(quicoff_conn_remove(t, a) == QUICOFF_UNKNOWN_CONNECTION, "remove: UNKNOWN_CONNECTION");
 
     check(tp_add(t, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, d, 8, &k, &b) ==
-              QUICOFF_OK, "a new connection takes the only slot");
+              QUICOFF_OK,
+          "a new connection takes the only slot");
     check((uint32_t)b == (uint32_t)a && b != a, "same slot (%u), different handle", (uint32_t)b);
     check(mk_short(w, a, d, 8, 3, 0, 2, &p, &r) == QUICOFF_UNKNOWN_CONNECTION,
           "old handle does not reach the slot's new tenant: %s", S(r.status));
-    check(quicoff_conn_stats(t, a, &cs) == QUICOFF_UNKNOWN_CONNECTION, "old handle: stats refused");
+    check(quicoff_conn_stats(t, a, &cs) == QUICOFF_UNKNOWN_CONNECTION,
+          "old handle: stats refused");
     check(update(t, a, QUICOFF_UPDATE_THRESHOLD, 0, NULL, 0) == QUICOFF_UNKNOWN_CONNECTION,
           "old handle: update refused");
     check(quicoff_conn_remove(t, a) == QUICOFF_UNKNOWN_CONNECTION, "old handle: remove refused");
@@ -312,8 +330,9 @@ static void test_stale_handles(void)
     /* an RX handle cannot protect */
     check(quicoff_conn_remove(t, b) == QUICOFF_OK, "remove TX");
     quicoff_conn_t rx;
-    check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, d, 8, &k, &rx) ==
-              QUICOFF_OK, "add RX in the slot");
+    check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, d, 8, &k,
+                 &rx) == QUICOFF_OK,
+          "add RX in the slot");
     check(mk_short(w, rx, d, 8, 6, 0, 2, &p, &r) == QUICOFF_UNKNOWN_CONNECTION,
           "protect with an RX handle: %s", S(r.status));
     check(mk_short(w, b, d, 8, 6, 0, 2, &p, &r) == QUICOFF_UNKNOWN_CONNECTION,
@@ -337,18 +356,22 @@ static void test_grace_period(void)
     tp_keys(5, &k);
     tp_cid(5, d, 8);
     check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, d, 8, &k, &a) ==
-              QUICOFF_OK, "add");
+              QUICOFF_OK,
+          "add");
     qo_epoch_enter(&t->epoch, &w->announce); /* "inside a burst" */
     check(quicoff_conn_remove(t, a) == QUICOFF_OK, "remove while a worker is in a burst");
     check(tstats(t).retired_pending == 2, "keyset and slot wait (%llu)",
           (unsigned long long)tstats(t).retired_pending);
     check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, d, 8, &k, &b) ==
-              QUICOFF_TABLE_FULL, "slot not reused during the grace period");
+              QUICOFF_TABLE_FULL,
+          "slot not reused during the grace period");
     check(quicoff_table_reclaim(t) == 2, "reclaim frees nothing yet");
     qo_epoch_exit(&w->announce);
     check(quicoff_table_reclaim(t) == 0, "after the burst: everything reclaimed");
     check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, d, 8, &k, &b) ==
-              QUICOFF_OK && b != a, "slot reused");
+                  QUICOFF_OK &&
+              b != a,
+          "slot reused");
 
     /* An update replaces the keyset: the old one waits the same way. */
     qo_epoch_enter(&t->epoch, &w->announce);
@@ -410,17 +433,18 @@ static void test_zero_length_dcid(void)
     tp_keys(61, &k6);
     tp_keys(42, &k4b);
     struct quicoff_addr a4 = addr4(1, 443), a6 = addr6(1, 443), a4b = addr4(1, 4433);
-    quicoff_conn_t r4 = QUICOFF_CONN_INVALID, r6 = QUICOFF_CONN_INVALID, r4b = QUICOFF_CONN_INVALID,
-                   t4 = QUICOFF_CONN_INVALID, t6 = QUICOFF_CONN_INVALID, x;
+    quicoff_conn_t r4 = QUICOFF_CONN_INVALID, r6 = QUICOFF_CONN_INVALID,
+                   r4b = QUICOFF_CONN_INVALID, t4 = QUICOFF_CONN_INVALID,
+                   t6 = QUICOFF_CONN_INVALID, x;
 
     check(add_addr(t, &a4, &k4, &r4) == QUICOFF_OK, "RX by 10.0.0.1:443");
     check(add_addr(t, &a6, &k6, &r6) == QUICOFF_OK, "RX by [2001:db8::1]:443");
     check(add_addr(t, &a4b, &k4b, &r4b) == QUICOFF_OK, "RX by 10.0.0.1:4433");
     check(add_addr(t, &a4, &k6, &x) == QUICOFF_EXISTS, "same address+port again: EXISTS");
     check(tp_add(t, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, NULL, 0, &k4,
-              &t4) == QUICOFF_OK &&
-              tp_add(t, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, NULL, 0, &k6,
-                  &t6) == QUICOFF_OK,
+                 &t4) == QUICOFF_OK &&
+              tp_add(t, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, NULL, 0,
+                     &k6, &t6) == QUICOFF_OK,
           "TX entries");
 
     check(quicoff_conn_find(t, QUICOFF_LEVEL_ONE_RTT, NULL, 0, &a4) == r4, "find by IPv4");
@@ -435,8 +459,8 @@ static void test_zero_length_dcid(void)
     check(mk_short(w, t6, NULL, 0, 9, 0, 2, &p6, &r) == QUICOFF_OK, "protect for IPv6");
     check(deliver(w, &p4, &a4, &r) == QUICOFF_OK && r.conn == r4 && r.payload_off == 3,
           "IPv4 packet to 10.0.0.1:443: %s", S(r.status));
-    check(deliver(w, &p6, &a6, &r) == QUICOFF_OK && r.conn == r6, "IPv6 packet to [2001:db8::1]:443: %s",
-          S(r.status));
+    check(deliver(w, &p6, &a6, &r) == QUICOFF_OK && r.conn == r6,
+          "IPv6 packet to [2001:db8::1]:443: %s", S(r.status));
     /* other keys: the unmasked key phase bit is random, so either outcome */
     quicoff_status_t st = deliver(w, &p4, &a4b, &r);
     check((st == QUICOFF_AUTH_FAILED || st == QUICOFF_KEY_PHASE_UNAVAILABLE) && r.conn == r4b,
@@ -504,8 +528,8 @@ static void test_dcid_lengths(void)
         struct pk p;
         struct quicoff_result r;
         int good = mk_short(w, tx, d, L, 77, 0, 2, &p, &r) == QUICOFF_OK &&
-                   deliver(w, &p, NULL, &r) == QUICOFF_OK && r.conn == rx &&
-                   r.pn_off == 1u + L && r.payload_off == 3u + L && r.pn == 77;
+                   deliver(w, &p, NULL, &r) == QUICOFF_OK && r.conn == rx && r.pn_off == 1u + L &&
+                   r.payload_off == 3u + L && r.pn == 77;
         if (!good)
             check(0, "short header, DCID length %u: %s", L, S(r.status));
         all_short &= good;
@@ -513,9 +537,13 @@ static void test_dcid_lengths(void)
         /* long header (Handshake) with the same DCID */
         uint8_t buf[200], payload[PAYLOAD_LEN];
         payload_for(78, payload);
-        struct tp_hdr h = {.is_long = 1, .version = QUICOFF_VERSION_1,
-                           .level = QUICOFF_LEVEL_HANDSHAKE, .dcid = d, .dcid_len = L,
-                           .pn_len = 1, .pn = 78};
+        struct tp_hdr h = {.is_long = 1,
+                           .version = QUICOFF_VERSION_1,
+                           .level = QUICOFF_LEVEL_HANDSHAKE,
+                           .dcid = d,
+                           .dcid_len = L,
+                           .pn_len = 1,
+                           .pn = 78};
         uint32_t len = (uint32_t)tp_build(buf, &h, payload, PAYLOAD_LEN, NULL);
         good = tp_protect(w, txh, buf, 0, len, len + 16, 78, &r) == QUICOFF_OK &&
                tp_unprotect(w, buf, 0, len + 16, NULL, &r) == QUICOFF_OK && r.conn == rxh &&
@@ -556,7 +584,7 @@ static void test_key_phases(void)
     tp_cid(7, d, 8);
     secret_of(7, s0);
     check(quicoff_derive_next_secret(QUICOFF_AES_128_GCM, s0, 32, QUICOFF_VERSION_1, s1) ==
-              QUICOFF_OK &&
+                  QUICOFF_OK &&
               quicoff_derive_next_secret(QUICOFF_AES_128_GCM, s1, 32, QUICOFF_VERSION_1, s2) ==
                   QUICOFF_OK &&
               quicoff_derive_next_secret(QUICOFF_AES_128_GCM, s2, 32, QUICOFF_VERSION_1, s3) ==
@@ -613,8 +641,8 @@ static void test_key_phases(void)
     /* old key phase but a PN after the update's first packet: not a late
      * packet, and the old keys must not open it (RFC 9001 §6.4, §6.5) */
     quicoff_status_t st14 = deliver(w, &held14, NULL, &r);
-    check(st14 == QUICOFF_KEY_PHASE_UNAVAILABLE,
-          "generation-0 packet with pn 14 > 10: %s", S(st14));
+    check(st14 == QUICOFF_KEY_PHASE_UNAVAILABLE, "generation-0 packet with pn 14 > 10: %s",
+          S(st14));
     check(mk_short(w, tx, d, 8, 11, 1, 2, &p, &r) == QUICOFF_OK && r.flags == 0 &&
               deliver(w, &p, NULL, &r) == QUICOFF_OK && r.flags == 0,
           "generation 1 continues, no flags");
@@ -654,8 +682,8 @@ static void test_key_phases(void)
         struct quicoff_packet_keys k0, k2;
         check(quicoff_derive_packet_keys(QUICOFF_AES_128_GCM, s0, 32, QUICOFF_VERSION_1, &k0) ==
                       QUICOFF_OK &&
-                  quicoff_derive_packet_keys(QUICOFF_AES_128_GCM, s2, 32, QUICOFF_VERSION_1, &k2) ==
-                      QUICOFF_OK,
+                  quicoff_derive_packet_keys(QUICOFF_AES_128_GCM, s2, 32, QUICOFF_VERSION_1,
+                                             &k2) == QUICOFF_OK,
               "derive keys of generations 0 and 2");
         memcpy(k2.hp, k0.hp, sizeof(k2.hp));
         struct quicoff_conn_config c2;
@@ -697,8 +725,9 @@ static void test_key_phases(void)
     quicoff_conn_t hs;
     struct quicoff_packet_keys k;
     tp_keys(8, &k);
-    check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_HANDSHAKE, QUICOFF_AES_128_GCM, 0, d, 8, &k, &hs) ==
-              QUICOFF_OK, "Handshake entry");
+    check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_HANDSHAKE, QUICOFF_AES_128_GCM, 0, d, 8, &k,
+                 &hs) == QUICOFF_OK,
+          "Handshake entry");
     check(update(t, hs, QUICOFF_UPDATE_ROLL, 0, NULL, 0) == QUICOFF_INVALID_ARGUMENT,
           "ROLL on Handshake: invalid");
     check(update(t, hs, QUICOFF_UPDATE_KEYS, 1, s1, 32) == QUICOFF_INVALID_ARGUMENT,
@@ -731,7 +760,8 @@ static void test_next_keys_raw(void)
     check(quicoff_conn_add(t, &c, &rx) == QUICOFF_OK, "RX with raw next keys");
     struct pk p;
     struct quicoff_result r;
-    check(mk_short(w, tx, d, 8, 1, 1, 1, &p, &r) == QUICOFF_OK && (r.flags & QUICOFF_FLAG_KEY_UPDATED),
+    check(mk_short(w, tx, d, 8, 1, 1, 1, &p, &r) == QUICOFF_OK &&
+              (r.flags & QUICOFF_FLAG_KEY_UPDATED),
           "TX key update with raw next keys");
     check(deliver(w, &p, NULL, &r) == QUICOFF_OK && (r.flags & QUICOFF_FLAG_KEY_UPDATED),
           "RX follows: %s", S(r.status));
@@ -836,8 +866,11 @@ static void collision_pair(struct quicoff_table *t, struct quicoff_worker *w,
           "%s: TX entries", what);
     for (int side = 0; side < 2; side++) {
         uint8_t buf[128], payload[PAYLOAD_LEN] = {1};
-        struct tp_hdr hd = {.is_long = 1, .version = QUICOFF_VERSION_1,
-                            .level = QUICOFF_LEVEL_HANDSHAKE, .pn_len = 2, .pn = 3};
+        struct tp_hdr hd = {.is_long = 1,
+                            .version = QUICOFF_VERSION_1,
+                            .level = QUICOFF_LEVEL_HANDSHAKE,
+                            .pn_len = 2,
+                            .pn = 3};
         uint32_t n = (uint32_t)tp_build(buf, &hd, payload, PAYLOAD_LEN, NULL);
         struct quicoff_result r;
         check(tp_protect(w, side ? txb : txa, buf, 0, n, n + 16, 3, &r) == QUICOFF_OK,
@@ -954,8 +987,8 @@ static void test_largest_pn_range(void)
     c.dcid_len = 8;
     memcpy(c.dcid, d, 8);
     c.keys = k;
-    static const uint64_t bad[] = {UINT64_C(1) << 62, (UINT64_C(1) << 62) + 1,
-                                   UINT64_C(1) << 63, UINT64_MAX - 1};
+    static const uint64_t bad[] = {UINT64_C(1) << 62, (UINT64_C(1) << 62) + 1, UINT64_C(1) << 63,
+                                   UINT64_MAX - 1};
     quicoff_conn_t tx, rx = QUICOFF_CONN_INVALID;
     for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
         for (int dir = QUICOFF_DIR_TX; dir <= QUICOFF_DIR_RX; dir++) {
@@ -1083,16 +1116,16 @@ static void test_tx_threshold(void)
     struct quicoff_result r;
     check(mk_short(w, tx, d, 8, 0, 0, 2, &p, &r) == QUICOFF_OK, "1st packet: %s", S(r.status));
     check(mk_short(w, tx, d, 8, 1, 0, 2, &p, &r) == QUICOFF_OK, "2nd packet: %s", S(r.status));
-    check(mk_short(w, tx, d, 8, 2, 0, 2, &p, &r) == QUICOFF_USAGE_LIMIT_REACHED,
-          "3rd packet: %s", S(r.status));
+    check(mk_short(w, tx, d, 8, 2, 0, 2, &p, &r) == QUICOFF_USAGE_LIMIT_REACHED, "3rd packet: %s",
+          S(r.status));
     check(deliver(w, &p, NULL, &r) == QUICOFF_OK && r.pn == 2,
           "the USAGE_LIMIT_REACHED packet is valid: unprotect %s", S(r.status));
-    check(mk_short(w, tx, d, 8, 3, 0, 2, &p, &r) == QUICOFF_USAGE_LIMIT_REACHED,
-          "4th packet: %s", S(r.status));
+    check(mk_short(w, tx, d, 8, 3, 0, 2, &p, &r) == QUICOFF_USAGE_LIMIT_REACHED, "4th packet: %s",
+          S(r.status));
     unsigned ok_count = 0;
     {
-        struct quicoff_pkt pk = {.data = p.b, .end = p.len - 16, .cap = p.len, .conn = tx,
-                                 .pn = 4};
+        struct quicoff_pkt pk = {
+            .data = p.b, .end = p.len - 16, .cap = p.len, .conn = tx, .pn = 4};
         uint8_t payload[PAYLOAD_LEN];
         payload_for(4, payload);
         struct tp_hdr h = {.dcid = d, .dcid_len = 8, .pn_len = 2, .pn = 4};
@@ -1109,7 +1142,8 @@ static void test_tx_threshold(void)
         check(quicoff_conn_key_packets(w, tx, &kp) == QUICOFF_OK && kp == 5,
               "quicoff_conn_key_packets 5 (%llu)", (unsigned long long)kp);
         check(quicoff_conn_key_packets(w, tx ^ ((quicoff_conn_t)1 << 32), &kp) ==
-                  QUICOFF_UNKNOWN_CONNECTION, "quicoff_conn_key_packets: stale handle");
+                  QUICOFF_UNKNOWN_CONNECTION,
+              "quicoff_conn_key_packets: stale handle");
         check(quicoff_conn_key_packets(w, tx, NULL) == QUICOFF_INVALID_ARGUMENT,
               "quicoff_conn_key_packets: NULL out");
     }
@@ -1172,11 +1206,12 @@ static void test_rx_integrity(void)
     check(deliver(w, &bad, NULL, &r) == QUICOFF_AUTH_FAILED, "bad 2: %s", S(r.status));
     check(deliver(w, &good, NULL, &r) == QUICOFF_OK, "good after 2 failures: %s", S(r.status));
     check(deliver(w, &bad, NULL, &r) == QUICOFF_AUTH_FAILED, "bad 3: %s", S(r.status));
-    check(deliver(w, &good, NULL, &r) == QUICOFF_USAGE_LIMIT_REACHED,
-          "good after 3 failures: %s", S(r.status));
+    check(deliver(w, &good, NULL, &r) == QUICOFF_USAGE_LIMIT_REACHED, "good after 3 failures: %s",
+          S(r.status));
     check(cstats(t, rx).auth_failures == 3 && cstats(t, rx).packets == 3,
           "conn stats: auth_failures %llu, packets %llu",
-          (unsigned long long)cstats(t, rx).auth_failures, (unsigned long long)cstats(t, rx).packets);
+          (unsigned long long)cstats(t, rx).auth_failures,
+          (unsigned long long)cstats(t, rx).packets);
     check(tstats(t).usage_limit_reached == ulr0 + 1, "table usage_limit_reached +1");
     struct quicoff_conn_update u;
     memset(&u, 0, sizeof(u));
@@ -1201,8 +1236,9 @@ static void test_ccm_hard_limit(void)
     struct quicoff_packet_keys k;
     tp_keys(14, &k);
     quicoff_conn_t tx;
-    check(tp_add(t, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_CCM, 0, NULL, 0, &k, &tx) ==
-              QUICOFF_OK, "CCM TX entry");
+    check(tp_add(t, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_CCM, 0, NULL, 0, &k,
+                 &tx) == QUICOFF_OK,
+          "CCM TX entry");
     static uint8_t bufs[BURST][32];
     struct quicoff_pkt pk[BURST];
     struct quicoff_result res[BURST];
@@ -1236,7 +1272,8 @@ static void test_ccm_hard_limit(void)
     printf("# %u CCM packets protected in %.2f s (%.0f ns/packet)\n", CCM_LIMIT, dt,
            dt * 1e9 / CCM_LIMIT);
     uint64_t threshold = (uint64_t)CCM_LIMIT / 4 * 3; /* default: 3/4 of the limit */
-    check(other == 0, "all %u packets processed (%llu refused)", CCM_LIMIT, (unsigned long long)other);
+    check(other == 0, "all %u packets processed (%llu refused)", CCM_LIMIT,
+          (unsigned long long)other);
     check(okc == threshold - 1 && ulr == CCM_LIMIT - (threshold - 1),
           "OK until the default threshold, then USAGE_LIMIT_REACHED (%llu ok, %llu limit)",
           (unsigned long long)okc, (unsigned long long)ulr);
@@ -1330,25 +1367,28 @@ static void test_capacity(void)
     double dt = now_s() - t0;
     printf("# added %u entries in %.2f s (%.0f adds/s)\n", added, dt, added / dt);
     check(added == BIG, "%u of %u entries added", added, BIG);
-    check(tstats(t).connections == BIG, "connections %llu", (unsigned long long)tstats(t).connections);
+    check(tstats(t).connections == BIG, "connections %llu",
+          (unsigned long long)tstats(t).connections);
     big_cid(BIG + 5, c.dcid);
     quicoff_conn_t x;
     check(quicoff_conn_add(t, &c, &x) == QUICOFF_TABLE_FULL, "one more: TABLE_FULL");
 
     t0 = now_s();
-    check(lookups_right(t, h, id, BIG, &bad), "all %u found with their handles (first bad %u)", BIG,
-          bad);
+    check(lookups_right(t, h, id, BIG, &bad), "all %u found with their handles (first bad %u)",
+          BIG, bad);
     printf("# %u lookups in %.2f s\n", BIG, now_s() - t0);
 
     /* the data path finds them too: a packet to a few of them */
     {
         quicoff_conn_t tx;
         check(tp_add(t, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, NULL, 0, &k,
-                  &tx) == QUICOFF_TABLE_FULL, "TX does not fit either");
+                     &tx) == QUICOFF_TABLE_FULL,
+              "TX does not fit either");
         quicoff_conn_remove(t, h[BIG - 1]);
         /* a TX entry's DCID length is how protect parses the short header */
-        check(tp_add(t, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, c.dcid, 8, &k,
-                  &tx) == QUICOFF_OK, "TX in the freed slot");
+        check(tp_add(t, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, c.dcid, 8,
+                     &k, &tx) == QUICOFF_OK,
+              "TX in the freed slot");
         int all = 1;
         for (uint32_t i = 0; i < 1000; i++) {
             uint32_t j = (i * 7919u) % (BIG - 1);
@@ -1379,7 +1419,8 @@ static void test_capacity(void)
         int gone = 1;
         for (uint32_t i = (uint32_t)cycles & 1; i < BIG; i += 2) {
             big_cid(id[i], d);
-            gone &= quicoff_conn_find(t, QUICOFF_LEVEL_ONE_RTT, d, 8, NULL) == QUICOFF_CONN_INVALID;
+            gone &= quicoff_conn_find(t, QUICOFF_LEVEL_ONE_RTT, d, 8, NULL) ==
+                    QUICOFF_CONN_INVALID;
         }
         check(gone, "cycle %d: removed entries are gone", cycles);
         for (uint32_t i = (uint32_t)cycles & 1; i < BIG; i += 2) {
@@ -1412,10 +1453,10 @@ static int gcm_seal(const uint8_t *key, const uint8_t nonce[12], const uint8_t *
 {
     EVP_CIPHER_CTX *x = EVP_CIPHER_CTX_new();
     int outl, r = x && EVP_EncryptInit_ex(x, EVP_aes_128_gcm(), NULL, key, nonce) &&
-                 EVP_EncryptUpdate(x, NULL, &outl, aad, aad_len) &&
-                 EVP_EncryptUpdate(x, ct, &outl, pt, len) &&
-                 EVP_EncryptFinal_ex(x, ct + outl, &outl) &&
-                 EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_GCM_GET_TAG, 16, tag);
+                  EVP_EncryptUpdate(x, NULL, &outl, aad, aad_len) &&
+                  EVP_EncryptUpdate(x, ct, &outl, pt, len) &&
+                  EVP_EncryptFinal_ex(x, ct + outl, &outl) &&
+                  EVP_CIPHER_CTX_ctrl(x, EVP_CTRL_GCM_GET_TAG, 16, tag);
     EVP_CIPHER_CTX_free(x);
     return r;
 }
@@ -1468,7 +1509,8 @@ static void test_nonce_layouts(void)
             check(gcm_seal(k.key, nonce, hdr, 11, payload, PAYLOAD_LEN, want, want + PAYLOAD_LEN),
                   "reference AES-GCM");
             check(memcmp(ct[L].b + 11, want, PAYLOAD_LEN + 16) == 0,
-                  "%s path %#x: ciphertext+tag match nonce %s", names[L], path, hex_str(nonce, 12));
+                  "%s path %#x: ciphertext+tag match nonce %s", names[L], path,
+                  hex_str(nonce, 12));
         }
         check(memcmp(ct[0].b + 11, ct[1].b + 11, PAYLOAD_LEN) != 0 &&
                   memcmp(ct[0].b + 11, ct[2].b + 11, PAYLOAD_LEN) != 0 &&
@@ -1509,7 +1551,8 @@ static void test_nonce_layouts(void)
         c.nonce_layout = (quicoff_nonce_layout_t)L;
         quicoff_conn_t tx;
         struct quicoff_result r;
-        check(quicoff_conn_add(t, &c, &tx) == QUICOFF_OK && mk_short(w, tx, d, 8, pn, 0, 2, &c0[L], &r) == QUICOFF_OK,
+        check(quicoff_conn_add(t, &c, &tx) == QUICOFF_OK &&
+                  mk_short(w, tx, d, 8, pn, 0, 2, &c0[L], &r) == QUICOFF_OK,
               "path 0, %s", names[L]);
         quicoff_conn_remove(t, tx);
     }

@@ -27,7 +27,8 @@ static const char *test_current = "";
 #if defined(__GNUC__)
 __attribute__((format(printf, 4, 5)))
 #endif
-static inline int test_ok(const char *file, int line, int cond, const char *fmt, ...)
+static inline int
+test_ok(const char *file, int line, int cond, const char *fmt, ...)
 {
     va_list ap;
 
@@ -137,7 +138,7 @@ static inline const char *hex_str(const void *p, size_t n)
     test_ok_hex(__FILE__, __LINE__, (const uint8_t *)(got), (len), (want_hex), (what))
 
 static inline int test_ok_hex(const char *file, int line, const uint8_t *got, size_t len,
-                       const char *want_hex, const char *what)
+                              const char *want_hex, const char *what)
 {
     uint8_t want[1024];
     size_t want_len = hex_must(want, sizeof(want), want_hex);

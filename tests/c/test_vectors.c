@@ -14,10 +14,10 @@
 
 /* ok() with the condition evaluated before the message arguments (a plain
  * call leaves their order unspecified, so a message could show stale values). */
-#define check(cond, ...)                                                                   \
-    do {                                                                                   \
-        int check_ = !!(cond);                                                             \
-        ok(check_, __VA_ARGS__);                                                           \
+#define check(cond, ...)         \
+    do {                         \
+        int check_ = !!(cond);   \
+        ok(check_, __VA_ARGS__); \
     } while (0)
 
 /* RFC 9001 A.1 / RFC 9369 A.1 */
@@ -192,9 +192,10 @@ static quicoff_conn_t add_secret(struct quicoff_table *t, quicoff_direction_t di
     c.secret_len = secret_len;
     c.largest_pn = largest_pn;
     quicoff_status_t st = quicoff_conn_add(t, &c, &h);
-    check(st == QUICOFF_OK, "add %s %s entry (level %d, %s, v%s): %s", dir == QUICOFF_DIR_TX ? "TX" : "RX",
-          quicoff_suite_name(suite), (int)level, dcid_len ? "dcid" : "no dcid",
-          version == QUICOFF_VERSION_2 ? "2" : "1", quicoff_status_name(st));
+    check(st == QUICOFF_OK, "add %s %s entry (level %d, %s, v%s): %s",
+          dir == QUICOFF_DIR_TX ? "TX" : "RX", quicoff_suite_name(suite), (int)level,
+          dcid_len ? "dcid" : "no dcid", version == QUICOFF_VERSION_2 ? "2" : "1",
+          quicoff_status_name(st));
     return h;
 }
 
@@ -315,13 +316,17 @@ static void run_initial(const struct initial_vec *vin)
     memcpy(p, hdr, hlen);
     memcpy(p + hlen, payload, plen);
     struct quicoff_result r;
-    struct quicoff_pkt pkt = {.data = p, .end = (uint32_t)(hlen + plen),
-                              .cap = (uint32_t)want_len, .conn = tx, .pn = v.pn};
+    struct quicoff_pkt pkt = {.data = p,
+                              .end = (uint32_t)(hlen + plen),
+                              .cap = (uint32_t)want_len,
+                              .conn = tx,
+                              .pn = v.pn};
     unsigned n = quicoff_protect_burst(w, &pkt, &r, 1);
     check(n == 1 && r.status == QUICOFF_OK, "protect: %u ok, status %s", n,
           quicoff_status_name(r.status));
     ok_bytes(p, want_len, v.packet, "protected bytes are the RFC's");
-    check(guards_intact(buf, sizeof(buf), GUARD, GUARD + want_len), "protect wrote nothing outside the packet");
+    check(guards_intact(buf, sizeof(buf), GUARD, GUARD + want_len),
+          "protect wrote nothing outside the packet");
     check(r.pn == v.pn && r.pn_len == v.pn_len && r.pn_off == hlen - v.pn_len &&
               r.payload_off == hlen && r.payload_len == plen && r.packet_end == want_len &&
               r.level == QUICOFF_LEVEL_INITIAL && (r.flags & QUICOFF_FLAG_LONG_HEADER) &&
@@ -341,7 +346,8 @@ static void run_initial(const struct initial_vec *vin)
     check(res[0].conn == rx, "found the RX entry by %s", v.client ? "DCID" : "empty DCID");
     check(memcmp(p, hdr, hlen) == 0, "header with protection removed: %s", hex_str(p, hlen));
     check(memcmp(p + hlen, payload, plen) == 0, "plaintext payload recovered");
-    check(memcmp(p + hlen + plen, want_pkt + hlen + plen, QUICOFF_TAG_LEN) == 0, "tag left in place");
+    check(memcmp(p + hlen + plen, want_pkt + hlen + plen, QUICOFF_TAG_LEN) == 0,
+          "tag left in place");
     check(res[0].pn == v.pn && res[0].pn_len == v.pn_len && res[0].pn_off == hlen - v.pn_len &&
               res[0].payload_off == hlen && res[0].payload_len == plen &&
               res[0].packet_end == want_len && res[0].hdr_off == 0 &&
@@ -350,7 +356,8 @@ static void run_initial(const struct initial_vec *vin)
           "unprotect result: pn %llu/%u pn_off %u payload %u+%u end %u flags %#x",
           (unsigned long long)res[0].pn, res[0].pn_len, res[0].pn_off, res[0].payload_off,
           res[0].payload_len, res[0].packet_end, res[0].flags);
-    check(guards_intact(buf, sizeof(buf), GUARD, GUARD + want_len), "unprotect wrote nothing outside the packet");
+    check(guards_intact(buf, sizeof(buf), GUARD, GUARD + want_len),
+          "unprotect wrote nothing outside the packet");
 
     /* The other side's keys must not open it, and leave it as received. */
     quicoff_conn_remove(t, rx);
@@ -469,9 +476,9 @@ static void test_coalesced(void)
         struct quicoff_packet_keys k;
         tp_keys(100 + (uint32_t)i, &k);
         check(tp_add(t, QUICOFF_DIR_TX, parts[i].level, parts[i].suite, QUICOFF_VERSION_1, dcid, 8,
-                  &k, &tx[i]) == QUICOFF_OK &&
-                  tp_add(t, QUICOFF_DIR_RX, parts[i].level, parts[i].suite, QUICOFF_VERSION_1, dcid,
-                      8, &k, &rx[i]) == QUICOFF_OK,
+                     &k, &tx[i]) == QUICOFF_OK &&
+                  tp_add(t, QUICOFF_DIR_RX, parts[i].level, parts[i].suite, QUICOFF_VERSION_1,
+                         dcid, 8, &k, &rx[i]) == QUICOFF_OK,
               "entries for level %d", (int)parts[i].level);
     }
 
@@ -485,9 +492,14 @@ static void test_coalesced(void)
             uint8_t payload[400];
             for (size_t j = 0; j < parts[i].payload; j++)
                 payload[j] = (uint8_t)(j * 7 + (size_t)i + 1);
-            struct tp_hdr h = {.is_long = parts[i].is_long, .version = QUICOFF_VERSION_1,
-                               .level = parts[i].level, .dcid = dcid, .dcid_len = 8,
-                               .scid = scid, .scid_len = sizeof(scid), .pn_len = parts[i].pn_len,
+            struct tp_hdr h = {.is_long = parts[i].is_long,
+                               .version = QUICOFF_VERSION_1,
+                               .level = parts[i].level,
+                               .dcid = dcid,
+                               .dcid_len = 8,
+                               .scid = scid,
+                               .scid_len = sizeof(scid),
+                               .pn_len = parts[i].pn_len,
                                .pn = parts[i].pn};
             uint32_t pn_off;
             size_t len = tp_build(dg + off, &h, payload, parts[i].payload, &pn_off);
@@ -521,7 +533,8 @@ static void test_coalesced(void)
                   quicoff_status_name(res[i].status), res[i].level, res[i].hdr_off,
                   res[i].payload_off, res[i].payload_len, res[i].packet_end, starts[i],
                   payload_offs[i], parts[i].payload, ends[i]);
-            check(memcmp(dg + starts[i], plain + starts[i], ends[i] - QUICOFF_TAG_LEN - starts[i]) == 0,
+            check(memcmp(dg + starts[i], plain + starts[i],
+                         ends[i] - QUICOFF_TAG_LEN - starts[i]) == 0,
                   "part %d header and payload recovered", i);
         }
         if (!with_short)
@@ -540,15 +553,20 @@ static void test_coalesced(void)
     {
         uint8_t dg[600], other[8];
         tp_cid(43, other, 8);
-        struct tp_hdr h1 = {.is_long = 1, .version = QUICOFF_VERSION_1,
-                            .level = QUICOFF_LEVEL_HANDSHAKE, .dcid = other, .dcid_len = 8,
-                            .pn_len = 2, .pn = 5};
+        struct tp_hdr h1 = {.is_long = 1,
+                            .version = QUICOFF_VERSION_1,
+                            .level = QUICOFF_LEVEL_HANDSHAKE,
+                            .dcid = other,
+                            .dcid_len = 8,
+                            .pn_len = 2,
+                            .pn = 5};
         struct tp_hdr h2 = h1;
         h2.dcid = dcid;
         uint8_t payload[40] = {1};
         uint32_t l1 = (uint32_t)tp_build(dg, &h1, payload, sizeof(payload), NULL);
         /* protect the first with the Handshake TX entry (the DCID is only AAD) */
-        check(tp_protect(w, tx[1], dg, 0, l1, l1 + 16, 5, NULL) == QUICOFF_OK, "protect unknown-DCID packet");
+        check(tp_protect(w, tx[1], dg, 0, l1, l1 + 16, 5, NULL) == QUICOFF_OK,
+              "protect unknown-DCID packet");
         uint32_t s2 = l1 + 16;
         uint32_t l2 = (uint32_t)tp_build(dg + s2, &h2, payload, sizeof(payload), NULL);
         check(tp_protect(w, tx[1], dg, s2, s2 + l2, s2 + l2 + 16, 5, NULL) == QUICOFF_OK,

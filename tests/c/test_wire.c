@@ -442,7 +442,8 @@ static void test_truncations(void)
         size_t hl = m.eth.has_vlan ? 18 : 14;
         /* compat data has no length: only cuts into its 10-byte header fail */
         size_t must_fail_below = m.kind == QUICOFF_WIRE_COMPAT_DATA
-                                     ? hl + QUICOFF_WIRE_COMPAT_DATA_HDR_LEN : n;
+                                     ? hl + QUICOFF_WIRE_COMPAT_DATA_HDR_LEN
+                                     : n;
         unsigned bad = 0, leaked = 0;
         for (size_t cut = 0; cut < n; cut++) {
             /* a heap copy of exactly `cut` bytes, so ASan sees any over-read */
@@ -520,7 +521,8 @@ static void test_doc_examples(void)
 
     sample(14, &m); /* DATA_TO_OFFLOAD 7, PN 42, 40 bytes */
     ok(quicoff_wire_encode_payload(&m, buf, sizeof(buf), &n, NULL) == QUICOFF_OK, "data");
-    wn = hex_must(want, sizeof(want), "51 01 10 00 00 00 00 07 00 00 00 00 00 00 00 2a 00 28 00 00");
+    wn = hex_must(want, sizeof(want),
+                  "51 01 10 00 00 00 00 07 00 00 00 00 00 00 00 2a 00 28 00 00");
     ok(n == wn + 40 && memcmp(buf, want, wn) == 0, "DATA_TO_OFFLOAD header: %s", hex_str(buf, wn));
     uint8_t h[20];
     ok(quicoff_wire_data_hdr_write(h, sizeof(h), QUICOFF_WIRE_DATA_TO_OFFLOAD, &m.u.data) == 20 &&
@@ -530,7 +532,8 @@ static void test_doc_examples(void)
     sample(18, &m);
     ok(quicoff_wire_encode_payload(&m, buf, sizeof(buf), &n, NULL) == QUICOFF_OK, "compat data");
     wn = hex_must(want, sizeof(want), "00 07 00 00 00 00 00 00 00 2a");
-    ok(n == wn + 128 && memcmp(buf, want, wn) == 0, "compat data_pkt header: %s", hex_str(buf, wn));
+    ok(n == wn + 128 && memcmp(buf, want, wn) == 0, "compat data_pkt header: %s",
+       hex_str(buf, wn));
     ok(quicoff_wire_compat_data_hdr_write(h, sizeof(h), 7, 42) == 10 && memcmp(h, want, 10) == 0,
        "compat_data_hdr_write == the same header");
     ok(quicoff_wire_compat_data_hdr_write(h, sizeof(h), 0x10000, 42) == 0 &&
@@ -555,15 +558,15 @@ static void test_compat_by_hand(void)
     f[13] = 0xb5;
     uint8_t *p = f + 14;
     memset(p, 0, 100);
-    p[0] = 0;                     /* Type: peer */
-    p[1] = 0x00, p[2] = 0x05;     /* Index 5 */
-    p[3] = 0;                     /* Algo: AES_GCM128_AES_ECB */
-    fill(p + 4 + 16, 16, 0xa0);   /* Hp_key: a 128-bit value in 256 bits */
-    fill(p + 36 + 16, 16, 0xb0);  /* Quic_key */
-    fill(p + 68, 12, 0xc0);       /* IV */
-    p[83] = 2;                    /* Path_id 2 */
-    fill(p + 84, 8, 0xd0);        /* DCID */
-    p[99] = 9;                    /* Full_pn 9 */
+    p[0] = 0;                    /* Type: peer */
+    p[1] = 0x00, p[2] = 0x05;    /* Index 5 */
+    p[3] = 0;                    /* Algo: AES_GCM128_AES_ECB */
+    fill(p + 4 + 16, 16, 0xa0);  /* Hp_key: a 128-bit value in 256 bits */
+    fill(p + 36 + 16, 16, 0xb0); /* Quic_key */
+    fill(p + 68, 12, 0xc0);      /* IV */
+    p[83] = 2;                   /* Path_id 2 */
+    fill(p + 84, 8, 0xd0);       /* DCID */
+    p[99] = 9;                   /* Full_pn 9 */
     quicoff_status_t st = quicoff_wire_decode(f, sizeof(f), &d);
     uint8_t k[16];
     ok(st == QUICOFF_OK && d.kind == QUICOFF_WIRE_COMPAT_PEER && d.version == 0 && d.index == 5 &&
@@ -634,7 +637,8 @@ static void test_compat_by_hand(void)
     ok(st == QUICOFF_OK && d.u.add.cfg.dcid_len == 8 && d.u.add.compat_dcid_len_bits,
        "DCID_len 64 read as bits -> 8 bytes");
     p[84] = 160;
-    ok(quicoff_wire_decode(f, 14 + 85, &d) == QUICOFF_OK && d.u.add.cfg.dcid_len == 20, "160 bits");
+    ok(quicoff_wire_decode(f, 14 + 85, &d) == QUICOFF_OK && d.u.add.cfg.dcid_len == 20,
+       "160 bits");
     p[84] = 21;
     ok(quicoff_wire_decode(f, 14 + 85, &d) == QUICOFF_INVALID_ARGUMENT, "DCID_len 21 invalid");
     p[84] = 168;
@@ -660,8 +664,10 @@ static size_t v1(uint8_t *buf, uint8_t type, uint8_t flags, uint8_t dir, const c
 {
     uint8_t t[512];
     size_t n = hex_must(t, sizeof(t), tlv_hex);
-    uint8_t h[16] = {0x51, 0x01, type, flags, 0, 0, 0, 0x2a, 0, 0, 0, 0x07, dir, 0,
-                     (uint8_t)(n >> 8), (uint8_t)n};
+    uint8_t h[16] = {0x51,      0x01, type, flags, 0,
+                     0,         0,    0x2a, 0,     0,
+                     0,         0x07, dir,  0,     (uint8_t)(n >> 8),
+                     (uint8_t)n};
     memcpy(buf, h, 16);
     memcpy(buf + 16, t, n);
     return 16 + n;
@@ -714,7 +720,8 @@ static void test_v1_rules(void)
     n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16 "ffff0000");
     st = dec(b, n, &m);
     ok(st == QUICOFF_UNSUPPORTED && m.hdr_valid, "unknown critical TLV: unsupported");
-    n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16 "00040015 000102030405060708090a0b0c0d0e0f1011121314");
+    n = v1(b, 0x01, 0, 0,
+           "0001000100 " KEY16 IV12 HP16 "00040015 000102030405060708090a0b0c0d0e0f1011121314");
     ok(dec(b, n, &m) == QUICOFF_INVALID_ARGUMENT, "DCID of 21 bytes: invalid_argument");
     n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16 "00050007 06 01bb 0a000001");
     ok(dec(b, n, &m) == QUICOFF_INVALID_ARGUMENT, "LOCAL_ADDR family 6 with 4 bytes");
@@ -733,16 +740,20 @@ static void test_v1_rules(void)
     ok(dec(b, n, &m) == QUICOFF_INVALID_ARGUMENT, "fail action 2");
     n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16 "00020001 04");
     ok(dec(b, n, &m) == QUICOFF_INVALID_ARGUMENT, "level 4");
-    n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16 "000f0010 00112233445566778899aabbccddeeff");
+    n = v1(b, 0x01, 0, 0,
+           "0001000100 " KEY16 IV12 HP16 "000f0010 00112233445566778899aabbccddeeff");
     ok(dec(b, n, &m) == QUICOFF_MALFORMED, "NEXT_PACKET_KEY without NEXT_IV");
-    n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16 "00110020 "
-                          "000102030405060708090a0b0c0d0e0f000102030405060708090a0b0c0d0e0f");
+    n = v1(b, 0x01, 0, 0,
+           "0001000100 " KEY16 IV12 HP16 "00110020 "
+           "000102030405060708090a0b0c0d0e0f000102030405060708090a0b0c0d0e0f");
     ok(dec(b, n, &m) == QUICOFF_MALFORMED, "SECRET and raw keys: malformed");
-    n = v1(b, 0x01, 0, 0, "0001000101 00110020 "
-                          "000102030405060708090a0b0c0d0e0f000102030405060708090a0b0c0d0e0f");
+    n = v1(b, 0x01, 0, 0,
+           "0001000101 00110020 "
+           "000102030405060708090a0b0c0d0e0f000102030405060708090a0b0c0d0e0f");
     ok(dec(b, n, &m) == QUICOFF_INVALID_ARGUMENT, "32-byte SECRET for AES-256-GCM (SHA-384)");
-    n = v1(b, 0x01, 0, 0, "0001000100 " KEY16 IV12 HP16 "0012001e "
-                          "0000000000000000000000000000 0006 000000000000 0000000000000000");
+    n = v1(b, 0x01, 0, 0,
+           "0001000100 " KEY16 IV12 HP16 "0012001e "
+           "0000000000000000000000000000 0006 000000000000 0000000000000000");
     ok(dec(b, n, &m) == QUICOFF_INVALID_ARGUMENT, "ENCAP IP version 6 in 30 bytes");
     n = v1(b, 0x01, 0, 2, "0001000100 " KEY16 IV12 HP16);
     ok(dec(b, n, &m) == QUICOFF_INVALID_ARGUMENT && m.hdr_valid, "direction 2");
@@ -759,8 +770,8 @@ static void test_v1_rules(void)
                ab[12] == 0xFF,
            "direction 2: its ACK encodes");
         ok(quicoff_wire_decode_payload(QUICOFF_WIRE_ETHERTYPE_SIGNAL, ab, an, &back) ==
-               QUICOFF_OK && back.kind == QUICOFF_WIRE_ACK &&
-               back.direction == QUICOFF_WIRE_DIRECTION_NONE &&
+                   QUICOFF_OK &&
+               back.kind == QUICOFF_WIRE_ACK && back.direction == QUICOFF_WIRE_DIRECTION_NONE &&
                back.status == QUICOFF_INVALID_ARGUMENT,
            "direction 2: its ACK decodes");
         n = v1(b, 0x01, 0, 0xFF, "0001000100 " KEY16 IV12 HP16);
@@ -809,8 +820,8 @@ static void test_v1_rules(void)
     n = v1(b, 0x02, 0, 0, "00130004 00000001");
     ok(dec(b, n, &m) == QUICOFF_MALFORMED, "ROLL_GENERATION without ROLL");
     /* data */
-    uint8_t dpk[40] = {0x51, 1, 0x90, 0, 0, 0, 0, 1, 0, 0, 0, 0, 0, 0, 0, 5, 0, 4, 0, 0x40,
-                       1, 2, 3, 4};
+    uint8_t dpk[40] = {0x51, 1, 0x90, 0, 0, 0, 0, 1,    0, 0, 0, 0,
+                       0,    0, 0,    5, 0, 4, 0, 0x40, 1, 2, 3, 4};
     st = dec(dpk, 24, &m);
     ok(st == QUICOFF_INVALID_ARGUMENT, "DATA_TO_HOST level 4: %s", S(st));
     dpk[19] = 0x31;
@@ -832,8 +843,8 @@ static void test_vlan(void)
     uint8_t buf[2048], q[2048];
     sample(6, &m); /* has a VLAN tag */
     size_t n = enc(&m, buf, sizeof(buf));
-    ok(buf[12] == 0x81 && buf[13] == 0x00 && buf[14] == 0x01 && buf[15] == 0x06 && buf[16] == 0x88 &&
-           buf[17] == 0xb5,
+    ok(buf[12] == 0x81 && buf[13] == 0x00 && buf[14] == 0x01 && buf[15] == 0x06 &&
+           buf[16] == 0x88 && buf[17] == 0xb5,
        "802.1Q tag written");
     /* QinQ: an 802.1ad S-tag before it is skipped */
     memcpy(q, buf, 12);
@@ -912,7 +923,8 @@ static void test_encode_refusals(void)
     ok(quicoff_wire_encode(&m, buf, sizeof(buf), &n) == QUICOFF_INVALID_ARGUMENT, "ADD DCID 21");
     sample(0, &m);
     m.u.add.encap.family = 5;
-    ok(quicoff_wire_encode(&m, buf, sizeof(buf), &n) == QUICOFF_INVALID_ARGUMENT, "encap family 5");
+    ok(quicoff_wire_encode(&m, buf, sizeof(buf), &n) == QUICOFF_INVALID_ARGUMENT,
+       "encap family 5");
     sample(2, &m);
     m.u.add.cfg.secret_len = 32;
     ok(quicoff_wire_encode(&m, buf, sizeof(buf), &n) == QUICOFF_INVALID_ARGUMENT,
@@ -982,7 +994,8 @@ static bool hdr_read_agrees(uint16_t et, const uint8_t *p, size_t n, quicoff_sta
     if (is_data_kind(m.kind)) {
         agree = hdr == full && (unsigned)kind == m.kind && data_eq(&d, &m.u.data);
         if (agree && hdr == QUICOFF_OK) /* the QUIC packet lies inside the input */
-            agree = d.payload >= h && d.payload_len <= n && (size_t)(d.payload - h) <= n - d.payload_len;
+            agree = d.payload >= h && d.payload_len <= n &&
+                    (size_t)(d.payload - h) <= n - d.payload_len;
     } else {
         agree = hdr == QUICOFF_UNSUPPORTED && kind == QUICOFF_WIRE_NONE && all_zero(&d, sizeof(d));
     }
@@ -1014,8 +1027,8 @@ static void data_frame(unsigned i, struct quicoff_wire_msg *m)
                                                 QUICOFF_WIRE_DATA_TO_HOST,
                                                 QUICOFF_WIRE_COMPAT_DATA};
     static const uint32_t lens[] = {0, 1, 2, 9, 10, 11, 19, 20, 21, 40, 64, 255, 256, 1200, 1400};
-    static const uint64_t pns[] = {0, 1, 0xff, 0x10000, 0xfffffffful, QUICOFF_WIRE_PN_MAX - 1,
-                                   QUICOFF_WIRE_PN_MAX};
+    static const uint64_t pns[] = {
+        0, 1, 0xff, 0x10000, 0xfffffffful, QUICOFF_WIRE_PN_MAX - 1, QUICOFF_WIRE_PN_MAX};
     static uint8_t packet[1400];
     fill(packet, sizeof(packet), (uint8_t)i);
     quicoff_wire_kind_t kind = kinds[i % 3];
@@ -1110,9 +1123,9 @@ static void test_data_hdr_read(void)
     ok(bad == 0, "every value of bytes 0-3, 18, 19: header reader == full decoder (%u bad)", bad);
 
     /* the documented rules, by hand */
-    static const uint8_t doc[] = {0x51, 0x01, 0x10, 0x00, 0x00, 0x00, 0x00, 0x07, 0x00, 0x00,
-                                  0x00, 0x00, 0x00, 0x00, 0x00, 0x2a, 0x00, 0x02, 0x00, 0x00,
-                                  0xaa, 0xbb};
+    static const uint8_t doc[] = {0x51, 0x01, 0x10, 0x00, 0x00, 0x00, 0x00, 0x07,
+                                  0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x2a,
+                                  0x00, 0x02, 0x00, 0x00, 0xaa, 0xbb};
     uint8_t f[sizeof(doc)];
     quicoff_wire_kind_t kind;
     struct quicoff_wire_data d;
@@ -1211,7 +1224,8 @@ static unsigned fuzz_one(const uint8_t *p, size_t n, bool frame)
     uint8_t *h = malloc(n ? n : 1), out[4096];
     memcpy(h, p, n);
     quicoff_status_t st = frame ? quicoff_wire_decode(h, n, &d)
-                                : quicoff_wire_decode_payload(QUICOFF_WIRE_ETHERTYPE_SIGNAL, h, n, &d);
+                                : quicoff_wire_decode_payload(QUICOFF_WIRE_ETHERTYPE_SIGNAL, h, n,
+                                                              &d);
     unsigned bad = 0;
     if (st == QUICOFF_OK) {
         /* a decoded message re-encodes, and decodes to itself */
@@ -1220,7 +1234,8 @@ static unsigned fuzz_one(const uint8_t *p, size_t n, bool frame)
                                    : quicoff_wire_encode_payload(&d, out, sizeof(out), &on, NULL);
         if (e != QUICOFF_OK) {
             bad++;
-            printf("# re-encode of a decoded %s failed: %s\n", quicoff_wire_kind_name(d.kind), S(e));
+            printf("# re-encode of a decoded %s failed: %s\n", quicoff_wire_kind_name(d.kind),
+                   S(e));
         } else {
             st = frame ? quicoff_wire_decode(out, on, &d2)
                        : quicoff_wire_decode_payload(QUICOFF_WIRE_ETHERTYPE_SIGNAL, out, on, &d2);
@@ -1327,7 +1342,8 @@ static void test_table_integration(void)
         quicoff_wire_msg_clear(&m);
         ok(quicoff_wire_decode(buf, n, &d) == QUICOFF_OK, "ADD %d decodes", i);
         memset(buf, 0, n); /* the config must not point into the frame */
-        quicoff_status_t st = quicoff_conn_add(i == 1 ? t0 : t, quicoff_wire_conn_config(&d), &h[i]);
+        quicoff_status_t st = quicoff_conn_add(i == 1 ? t0 : t, quicoff_wire_conn_config(&d),
+                                               &h[i]);
         ok(st == QUICOFF_OK, "ADD %d -> quicoff_conn_add: %s", i, S(st));
         quicoff_wire_msg_clear(&d);
     }
@@ -1400,8 +1416,7 @@ static void test_grease_tlv(void)
             found |= memcmp(buf + i, tlv0, sizeof(tlv0)) == 0;
         ok(found == off, "grease %s: TLV 0x0014 = 0 %s", off ? "off" : "on",
            off ? "sent" : "not sent");
-        ok(quicoff_wire_decode(buf, n, &d) == QUICOFF_OK &&
-               d.u.add.cfg.grease_quic_bit == !off &&
+        ok(quicoff_wire_decode(buf, n, &d) == QUICOFF_OK && d.u.add.cfg.grease_quic_bit == !off &&
                quicoff_wire_conn_config(&d)->grease_quic_bit == !off,
            "grease %s decodes to %d", off ? "off" : "on", !off);
         quicoff_wire_msg_clear(&d);

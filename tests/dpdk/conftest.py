@@ -36,9 +36,13 @@ def built_app():
     if os.geteuid() != 0:
         pytest.fail("tests/dpdk need root (veth pairs, AF_PACKET, DPDK)")
     if not os.environ.get("QUICOFF_DPDK") and (ROOT / "build" / "build.ninja").exists():
-        r = subprocess.run(["ninja", "-C", str(ROOT / "build"), "apps/dpdk/quicoff-dpdk"],
-                           capture_output=True, text=True)
+        r = subprocess.run(
+            ["ninja", "-C", str(ROOT / "build"), "apps/dpdk/quicoff-dpdk"],
+            capture_output=True,
+            text=True,
+        )
         if r.returncode != 0:
             pytest.fail("building quicoff-dpdk failed:\n" + r.stdout[-3000:] + r.stderr[-3000:])
     from harness import find_binary
+
     find_binary()

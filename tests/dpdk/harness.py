@@ -2,6 +2,7 @@
 """Runs quicoff-dpdk on veth pairs for the tests: the checkout's tooling
 (lab/quicoff_lab/dpdk_app.py, shared with bench/fwd_cost.py) under the names
 the test modules import."""
+
 from __future__ import annotations
 
 import subprocess

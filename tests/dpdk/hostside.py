@@ -3,6 +3,7 @@
 frames sent from the host, requests matched to their ACK / STATS by request
 ID, data frames to the host received. Each test module adds the requests it
 needs on top (add_rx, add_tx, ...)."""
+
 from __future__ import annotations
 
 import random
@@ -30,13 +31,17 @@ class Host:
         rid = self.rid
         self.send(build(rid))
         f = self.app.hp.recv_match(
-            lambda f: (d := W.decode(f)) is not None and d.typ in (W.ACK, W.STATS)
-            and d.request_id == rid, 3)
+            lambda f: (
+                (d := W.decode(f)) is not None and d.typ in (W.ACK, W.STATS) and d.request_id == rid
+            ),
+            3,
+        )
         assert f is not None, f"no ACK for request {rid}"
         return W.decode(f)
 
     def next_data_frame(self, timeout: float = 2.0, types=(W.DATA_TO_HOST, -1)):
         """The next data frame to the host (v1 DATA_TO_HOST, or -1: compat), or None."""
-        f = self.app.hp.recv_match(lambda f: (d := W.decode(f)) is not None
-                                   and d.typ in types, timeout)
+        f = self.app.hp.recv_match(
+            lambda f: (d := W.decode(f)) is not None and d.typ in types, timeout
+        )
         return W.decode(f) if f else None

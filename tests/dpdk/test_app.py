@@ -7,6 +7,7 @@ protected packet captured on the network side must decrypt with it to the
 plaintext the host gave, and every packet the reference protects must reach
 the host decrypted, with its metadata.
 """
+
 from __future__ import annotations
 
 import random
@@ -38,37 +39,57 @@ class Host(hostside.Host):
     """The requests and frames these tests use."""
 
     def add_tx(self, index, suite, keys, dcid, encap, **kw) -> W.Frame:
-        return self.request(lambda r: W.add(r, index, W.TX, suite, keys.key, keys.iv, keys.hp,
-                                            dcid=dcid, encap=encap, **kw))
+        return self.request(
+            lambda r: W.add(
+                r, index, W.TX, suite, keys.key, keys.iv, keys.hp, dcid=dcid, encap=encap, **kw
+            )
+        )
 
     def add_rx(self, index, suite, keys, dcid, **kw) -> W.Frame:
-        return self.request(lambda r: W.add(r, index, W.RX, suite, keys.key, keys.iv, keys.hp,
-                                            dcid=dcid, **kw))
+        return self.request(
+            lambda r: W.add(r, index, W.RX, suite, keys.key, keys.iv, keys.hp, dcid=dcid, **kw)
+        )
 
     def data(self, index: int, pn: int, quic: bytes) -> None:
         self.send(W.data_to_offload(index, pn, quic))
 
     def next_event(self, code: int, timeout: float = 2.0):
-        f = self.app.hp.recv_match(lambda f: (d := W.decode(f)) is not None
-                                   and d.typ == W.EVENT and d.flags == code, timeout)
+        f = self.app.hp.recv_match(
+            lambda f: (d := W.decode(f)) is not None and d.typ == W.EVENT and d.flags == code,
+            timeout,
+        )
         return W.decode(f) if f else None
 
 
 def enc4(sport=4433, dport=443):
-    return W.encap_tlv(NEXT_HOP_MAC, "02:00:00:00:a0:01", "192.0.2.1", "198.51.100.7", sport,
-                       dport)
+    return W.encap_tlv(NEXT_HOP_MAC, "02:00:00:00:a0:01", "192.0.2.1", "198.51.100.7", sport, dport)
 
 
 def enc6_vlan():
-    return W.encap_tlv(NEXT_HOP_MAC, "02:00:00:00:a0:02", "2001:db8::1", "2001:db8:7::9", 5000,
-                       6000, ttl=17, vlan=100)
+    return W.encap_tlv(
+        NEXT_HOP_MAC,
+        "02:00:00:00:a0:02",
+        "2001:db8::1",
+        "2001:db8:7::9",
+        5000,
+        6000,
+        ttl=17,
+        vlan=100,
+    )
 
 
 def net_frame(quic: bytes, v6: bool = False, sport=443, dport=4433) -> bytes:
-    ip = (IPv6(src="2001:db8:7::9", dst="2001:db8::1") if v6
-          else IP(src="198.51.100.7", dst="192.0.2.1"))
-    return raw(Ether(src=PEER_MAC, dst="02:00:00:00:a0:01") / ip / UDP(sport=sport, dport=dport)
-               / Raw(quic))
+    ip = (
+        IPv6(src="2001:db8:7::9", dst="2001:db8::1")
+        if v6
+        else IP(src="198.51.100.7", dst="192.0.2.1")
+    )
+    return raw(
+        Ether(src=PEER_MAC, dst="02:00:00:00:a0:01")
+        / ip
+        / UDP(sport=sport, dport=dport)
+        / Raw(quic)
+    )
 
 
 def quic_of(frame: bytes) -> bytes:
@@ -95,11 +116,28 @@ def is_udp(f: bytes) -> bool:
 
 # ---------------------------------------------------------------- the inline instance
 
+
 @pytest.fixture(scope="module")
 def app():
-    a = App("qdi", ["--workers", "1", "--compat", "--encap-dst-mac", NEXT_HOP_MAC,
-                    "--encap-src-ip", "10.1.0.1", "--encap-dst-ip", "10.2.0.1",
-                    "--encap-sport", "1111", "--encap-dport", "2222"], lcores="0")
+    a = App(
+        "qdi",
+        [
+            "--workers",
+            "1",
+            "--compat",
+            "--encap-dst-mac",
+            NEXT_HOP_MAC,
+            "--encap-src-ip",
+            "10.1.0.1",
+            "--encap-dst-ip",
+            "10.2.0.1",
+            "--encap-sport",
+            "1111",
+            "--encap-dport",
+            "2222",
+        ],
+        lcores="0",
+    )
     yield a
     rc = a.stop(__import__("signal").SIGTERM)
     assert rc == 0, a.output[-3000:]
@@ -115,8 +153,14 @@ def host(app):
 
 def test_options_printed_and_ports_checked(app):
     out = app.output
-    for opt in ("host-port       0", "net-port        1", "workers         1",
-                "crypto          inline", "compat          yes", "local-cid-len   8"):
+    for opt in (
+        "host-port       0",
+        "net-port        1",
+        "workers         1",
+        "crypto          inline",
+        "compat          yes",
+        "local-cid-len   8",
+    ):
         assert opt in out
     assert "UDP checksum in software" in out or "UDP checksum by the port" in out
 
@@ -127,15 +171,13 @@ def test_add_is_acknowledged_once(host):
     assert (a.typ, a.status_name, a.flags, a.index, a.direction) == (W.ACK, "ok", W.ADD, 1, W.TX)
     # the same request again (a retry): not executed twice, the same answer
     rid = host.rid
-    host.send(W.add(rid, 1, W.TX, "aes-128-gcm", k.key, k.iv, k.hp, dcid=b"\x11" * 8,
-                    encap=enc4()))
+    host.send(W.add(rid, 1, W.TX, "aes-128-gcm", k.key, k.iv, k.hp, dcid=b"\x11" * 8, encap=enc4()))
     f = host.app.hp.recv_match(lambda f: (d := W.decode(f)) is not None and d.typ == W.ACK, 3)
     assert W.decode(f).status_name == "ok" and W.decode(f).request_id == rid
     assert host.app.stats()["sig_retried"] >= 1
     # a new ADD of the same index: exists, unless REPLACE
     assert host.add_tx(1, "aes-128-gcm", k, b"\x11" * 8, enc4()).status_name == "exists"
-    assert host.add_tx(1, "aes-128-gcm", k, b"\x11" * 8, enc4(),
-                       replace=True).status_name == "ok"
+    assert host.add_tx(1, "aes-128-gcm", k, b"\x11" * 8, enc4(), replace=True).status_name == "ok"
     # a bad request is answered too
     bad = host.add_rx(9, "aes-128-gcm", k, b"\x01" * 5)  # DCID length != --local-cid-len
     assert bad.status_name == "invalid_argument"
@@ -181,8 +223,14 @@ def test_rx_packet_reaches_host_decrypted(host, suite):
         host.app.np.send(net_frame(pkt, v6=(pn == 1)))
         d = host.next_data_frame()
         assert d is not None, "nothing on the host side"
-        assert (d.typ, d.index, d.pn, d.status_name, d.level, d.key_phase) == \
-            (W.DATA_TO_HOST, idx, pn, "ok", 0, 0)
+        assert (d.typ, d.index, d.pn, d.status_name, d.level, d.key_phase) == (
+            W.DATA_TO_HOST,
+            idx,
+            pn,
+            "ok",
+            0,
+            0,
+        )
         assert d.quic == hdr + payload
 
 
@@ -192,8 +240,9 @@ def test_tampered_packet_dropped_counted_and_reported(host):
     dcid = b"\x30" * 8
     assert host.add_rx(idx, suite, k, dcid).status_name == "ok"
     before = host.app.stats()["auth_failures"]
-    pkt = bytearray(ref.protect(suite, k, ref.build_short_header(dcid, 5, pn_len=2),
-                                b"secret payload" * 5, 5))
+    pkt = bytearray(
+        ref.protect(suite, k, ref.build_short_header(dcid, 5, pn_len=2), b"secret payload" * 5, 5)
+    )
     pkt[-20] ^= 0x01
     host.app.np.send(net_frame(bytes(pkt)))
     ev = host.next_event(1)  # auth_failed
@@ -228,11 +277,21 @@ def test_usage_threshold_event_carries_the_key_count(host):
 
 def test_unknown_and_non_quic_traffic_passed_unchanged(host):
     before = host.app.stats()
-    unknown = net_frame(ref.protect("aes-128-gcm", keys_for("aes-128-gcm", 99),
-                                    ref.build_short_header(b"\xee" * 8, 1, pn_len=1),
-                                    b"x" * 40, 1))
-    dns = raw(Ether(src=PEER_MAC, dst="02:00:00:00:a0:01") / IP(src="1.1.1.1", dst="10.0.0.1")
-              / UDP(sport=53, dport=5353) / Raw(b"\x12\x34\x01\x00" + b"\0" * 20))
+    unknown = net_frame(
+        ref.protect(
+            "aes-128-gcm",
+            keys_for("aes-128-gcm", 99),
+            ref.build_short_header(b"\xee" * 8, 1, pn_len=1),
+            b"x" * 40,
+            1,
+        )
+    )
+    dns = raw(
+        Ether(src=PEER_MAC, dst="02:00:00:00:a0:01")
+        / IP(src="1.1.1.1", dst="10.0.0.1")
+        / UDP(sport=53, dport=5353)
+        / Raw(b"\x12\x34\x01\x00" + b"\0" * 20)
+    )
     arp = raw(Ether(src=PEER_MAC, dst="ff:ff:ff:ff:ff:ff") / ARP(psrc="10.0.0.9", pdst="10.0.0.1"))
     for f in (unknown, dns, arp):
         host.app.np.send(f)
@@ -250,8 +309,11 @@ def test_zero_length_cid_matched_by_local_address(host):
     (here a Handshake entry: long headers carry their DCID length, 0)."""
     suite = "aes-256-gcm"
     k = keys_for(suite, 80)
-    a = host.request(lambda r: W.add(r, 80, W.RX, suite, k.key, k.iv, k.hp, level=3,
-                                     local_addr=("192.0.2.1", 4433)))
+    a = host.request(
+        lambda r: W.add(
+            r, 80, W.RX, suite, k.key, k.iv, k.hp, level=3, local_addr=("192.0.2.1", 4433)
+        )
+    )
     assert a.status_name == "ok"
     payload = b"zero-length CID" * 3
     hdr = ref.build_long_header("handshake", b"", b"\x33" * 4, 3, len(payload))
@@ -276,9 +338,13 @@ def test_ip_options_are_not_quic(host):
     assert host.add_rx(idx, suite, k, dcid).status_name == "ok"
     quic = ref.protect(suite, k, ref.build_short_header(dcid, 1, pn_len=1), b"z" * 100, 1)
     from scapy.all import IPOption_NOP
-    f = raw(Ether(src=PEER_MAC, dst="02:00:00:00:a0:01")
-            / IP(src="198.51.100.7", dst="192.0.2.1", options=[IPOption_NOP()] * 4)
-            / UDP(sport=443, dport=4433) / Raw(quic))
+
+    f = raw(
+        Ether(src=PEER_MAC, dst="02:00:00:00:a0:01")
+        / IP(src="198.51.100.7", dst="192.0.2.1", options=[IPOption_NOP()] * 4)
+        / UDP(sport=443, dport=4433)
+        / Raw(quic)
+    )
     host.app.np.send(f)
     assert host.app.hp.recv_match(lambda g: g == f, 2) == f
     assert host.next_data_frame(0.3) is None
@@ -306,8 +372,11 @@ def test_garbage_on_both_ports_does_no_harm(host):
     k = keys_for("aes-128-gcm", 86)
     dcid = b"\x86" * 8
     assert host.add_rx(86, "aes-128-gcm", k, dcid).status_name == "ok"
-    host.app.np.send(net_frame(ref.protect("aes-128-gcm", k, ref.build_short_header(dcid, 1),
-                                           b"still here" * 3, 1)))
+    host.app.np.send(
+        net_frame(
+            ref.protect("aes-128-gcm", k, ref.build_short_header(dcid, 1), b"still here" * 3, 1)
+        )
+    )
     d = host.next_data_frame()
     assert d is not None and d.index == 86 and d.status_name == "ok"
 
@@ -321,14 +390,17 @@ def test_host_traffic_of_its_own_passes_to_network(host):
 def test_signaling_from_network_port_is_ignored(host):
     k = keys_for("aes-128-gcm", 40)
     before = host.app.stats()["signal_from_network"]
-    evil = W.add(0x4242, 40, W.TX, "aes-128-gcm", k.key, k.iv, k.hp, dcid=b"\x40" * 8,
-                 encap=enc4())
+    evil = W.add(0x4242, 40, W.TX, "aes-128-gcm", k.key, k.iv, k.hp, dcid=b"\x40" * 8, encap=enc4())
     host.app.np.send(W.eth(OFFLOAD_MAC, PEER_MAC, W.ETH_SIGNAL) + evil)
     host.app.np.send(W.eth(OFFLOAD_MAC, PEER_MAC, W.ETH_DATA) + W.compat_data(40, 1, b"\x40" * 30))
     assert host.app.wait_stat("signal_from_network", before + 2) == before + 2
     assert host.app.np.recv(0.5) is None, "answered on the network side"
-    assert host.app.hp.recv_match(lambda f: (d := W.decode(f)) is not None
-                                  and d.request_id == 0x4242, 0.5) is None
+    assert (
+        host.app.hp.recv_match(
+            lambda f: (d := W.decode(f)) is not None and d.request_id == 0x4242, 0.5
+        )
+        is None
+    )
     # nothing was installed
     q = host.request(lambda r: W.query(r, 40, W.TX))
     assert q.typ == W.STATS and q.status_name == "unknown_connection"
@@ -364,8 +436,12 @@ def test_key_update_both_directions(host):
     assert host.add_tx(60, suite, k0, dcid, enc4()).status_name == "ok"
     assert host.add_rx(60, suite, k0, dcid, next_key=k1.key, next_iv=k1.iv).status_name == "ok"
     # TX: the host installs generation 1 and rolls to it
-    assert host.request(lambda r: W.update(r, 60, W.TX, key_generation=1, key=k1.key,
-                                           iv=k1.iv)).status_name == "ok"
+    assert (
+        host.request(
+            lambda r: W.update(r, 60, W.TX, key_generation=1, key=k1.key, iv=k1.iv)
+        ).status_name
+        == "ok"
+    )
     assert host.request(lambda r: W.update(r, 60, W.TX, roll_to=1)).status_name == "ok"
     assert host.request(lambda r: W.update(r, 60, W.TX, roll_to=1)).status_name == "ok"  # retry
     hdr = ref.build_short_header(dcid, 10, pn_len=1, key_phase=1)
@@ -375,8 +451,13 @@ def test_key_update_both_directions(host):
     assert u.payload == b"new keys" * 8 and u.key_phase == 1
     # RX: the peer moves to key phase 1
     for pn, kp, kk in ((1, 0, k0), (2, 1, k1), (3, 1, k1)):
-        pkt = ref.protect(suite, kk, ref.build_short_header(dcid, pn, pn_len=1, key_phase=kp),
-                          b"phase%d" % kp * 6, pn)
+        pkt = ref.protect(
+            suite,
+            kk,
+            ref.build_short_header(dcid, pn, pn_len=1, key_phase=kp),
+            b"phase%d" % kp * 6,
+            pn,
+        )
         host.app.np.send(net_frame(pkt))
         d = host.next_data_frame()
         assert d is not None and d.status_name == "ok" and d.key_phase == kp and d.pn == pn
@@ -398,9 +479,15 @@ def test_compat_thesis_frames(host):
     f = host.app.np.recv_match(is_udp, 2)
     assert f is not None
     p = Ether(f)
-    assert (p[IP].src, p[IP].dst, p[UDP].sport, p[UDP].dport) == ("10.1.0.1", "10.2.0.1",
-                                                                   1111, 2222)
-    u = ref.unprotect(suite, k, quic_of(f), dcid_len=8, path_id=path_id, nonce_layout="multipath-path-id-le")
+    assert (p[IP].src, p[IP].dst, p[UDP].sport, p[UDP].dport) == (
+        "10.1.0.1",
+        "10.2.0.1",
+        1111,
+        2222,
+    )
+    u = ref.unprotect(
+        suite, k, quic_of(f), dcid_len=8, path_id=path_id, nonce_layout="multipath-path-id-le"
+    )
     assert u.payload == b"thesis" * 10
     # and back: the peer's packet reaches the host as a compat data_pkt
     host.app.np.send(net_frame(quic_of(f)))
@@ -443,6 +530,7 @@ def test_counters_printed_at_exit_match_telemetry(app):
 
 # ---------------------------------------------------------------- steering over N workers
 
+
 @pytest.mark.parametrize("io_mode", ["rtc", "pipeline"])
 def test_workers_steering_and_changes_under_traffic(io_mode):
     """3 workers (lcores mapped onto this machine's CPUs): connections added and
@@ -454,9 +542,23 @@ def test_workers_steering_and_changes_under_traffic(io_mode):
     not own to their owner; pipeline: an I/O lcore feeds the workers."""
     # lcores on this machine's CPUs: the idle back-off keeps them from starving each other
     rtc = io_mode == "rtc"
-    app = App("qdw", ["--workers", "3", "--idle-us", "20", "--stats-interval", "1",
-                      "--unknown", "drop", "--io-mode", io_mode],
-              lcores="0@0,1@1,2@0" if rtc else "0@0,1@1,2@0,3@1", qpairs=3 if rtc else 1)
+    app = App(
+        "qdw",
+        [
+            "--workers",
+            "3",
+            "--idle-us",
+            "20",
+            "--stats-interval",
+            "1",
+            "--unknown",
+            "drop",
+            "--io-mode",
+            io_mode,
+        ],
+        lcores="0@0,1@1,2@0" if rtc else "0@0,1@1,2@0,3@1",
+        qpairs=3 if rtc else 1,
+    )
     try:
         host = Host(app)
         suite = "aes-128-gcm"
@@ -464,7 +566,9 @@ def test_workers_steering_and_changes_under_traffic(io_mode):
         keys = {i: keys_for(suite, 100 + i) for i in range(n_conn)}
         dcids = {i: bytes([0xA0 + i]) * 8 for i in range(n_conn)}
         for i in range(n_conn):
-            assert host.add_tx(i, suite, keys[i], dcids[i], enc4(sport=7000 + i)).status_name == "ok"
+            assert (
+                host.add_tx(i, suite, keys[i], dcids[i], enc4(sport=7000 + i)).status_name == "ok"
+            )
             assert host.add_rx(i, suite, keys[i], dcids[i]).status_name == "ok"
         sent_tx, sent_rx = {}, {}
         rounds = 40
@@ -477,8 +581,11 @@ def test_workers_steering_and_changes_under_traffic(io_mode):
                 for j in range(30):
                     k = keys_for(suite, 500 + j)
                     for d in (W.TX, W.RX):
-                        f = (h2.add_tx(100 + j, suite, k, b"\xcc" * 8, enc4()) if d == W.TX
-                             else h2.add_rx(100 + j, suite, k, bytes([0xC0, j]) + b"\xcc" * 6))
+                        f = (
+                            h2.add_tx(100 + j, suite, k, b"\xcc" * 8, enc4())
+                            if d == W.TX
+                            else h2.add_rx(100 + j, suite, k, bytes([0xC0, j]) + b"\xcc" * 6)
+                        )
                         if f.status_name != "ok":
                             churn_errors.append(f.status_name)
                     for d in (W.TX, W.RX):
@@ -495,8 +602,9 @@ def test_workers_steering_and_changes_under_traffic(io_mode):
                 payload = b"%02d:%04d|" % (i, pn) * 4
                 host.data(i, pn, ref.build_short_header(dcids[i], pn, pn_len=2) + payload)
                 sent_tx[(i, pn)] = payload
-                pkt = ref.protect(suite, keys[i], ref.build_short_header(dcids[i], pn, pn_len=2),
-                                  payload, pn)
+                pkt = ref.protect(
+                    suite, keys[i], ref.build_short_header(dcids[i], pn, pn_len=2), payload, pn
+                )
                 app.np.send(net_frame(pkt, sport=9000 + i))
                 sent_rx[(i, pn)] = payload
             time.sleep(0.002)
@@ -524,7 +632,7 @@ def test_workers_steering_and_changes_under_traffic(io_mode):
             assert d.status_name == "ok"
             assert d.pn > last.get(d.index, -1), "packets of one connection reordered"
             last[d.index] = d.pn
-            seen_rx[(d.index, d.pn)] = d.quic[1 + 8 + 2:]
+            seen_rx[(d.index, d.pn)] = d.quic[1 + 8 + 2 :]
         assert seen_rx == sent_rx
         per_lcore = [app.tel(f"/quicoff/lcore,{lc}") for lc in ((0, 1, 2) if rtc else (1, 2, 3))]
         busy = [c["tx_packets"] + c["rx_packets"] for c in per_lcore]
@@ -538,10 +646,18 @@ def test_workers_steering_and_changes_under_traffic(io_mode):
 
         # --unknown drop: neither an unknown connection nor non-QUIC reaches the host
         app.hp.drain()
-        unknown = net_frame(ref.protect(suite, keys_for(suite, 1), ref.build_short_header(
-            b"\xee" * 8, 1, pn_len=1), b"x" * 40, 1))
-        arp = raw(Ether(src=PEER_MAC, dst="ff:ff:ff:ff:ff:ff") / ARP(psrc="10.0.0.9",
-                                                                     pdst="10.0.0.1"))
+        unknown = net_frame(
+            ref.protect(
+                suite,
+                keys_for(suite, 1),
+                ref.build_short_header(b"\xee" * 8, 1, pn_len=1),
+                b"x" * 40,
+                1,
+            )
+        )
+        arp = raw(
+            Ether(src=PEER_MAC, dst="ff:ff:ff:ff:ff:ff") / ARP(psrc="10.0.0.9", pdst="10.0.0.1")
+        )
         app.np.send(unknown)
         app.np.send(arp)
         assert app.wait_stat("unknown_dropped", 2) == 2
@@ -549,8 +665,7 @@ def test_workers_steering_and_changes_under_traffic(io_mode):
         # no --compat: seed 000 frames are refused
         k = keys_for(suite, 2)
         host.send(W.compat_host(5, 0, k.hp, k.key, k.iv, 0, 8))
-        host.send(W.compat_data(0, 1, ref.build_short_header(dcids[0], 1) + b"y" * 30),
-                  W.ETH_DATA)
+        host.send(W.compat_data(0, 1, ref.build_short_header(dcids[0], 1) + b"y" * 30), W.ETH_DATA)
         assert app.wait_stat("compat_rejected", 2) == 2
         assert app.tel("/quicoff/connections")["count"] == 2 * n_conn
     finally:

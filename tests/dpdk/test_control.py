@@ -17,6 +17,7 @@ Compat frames are built with the thesis's own Scapy classes
 (quicoff.scapy_layers: signaling_peer, signaling_host, quic); packets are
 protected by quicoff.ref (pure Python), the golden model.
 """
+
 from __future__ import annotations
 
 import random
@@ -43,8 +44,12 @@ def keys(seed: int, n: int = 16) -> ref.PacketKeys:
 
 
 def net_frame(quic_bytes: bytes) -> bytes:
-    return raw(Ether(src=PEER_MAC, dst="02:00:00:00:a0:01") / IP(src="198.51.100.7",
-               dst="192.0.2.1") / UDP(sport=443, dport=4433) / Raw(quic_bytes))
+    return raw(
+        Ether(src=PEER_MAC, dst="02:00:00:00:a0:01")
+        / IP(src="198.51.100.7", dst="192.0.2.1")
+        / UDP(sport=443, dport=4433)
+        / Raw(quic_bytes)
+    )
 
 
 def enc4() -> bytes:
@@ -57,31 +62,45 @@ def thesis_header(dcid: bytes, pn: int) -> bytes:
     return raw(quic(Pn_len=1, DCID=int.from_bytes(dcid, "big"), Pn=pn & 0xFFFF))
 
 
-def thesis_peer(index: int, k: ref.PacketKeys, dcid: bytes, path_id: int = 0,
-                full_pn: int = 0) -> bytes:
+def thesis_peer(
+    index: int, k: ref.PacketKeys, dcid: bytes, path_id: int = 0, full_pn: int = 0
+) -> bytes:
     """listing 4.10: signaling_peer, as the thesis's host sends it."""
-    return raw(signaling_peer(Index=index, Algo=0, Hp_key=compat_key_field(k.hp),
-                              Quic_key=compat_key_field(k.key), IV=int.from_bytes(k.iv, "big"),
-                              Path_id=path_id, DCID=int.from_bytes(dcid, "big"),
-                              Full_pn=full_pn))
+    return raw(
+        signaling_peer(
+            Index=index,
+            Algo=0,
+            Hp_key=compat_key_field(k.hp),
+            Quic_key=compat_key_field(k.key),
+            IV=int.from_bytes(k.iv, "big"),
+            Path_id=path_id,
+            DCID=int.from_bytes(dcid, "big"),
+            Full_pn=full_pn,
+        )
+    )
 
 
-def peer_packet(k: ref.PacketKeys, dcid: bytes, pn: int, payload: bytes, path_id: int = 0,
-                compat: bool = False) -> bytes:
+def peer_packet(
+    k: ref.PacketKeys, dcid: bytes, pn: int, payload: bytes, path_id: int = 0, compat: bool = False
+) -> bytes:
     hdr = thesis_header(dcid, pn) if compat else ref.build_short_header(dcid, pn, pn_len=2)
     if compat:
-        return ref.protect(SUITE, k, hdr, payload, pn, path_id=path_id, nonce_layout="multipath-path-id-le")
+        return ref.protect(
+            SUITE, k, hdr, payload, pn, path_id=path_id, nonce_layout="multipath-path-id-le"
+        )
     return ref.protect(SUITE, k, hdr, payload, pn)
 
 
 class Host(hostside.Host):
     def add_rx(self, index, k, dcid, **kw) -> str:
-        return self.request(lambda r: W.add(r, index, W.RX, SUITE, k.key, k.iv, k.hp, dcid=dcid,
-                                            **kw)).status_name
+        return self.request(
+            lambda r: W.add(r, index, W.RX, SUITE, k.key, k.iv, k.hp, dcid=dcid, **kw)
+        ).status_name
 
     def add_tx(self, index, k, dcid, encap=None, **kw) -> str:
-        return self.request(lambda r: W.add(r, index, W.TX, SUITE, k.key, k.iv, k.hp, dcid=dcid,
-                                            encap=encap, **kw)).status_name
+        return self.request(
+            lambda r: W.add(r, index, W.TX, SUITE, k.key, k.iv, k.hp, dcid=dcid, encap=encap, **kw)
+        ).status_name
 
     def conn_stats(self, index, direction=W.RX) -> dict:
         s = self.request(lambda r: W.query(r, index, direction))
@@ -100,14 +119,31 @@ class Host(hostside.Host):
             return False
         if compat:
             return d.typ == -1 and (d.index, d.pn) == (index, pn) and d.quic.endswith(payload)
-        return (d.typ == W.DATA_TO_HOST and d.status_name == "ok" and (d.index, d.pn) ==
-                (index, pn) and d.quic.endswith(payload))
+        return (
+            d.typ == W.DATA_TO_HOST
+            and d.status_name == "ok"
+            and (d.index, d.pn) == (index, pn)
+            and d.quic.endswith(payload)
+        )
 
 
 @pytest.fixture(scope="module")
 def app():
-    a = App("qdc", ["--workers", "1", "--compat", "--encap-dst-mac", NEXT_HOP_MAC,
-                    "--encap-src-ip", "10.1.0.1", "--encap-dst-ip", "10.2.0.1"], lcores="0")
+    a = App(
+        "qdc",
+        [
+            "--workers",
+            "1",
+            "--compat",
+            "--encap-dst-mac",
+            NEXT_HOP_MAC,
+            "--encap-src-ip",
+            "10.1.0.1",
+            "--encap-dst-ip",
+            "10.2.0.1",
+        ],
+        lcores="0",
+    )
     yield a
     rc = a.stop(__import__("signal").SIGTERM)
     assert rc == 0, a.output[-3000:]
@@ -121,6 +157,7 @@ def host(app):
 
 
 # ---------------------------------------------------------------- item 4: atomic REPLACE
+
 
 def test_failed_replace_keeps_the_live_entry(host):
     ka, kb, kc = keys(401), keys(402), keys(403)
@@ -157,8 +194,10 @@ def test_failed_tx_replace_keeps_sending(host):
     assert host.add_tx(42, k, dcid, enc4()) == "ok"
     # a key generation on a Handshake entry: the library refuses it
     # (invalid_argument); the entry is kept
-    assert host.add_tx(42, keys(411), dcid, enc4(), replace=True, level=3,
-                       key_generation=1) == "invalid_argument"
+    assert (
+        host.add_tx(42, keys(411), dcid, enc4(), replace=True, level=3, key_generation=1)
+        == "invalid_argument"
+    )
     hdr = ref.build_short_header(dcid, 7, pn_len=2)
     host.send(W.data_to_offload(42, 7, hdr + b"still here" * 4))
     f = host.app.np.recv_match(lambda f: UDP in Ether(f), 2)
@@ -193,12 +232,14 @@ def test_replace_under_traffic_never_unknown(host):
     after = host.app.wait_stat("rx_packets", before["rx_packets"] + len(frames))
     s = host.app.stats()
     assert replaces >= 10, replaces
-    assert s["rx_unknown_connection"] == before["rx_unknown_connection"], \
+    assert s["rx_unknown_connection"] == before["rx_unknown_connection"], (
         "packets met no entry while it was being replaced (%d replaces)" % replaces
+    )
     assert after - before["rx_packets"] == len(frames)
 
 
 # ---------------------------------------------------------------- item 7: every request answered
+
 
 @pytest.mark.parametrize("kind", ["add", "remove", "query", "update"])
 def test_bad_direction_is_answered(host, kind):
@@ -218,35 +259,45 @@ def test_bad_direction_is_answered(host, kind):
     assert after["acks_sent"] == before["acks_sent"] + 1
 
 
-@pytest.mark.parametrize("what,suite,n,want", [
-    # a length the registry does not allow for the TLV: malformed
-    ("key", "aes-128-gcm", 20, "malformed"),
-    ("iv", "aes-128-gcm", 11, "malformed"),
-    ("hp", "aes-128-gcm", 24, "malformed"),
-    ("secret", "aes-128-gcm", 40, "malformed"),
-    # an allowed length that is not the suite's: invalid_argument
-    ("key", "aes-128-gcm", 32, "invalid_argument"),
-    ("hp", "aes-256-gcm", 16, "invalid_argument"),
-    ("secret", "aes-128-gcm", 48, "invalid_argument"),
-    ("secret", "aes-256-gcm", 32, "invalid_argument"),
-])
+@pytest.mark.parametrize(
+    "what,suite,n,want",
+    [
+        # a length the registry does not allow for the TLV: malformed
+        ("key", "aes-128-gcm", 20, "malformed"),
+        ("iv", "aes-128-gcm", 11, "malformed"),
+        ("hp", "aes-128-gcm", 24, "malformed"),
+        ("secret", "aes-128-gcm", 40, "malformed"),
+        # an allowed length that is not the suite's: invalid_argument
+        ("key", "aes-128-gcm", 32, "invalid_argument"),
+        ("hp", "aes-256-gcm", 16, "invalid_argument"),
+        ("secret", "aes-128-gcm", 48, "invalid_argument"),
+        ("secret", "aes-256-gcm", 32, "invalid_argument"),
+    ],
+)
 def test_key_tlv_lengths_answer_as_documented(host, what, suite, n, want):
     """docs/protocol.md §5.1: the answers to key / IV / HP / secret TLVs of a
     wrong length."""
     kl = 32 if suite in ("aes-256-gcm", "chacha20-poly1305") else 16
     vals = {"key": bytes(kl), "iv": bytes(12), "hp": bytes(kl)}
     if what == "secret":
-        t = W.tlv(W.T_SUITE, bytes([W.SUITES[suite]])) + W.tlv(W.T_DCID, b"\x47" * 8) + \
-            W.tlv(W.T_SECRET, bytes(n))
+        t = (
+            W.tlv(W.T_SUITE, bytes([W.SUITES[suite]]))
+            + W.tlv(W.T_DCID, b"\x47" * 8)
+            + W.tlv(W.T_SECRET, bytes(n))
+        )
         a = host.request(lambda r: W.sig_header(W.ADD, 0, r, 45, W.RX, t))
     else:
         vals[what] = bytes(n)
-        a = host.request(lambda r: W.add(r, 45, W.RX, suite, vals["key"], vals["iv"], vals["hp"],
-                                         dcid=b"\x47" * 8))
+        a = host.request(
+            lambda r: W.add(
+                r, 45, W.RX, suite, vals["key"], vals["iv"], vals["hp"], dcid=b"\x47" * 8
+            )
+        )
     assert a.typ == W.ACK and a.status_name == want
 
 
 # ---------------------------------------------------------------- item 8b: compat RX table
+
 
 def test_compat_dcid_resent_under_another_index_gets_the_new_keys(host):
     """The thesis's RX table is keyed by DCID: a signaling_peer for a DCID
@@ -285,8 +336,8 @@ def test_compat_frames_do_not_take_a_v1_hosts_entries(host):
     dv, dc = b"\x55" * 8, b"\x56" * 8
     assert host.add_rx(55, k, dv) == "ok"
     before = host.app.stats()["sig_failed"]
-    host.send(thesis_peer(55, kc, dc))     # its index
-    host.send(thesis_peer(57, kc, dv))     # its DCID
+    host.send(thesis_peer(55, kc, dc))  # its index
+    host.send(thesis_peer(57, kc, dv))  # its DCID
     assert host.app.wait_stat("sig_failed", before + 2) == before + 2
     assert host.rx_ok(k, dv, 1, 55), "the v1 entry was taken over"
     assert host.conn_stats(55)["packets"] == 1
@@ -299,6 +350,7 @@ def test_compat_pn_decoding_follows_rfc9000_not_listing_4_4(host):
     """Listing 4.4 as printed computes expected_pn - pn_hwin in uint64_t: for
     the first packets it wraps and the listing adds pn_win. quicoff follows
     RFC 9000 A.3 (protocol.md §3.7)."""
+
     def listing_4_4(largest_pn, truncated_pn, pn_nbits):  # verbatim, uint64_t arithmetic
         m = (1 << 64) - 1
         expected_pn = (largest_pn + 1) & m
@@ -313,7 +365,7 @@ def test_compat_pn_decoding_follows_rfc9000_not_listing_4_4(host):
         return candidate_pn
 
     assert listing_4_4(0, 1, 16) == 65537  # what the listing would give
-    assert ref.decode_pn(0, 1, 16) == 1      # RFC 9000 A.3
+    assert ref.decode_pn(0, 1, 16) == 1  # RFC 9000 A.3
     k, dcid = keys(520), b"\x53" * 8
     host.send(thesis_peer(53, k, dcid, full_pn=0))
     time.sleep(0.2)
@@ -334,16 +386,18 @@ def test_compat_host_gets_no_v1_events_until_it_speaks_v1():
         a.np.send(unknown)
         assert a.hp.recv_match(lambda f: f == unknown, 2) == unknown  # passed on unchanged
         frames = a.hp.recv_all(timeout=0.5)
-        assert not [f for f in frames if (d := W.decode(f)) is not None and d.typ == W.EVENT], \
+        assert not [f for f in frames if (d := W.decode(f)) is not None and d.typ == W.EVENT], (
             "a v1 EVENT went to a compat host"
+        )
         assert a.wait_stat("events_not_v1", 1) == 1
         # the host speaks v1 (any request): events from now on
         s = h.request(lambda r: W.query(r, 0xFFFFFFFF, W.RX, conn=False, table=True))
         assert s.typ == W.STATS
         time.sleep(0.15)  # past the event rate limit
         a.np.send(unknown)
-        ev = a.hp.recv_match(lambda f: (d := W.decode(f)) is not None and d.typ == W.EVENT
-                             and d.flags == 4, 2)
+        ev = a.hp.recv_match(
+            lambda f: (d := W.decode(f)) is not None and d.typ == W.EVENT and d.flags == 4, 2
+        )
         assert ev is not None, "no unknown_connection EVENT to a v1 host"
     finally:
         assert a.stop() == 0

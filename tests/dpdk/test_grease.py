@@ -9,6 +9,7 @@ packets are malformed (the host gets the frame as received, still
 encrypted), TX ones are dropped and counted, never sent in clear. The golden
 model is quicoff.ref. Run under flock /tmp/quicoff-net.lock (fixed veth names).
 """
+
 from __future__ import annotations
 
 import random
@@ -38,9 +39,12 @@ def greased(header: bytes) -> bytes:
 
 
 def net_frame(quic: bytes) -> bytes:
-    return raw(Ether(src=PEER_MAC, dst="02:00:00:00:a0:01")
-               / IP(src="198.51.100.7", dst="192.0.2.1") / UDP(sport=443, dport=4433)
-               / Raw(quic))
+    return raw(
+        Ether(src=PEER_MAC, dst="02:00:00:00:a0:01")
+        / IP(src="198.51.100.7", dst="192.0.2.1")
+        / UDP(sport=443, dport=4433)
+        / Raw(quic)
+    )
 
 
 def is_udp(f: bytes) -> bool:
@@ -56,8 +60,9 @@ def app():
 
 class Host(hostside.Host):
     def add(self, index, direction, k, dcid, **kw) -> str:
-        return self.request(lambda r: W.add(r, index, direction, SUITE, k.key, k.iv, k.hp,
-                                            dcid=dcid, **kw)).status_name
+        return self.request(
+            lambda r: W.add(r, index, direction, SUITE, k.key, k.iv, k.hp, dcid=dcid, **kw)
+        ).status_name
 
     def next_data(self, timeout=2.0):
         return self.next_data_frame(timeout, types=(W.DATA_TO_HOST,))
@@ -93,8 +98,7 @@ def test_rx_greased_handshake(host):
     k, dcid = keys_for(3), b"\x03" * 8
     assert host.add(3, W.RX, k, dcid, level=HANDSHAKE) == "ok"
     payload = b"\x06" * 50
-    hdr = greased(ref.build_long_header("handshake", dcid, b"\xaa" * 4, 7, len(payload),
-                                        pn_len=2))
+    hdr = greased(ref.build_long_header("handshake", dcid, b"\xaa" * 4, 7, len(payload), pn_len=2))
     host.app.np.send(net_frame(ref.protect(SUITE, k, hdr, payload, 7)))
     d = host.next_data()
     assert d is not None and d.status_name == "ok" and d.quic == hdr + payload
@@ -104,13 +108,13 @@ def test_rx_flag_off_is_malformed_and_passed_as_received(host):
     k, dcid = keys_for(4), b"\x04" * 8
     assert host.add(4, W.RX, k, dcid, grease_quic_bit=False) == "ok"
     before = host.app.stats()
-    pkt = ref.protect(SUITE, k, greased(ref.build_short_header(dcid, 1, pn_len=2)),
-                      b"z" * 60, 1)
+    pkt = ref.protect(SUITE, k, greased(ref.build_short_header(dcid, 1, pn_len=2)), b"z" * 60, 1)
     f = net_frame(pkt)
     host.app.np.send(f)
     assert host.app.hp.recv_match(lambda g: g == f, 2) == f, "not passed as received"
-    assert host.app.wait_stat("rx_malformed", before["rx_malformed"] + 1) == \
-        before["rx_malformed"] + 1
+    assert (
+        host.app.wait_stat("rx_malformed", before["rx_malformed"] + 1) == before["rx_malformed"] + 1
+    )
     # the bit set: decrypted as always
     hdr = ref.build_short_header(dcid, 2, pn_len=2)
     host.app.np.send(net_frame(ref.protect(SUITE, k, hdr, b"y" * 60, 2)))
@@ -134,8 +138,10 @@ def test_tx_flag_off_dropped_never_sent(host):
     k, dcid = keys_for(6), b"\x06" * 8
     assert host.add(6, W.TX, k, dcid, encap=enc(), grease_quic_bit=False) == "ok"
     before = host.app.stats()
-    host.send(W.data_to_offload(6, 1, greased(ref.build_short_header(dcid, 1, pn_len=2))
-                                + b"secret" * 10))
-    assert host.app.wait_stat("tx_malformed", before["tx_malformed"] + 1) == \
-        before["tx_malformed"] + 1
+    host.send(
+        W.data_to_offload(6, 1, greased(ref.build_short_header(dcid, 1, pn_len=2)) + b"secret" * 10)
+    )
+    assert (
+        host.app.wait_stat("tx_malformed", before["tx_malformed"] + 1) == before["tx_malformed"] + 1
+    )
     assert host.app.np.recv(0.3) is None, "something left on the network side"

@@ -10,6 +10,7 @@ libquicoff's counters (lookaside runs libquicoff's split data path: all but
 the AEAD); every protected packet must decrypt with the reference model, and
 every AEAD must have gone through the cryptodev.
 """
+
 from __future__ import annotations
 
 import random
@@ -30,14 +31,42 @@ def conns(suites):
     """(index, suite, keys, tx dcid, rx dcid, level, path_id)"""
     out = []
     for i, s in enumerate(suites):
-        out.append((1 + i, s, keys_for(s, 300 + i), bytes([0xD0 + i]) * 9, bytes([0xE0 + i]) * 8,
-                    "1rtt", 0))
+        out.append(
+            (
+                1 + i,
+                s,
+                keys_for(s, 300 + i),
+                bytes([0xD0 + i]) * 9,
+                bytes([0xE0 + i]) * 8,
+                "1rtt",
+                0,
+            )
+        )
     if "aes-128-gcm" in suites:
-        out.append((20, "aes-128-gcm", keys_for("aes-128-gcm", 320), b"\x4e" * 5, b"\x4f" * 7,
-                    "handshake", 0))
-        out.append((21, "aes-256-gcm" if "aes-256-gcm" in suites else "aes-128-gcm",
-                    keys_for("aes-256-gcm", 321) if "aes-256-gcm" in suites
-                    else keys_for("aes-128-gcm", 321), b"\x51" * 8, b"\x52" * 8, "1rtt", 7))
+        out.append(
+            (
+                20,
+                "aes-128-gcm",
+                keys_for("aes-128-gcm", 320),
+                b"\x4e" * 5,
+                b"\x4f" * 7,
+                "handshake",
+                0,
+            )
+        )
+        out.append(
+            (
+                21,
+                "aes-256-gcm" if "aes-256-gcm" in suites else "aes-128-gcm",
+                keys_for("aes-256-gcm", 321)
+                if "aes-256-gcm" in suites
+                else keys_for("aes-128-gcm", 321),
+                b"\x51" * 8,
+                b"\x52" * 8,
+                "1rtt",
+                7,
+            )
+        )
     return out
 
 
@@ -51,11 +80,27 @@ def run_scenario(app: App, suites) -> tuple:
         nk = keys_for(suite, 900 + idx)
         nk = ref.PacketKeys(nk.key, nk.iv, k.hp)
         extra = dict(next_key=nk.key, next_iv=nk.iv) if level == "1rtt" else {}
-        a = host.request(lambda r: W.add(r, idx, W.TX, suite, k.key, k.iv, k.hp, dcid=txd,
-                                         encap=enc4(sport=6000 + idx), level=lvl, **kw))
+        a = host.request(
+            lambda r: W.add(
+                r,
+                idx,
+                W.TX,
+                suite,
+                k.key,
+                k.iv,
+                k.hp,
+                dcid=txd,
+                encap=enc4(sport=6000 + idx),
+                level=lvl,
+                **kw,
+            )
+        )
         assert a.status_name == "ok", (idx, a.status_name)
-        a = host.request(lambda r: W.add(r, idx, W.RX, suite, k.key, k.iv, k.hp, dcid=rxd,
-                                         level=lvl, **kw, **extra))
+        a = host.request(
+            lambda r: W.add(
+                r, idx, W.RX, suite, k.key, k.iv, k.hp, dcid=rxd, level=lvl, **kw, **extra
+            )
+        )
         assert a.status_name == "ok", (idx, a.status_name)
 
     rng = random.Random(7)
@@ -74,8 +119,12 @@ def run_scenario(app: App, suites) -> tuple:
     idx, suite, k, txd = cs[0][0], cs[0][1], cs[0][2], cs[0][3]
     k1 = keys_for(suite, 901)
     k1 = ref.PacketKeys(k1.key, k1.iv, k.hp)
-    assert host.request(lambda r: W.update(r, idx, W.TX, key_generation=1, key=k1.key,
-                                           iv=k1.iv)).status_name == "ok"
+    assert (
+        host.request(
+            lambda r: W.update(r, idx, W.TX, key_generation=1, key=k1.key, iv=k1.iv)
+        ).status_name
+        == "ok"
+    )
     hdr = ref.build_short_header(txd, 80000, key_phase=1)
     host.data(idx, 80000, hdr + b"after the update" * 3)
     expect_tx.append((idx, suite, k1, txd, "1rtt", 0, 80000, hdr, b"after the update" * 3))
@@ -86,8 +135,11 @@ def run_scenario(app: App, suites) -> tuple:
         kw = dict(path_id=path, nonce_layout="multipath") if path else {}
         for pn in (5, 6, 400):
             payload = rng.randbytes(rng.choice((4, 100, 1200)))
-            hdr = (ref.build_long_header("handshake", rxd, SCID, pn, len(payload))
-                   if level == "handshake" else ref.build_short_header(rxd, pn))
+            hdr = (
+                ref.build_long_header("handshake", rxd, SCID, pn, len(payload))
+                if level == "handshake"
+                else ref.build_short_header(rxd, pn)
+            )
             app.np.send(net_frame(ref.protect(suite, k, hdr, payload, pn, **kw)))
             expect_rx += 1
         # the peer's key update (1-RTT), then a tampered packet
@@ -97,8 +149,16 @@ def run_scenario(app: App, suites) -> tuple:
             hdr = ref.build_short_header(rxd, 401, key_phase=1)
             app.np.send(net_frame(ref.protect(suite, nk, hdr, b"peer updated" * 4, 401, **kw)))
             expect_rx += 1
-            bad = bytearray(ref.protect(suite, nk, ref.build_short_header(rxd, 402, key_phase=1),
-                                        b"tampered" * 4, 402, **kw))
+            bad = bytearray(
+                ref.protect(
+                    suite,
+                    nk,
+                    ref.build_short_header(rxd, 402, key_phase=1),
+                    b"tampered" * 4,
+                    402,
+                    **kw,
+                )
+            )
             bad[-1] ^= 0x80
             app.np.send(net_frame(bytes(bad)))
     # a coalesced datagram: Handshake + 1-RTT
@@ -108,15 +168,19 @@ def run_scenario(app: App, suites) -> tuple:
         _, s_1, k_1, _, rxd_1, _, _ = cs[0]
         nk = keys_for(s_1, 900 + cs[0][0])
         nk = ref.PacketKeys(nk.key, nk.iv, k_1.hp)
-        p1 = ref.protect(s_h, k_h, ref.build_long_header("handshake", rxd_h, SCID, 401, 30),
-                         b"H" * 30, 401)
+        p1 = ref.protect(
+            s_h, k_h, ref.build_long_header("handshake", rxd_h, SCID, 401, 30), b"H" * 30, 401
+        )
         p2 = ref.protect(s_1, nk, ref.build_short_header(rxd_1, 403, key_phase=1), b"1" * 50, 403)
         app.np.send(net_frame(p1 + p2))
         expect_rx += 2
 
     net = [f for f in app.np.recv_all(timeout=1, quiet=0.2) if UDP in Ether(f)]
-    hostf = [f for f in app.hp.recv_all(timeout=0.5, quiet=0.2)
-             if (d := W.decode(f)) is not None and d.typ == W.DATA_TO_HOST]
+    hostf = [
+        f
+        for f in app.hp.recv_all(timeout=0.5, quiet=0.2)
+        if (d := W.decode(f)) is not None and d.typ == W.DATA_TO_HOST
+    ]
     assert len(net) == len(expect_tx), (len(net), len(expect_tx))
     for f, (idx, suite, k, txd, level, path, pn, hdr, payload) in zip(net, expect_tx):
         kw = dict(path_id=path, nonce_layout="multipath") if path else {}
@@ -129,8 +193,11 @@ def run_scenario(app: App, suites) -> tuple:
     assert stats["auth_failures"] == sum(1 for c in cs if c[5] == "1rtt")
     # libquicoff's counters (the table's and the first RX entry's), in both modes
     table = app.tel("/quicoff/table")
-    assert (table["tx_packets"], table["rx_packets"], table["auth_failures"]) == \
-        (stats["tx_packets"], stats["rx_packets"], stats["auth_failures"])
+    assert (table["tx_packets"], table["rx_packets"], table["auth_failures"]) == (
+        stats["tx_packets"],
+        stats["rx_packets"],
+        stats["auth_failures"],
+    )
     conn = app.tel("/quicoff/connection,rx,1")
     assert conn["packets"] >= 4 and conn["key_updates"] == 1 and conn["auth_failures"] == 1
     del table["backend"], table["retired_pending"]  # the latter: reclamation timing
@@ -150,14 +217,22 @@ def inline_result():
         assert app.stop() == 0, app.output[-3000:]
 
 
-@pytest.mark.parametrize("cryptodev,suites", [
-    ("crypto_aesni_mb", ALL),                        # crypto_ipsec_mb: all four QUIC AEADs
-    ("crypto_openssl", ["aes-128-gcm", "aes-128-ccm"]),  # the thesis's PMD (no ChaCha20-Poly1305 in 22.11)
-    ("crypto_aesni_gcm", ["aes-128-gcm", "aes-256-gcm"]),
-])
+@pytest.mark.parametrize(
+    "cryptodev,suites",
+    [
+        ("crypto_aesni_mb", ALL),  # crypto_ipsec_mb: all four QUIC AEADs
+        (
+            "crypto_openssl",
+            ["aes-128-gcm", "aes-128-ccm"],
+        ),  # the thesis's PMD (no ChaCha20-Poly1305 in 22.11)
+        ("crypto_aesni_gcm", ["aes-128-gcm", "aes-256-gcm"]),
+    ],
+)
 def test_lookaside_gives_the_same_bytes_as_inline(inline_result, cryptodev, suites):
-    app = App("qlb", ["--workers", "1", "--idle-us", "20", "--crypto", "lookaside",
-                      "--cryptodev", cryptodev])
+    app = App(
+        "qlb",
+        ["--workers", "1", "--idle-us", "20", "--crypto", "lookaside", "--cryptodev", cryptodev],
+    )
     try:
         assert f"lookaside cryptodev {cryptodev}" in app.output
         net, hostf, stats, lib = run_scenario(app, suites)
@@ -192,8 +267,19 @@ def test_sessions_follow_the_library_keys():
     retires it; a suite the cryptodev lacks is refused by the ADD (as a key the
     session pool cannot hold would be: test_split covers a refused install);
     QUERY answers with the library's counters."""
-    app = App("qld", ["--workers", "1", "--idle-us", "20", "--crypto", "lookaside",
-                      "--cryptodev", "crypto_aesni_gcm"])
+    app = App(
+        "qld",
+        [
+            "--workers",
+            "1",
+            "--idle-us",
+            "20",
+            "--crypto",
+            "lookaside",
+            "--cryptodev",
+            "crypto_aesni_gcm",
+        ],
+    )
     try:
         host = Host(app)
         host.rid = 1
@@ -202,14 +288,29 @@ def test_sessions_follow_the_library_keys():
         k = keys_for("aes-128-gcm", 60)
         nk = keys_for("aes-128-gcm", 61)
         rxd = b"\x61" * 8
-        a = host.request(lambda r: W.add(r, 1, W.RX, "aes-128-gcm", k.key, k.iv, k.hp, dcid=rxd,
-                                         next_key=nk.key, next_iv=nk.iv))
+        a = host.request(
+            lambda r: W.add(
+                r,
+                1,
+                W.RX,
+                "aes-128-gcm",
+                k.key,
+                k.iv,
+                k.hp,
+                dcid=rxd,
+                next_key=nk.key,
+                next_iv=nk.iv,
+            )
+        )
         assert a.status_name == "ok"
         # a 1-RTT key gets its four short-header sessions (PN length 1..4) at once
         assert (la()["keys"], la()["sessions"]) == (2, 8)
         txd = b"\x62" * 5
-        a = host.request(lambda r: W.add(r, 2, W.TX, "aes-128-gcm", k.key, k.iv, k.hp,
-                                         dcid=txd, encap=enc4(), level=3))
+        a = host.request(
+            lambda r: W.add(
+                r, 2, W.TX, "aes-128-gcm", k.key, k.iv, k.hp, dcid=txd, encap=enc4(), level=3
+            )
+        )
         assert a.status_name == "ok"
         assert (la()["keys"], la()["sessions"]) == (3, 8)
         # a long header's session on first use
@@ -219,21 +320,29 @@ def test_sessions_follow_the_library_keys():
         assert la()["sessions"] == 9
         # packets through the cryptodev, counted by the library: QUERY says so
         for pn in (1, 2):
-            app.np.send(net_frame(ref.protect("aes-128-gcm", k, ref.build_short_header(rxd, pn),
-                                              b"x" * 50, pn)))
+            app.np.send(
+                net_frame(
+                    ref.protect("aes-128-gcm", k, ref.build_short_header(rxd, pn), b"x" * 50, pn)
+                )
+            )
         assert app.wait_stat("rx_packets", 2) == 2
         q = host.request(lambda r: W.query(r, 1, W.RX))
         assert q.typ == W.STATS and q.status_name == "ok"
         assert app.tel("/quicoff/connection,rx,1")["packets"] == 2
         # new keys for generation 1: the replaced key's sessions go back
         k2 = keys_for("aes-128-gcm", 62)
-        assert host.request(lambda r: W.update(r, 1, W.RX, key_generation=1, key=k2.key,
-                                               iv=k2.iv)).status_name == "ok"
+        assert (
+            host.request(
+                lambda r: W.update(r, 1, W.RX, key_generation=1, key=k2.key, iv=k2.iv)
+            ).status_name
+            == "ok"
+        )
         assert (la()["keys"], la()["sessions"]) == (3, 9)
         # a suite this cryptodev lacks: refused, nothing made
         c = keys_for("chacha20-poly1305", 63)
-        a = host.request(lambda r: W.add(r, 3, W.RX, "chacha20-poly1305", c.key, c.iv, c.hp,
-                                         dcid=b"\x63" * 8))
+        a = host.request(
+            lambda r: W.add(r, 3, W.RX, "chacha20-poly1305", c.key, c.iv, c.hp, dcid=b"\x63" * 8)
+        )
         assert a.status_name == "unsupported"
         assert (la()["keys"], la()["sessions"]) == (3, 9)
         # removal frees everything

@@ -10,6 +10,7 @@ sized for it, --net-mtu 9000) 9,000-byte packets pass whole; with the PMD's
 default rings the kernel cuts frames over ~2 kB, and a cut frame must never
 be forwarded (truncated_dropped).
 """
+
 from __future__ import annotations
 
 import random
@@ -38,8 +39,9 @@ def keys(seed: int) -> ref.PacketKeys:
 
 def enc(v6: bool) -> bytes:
     if v6:
-        return W.encap_tlv(NEXT_HOP_MAC, "02:00:00:00:a0:02", "2001:db8::1", "2001:db8:7::9",
-                           5000, 6000, vlan=100)
+        return W.encap_tlv(
+            NEXT_HOP_MAC, "02:00:00:00:a0:02", "2001:db8::1", "2001:db8:7::9", 5000, 6000, vlan=100
+        )
     return W.encap_tlv(NEXT_HOP_MAC, "02:00:00:00:a0:01", "192.0.2.1", "198.51.100.7", 4433, 443)
 
 
@@ -55,14 +57,16 @@ class Host:
         self.rid += 1
         rid = self.rid
         self.send(frame_of(rid))
-        f = self.app.hp.recv_match(lambda f: (d := W.decode(f)) is not None
-                                   and d.typ == W.ACK and d.request_id == rid, 3)
+        f = self.app.hp.recv_match(
+            lambda f: (d := W.decode(f)) is not None and d.typ == W.ACK and d.request_id == rid, 3
+        )
         assert f is not None, "no ACK"
         return W.decode(f)
 
     def add_tx(self, index: int, k, dcid: bytes, v6: bool = False) -> None:
-        a = self.request(lambda r: W.add(r, index, W.TX, SUITE, k.key, k.iv, k.hp, dcid=dcid,
-                                         encap=enc(v6)))
+        a = self.request(
+            lambda r: W.add(r, index, W.TX, SUITE, k.key, k.iv, k.hp, dcid=dcid, encap=enc(v6))
+        )
         assert a.status_name == "ok"
 
     def add_rx(self, index: int, k, dcid: bytes) -> None:
@@ -71,9 +75,12 @@ class Host:
 
     def events(self, code: int, timeout: float = 1.0):
         out = []
-        while (f := self.app.hp.recv_match(lambda f: (d := W.decode(f)) is not None
-                                           and d.typ == W.EVENT and d.flags == code,
-                                           timeout)) is not None:
+        while (
+            f := self.app.hp.recv_match(
+                lambda f: (d := W.decode(f)) is not None and d.typ == W.EVENT and d.flags == code,
+                timeout,
+            )
+        ) is not None:
             out.append(f)
             timeout = 0.3
         return out
@@ -123,8 +130,15 @@ def check_tx(app: App, index: int, k, dcid: bytes, v6: bool, mtu: int):
     assert after["tx_packets"] == before["tx_packets"] + 1
     # the package's decoder (what a host stack uses) and the tests' own
     eth, e = QW.decode_frame(ev[0])
-    assert (e.kind, e.code, e.mtu, e.index, e.direction, e.status, e.pn) == \
-        ("event", "too_big", mtu, index, "tx", "no_space", 2)
+    assert (e.kind, e.code, e.mtu, e.index, e.direction, e.status, e.pn) == (
+        "event",
+        "too_big",
+        mtu,
+        index,
+        "tx",
+        "no_space",
+        2,
+    )
     assert e.count == after["tx_too_big"]
     d = W.decode(ev[0])
     assert d.u32(W.T_MTU) == mtu and d.u64(W.T_COUNT) == e.count
@@ -132,11 +146,28 @@ def check_tx(app: App, index: int, k, dcid: bytes, v6: bool, mtu: int):
 
 # ---------------------------------------------------------------- MTU 1500
 
+
 @pytest.fixture(scope="module")
 def app():
-    a = App("qdmt", ["--workers", "1", "--compat", "--encap-dst-mac", NEXT_HOP_MAC,
-                     "--encap-src-ip", "10.1.0.1", "--encap-dst-ip", "10.2.0.1",
-                     "--encap-sport", "1111", "--encap-dport", "2222"], lcores="0")
+    a = App(
+        "qdmt",
+        [
+            "--workers",
+            "1",
+            "--compat",
+            "--encap-dst-mac",
+            NEXT_HOP_MAC,
+            "--encap-src-ip",
+            "10.1.0.1",
+            "--encap-dst-ip",
+            "10.2.0.1",
+            "--encap-sport",
+            "1111",
+            "--encap-dport",
+            "2222",
+        ],
+        lcores="0",
+    )
     yield a
     assert a.stop(signal.SIGTERM) == 0, a.output[-3000:]
 
@@ -166,8 +197,9 @@ def test_issue_sizes(clean):
     app, host = clean, Host(clean)
     k, dcid = keys(5), b"\x05" * 8
     host.add_tx(5, k, dcid)
-    frame = W.eth(OFFLOAD_MAC, app.host.mac, W.ETH_SIGNAL) + \
-        W.data_to_offload(5, 0, quic_packet(dcid, 0, 1457))
+    frame = W.eth(OFFLOAD_MAC, app.host.mac, W.ETH_SIGNAL) + W.data_to_offload(
+        5, 0, quic_packet(dcid, 0, 1457)
+    )
     assert len(frame) == 1491
     before = app.stats()["tx_too_big"]
     app.hp.send(frame)
@@ -194,12 +226,17 @@ def test_compat_host_gets_no_v1_event(clean):
     the same, but a compat host cannot parse v1 frames: no EVENT."""
     app = clean
     k, dcid = keys(8), b"\x08" * 8
-    app.hp.send(W.eth(OFFLOAD_MAC, app.host.mac, W.ETH_SIGNAL) +
-                W.compat_host(8, 0, k.hp, k.key, k.iv, 0, 8))
+    app.hp.send(
+        W.eth(OFFLOAD_MAC, app.host.mac, W.ETH_SIGNAL)
+        + W.compat_host(8, 0, k.hp, k.key, k.iv, 0, 8)
+    )
     time.sleep(0.3)  # compat signaling is not acknowledged
+
     def data(pn, n):
-        return W.eth(OFFLOAD_MAC, app.host.mac, W.ETH_DATA) + \
-            W.compat_data(8, pn, quic_packet(dcid, pn, n))
+        return W.eth(OFFLOAD_MAC, app.host.mac, W.ETH_DATA) + W.compat_data(
+            8, pn, quic_packet(dcid, pn, n)
+        )
+
     app.hp.send(data(1, quic_len_for(1500, False)))
     f = app.np.recv_match(is_udp, 3)
     assert f is not None and Ether(f)[IP].len == 1500
@@ -207,8 +244,11 @@ def test_compat_host_gets_no_v1_event(clean):
     app.hp.send(data(2, quic_len_for(1500, False) + 1))
     assert app.wait_stat("tx_too_big", before["tx_too_big"] + 1) == before["tx_too_big"] + 1
     assert app.np.recv_match(is_udp, 0.5) is None
-    assert not [f for f in app.hp.recv_all(timeout=0.5, quiet=0.3)
-                if (d := W.decode(f)) is not None and d.typ == W.EVENT]
+    assert not [
+        f
+        for f in app.hp.recv_all(timeout=0.5, quiet=0.3)
+        if (d := W.decode(f)) is not None and d.typ == W.EVENT
+    ]
     assert app.stats()["events_sent"] == before["events_sent"]
 
 
@@ -221,24 +261,45 @@ def test_rx_at_the_mtu_reaches_host(clean):
     hdr = ref.build_short_header(dcid, 3, pn_len=2)
     payload = random.Random(3).randbytes(1500 - 28 - TAG - len(hdr))
     pkt = ref.protect(SUITE, k, hdr, payload, 3)
-    frame = raw(Ether(src=PEER_MAC, dst="02:00:00:00:a0:01") /
-                IP(src="198.51.100.7", dst="192.0.2.1") / UDP(sport=443, dport=4433) / Raw(pkt))
+    frame = raw(
+        Ether(src=PEER_MAC, dst="02:00:00:00:a0:01")
+        / IP(src="198.51.100.7", dst="192.0.2.1")
+        / UDP(sport=443, dport=4433)
+        / Raw(pkt)
+    )
     assert len(frame) == 1514
     app.np.send(frame)
-    f = app.hp.recv_match(lambda f: (d := W.decode(f)) is not None and d.typ == W.DATA_TO_HOST,
-                          3)
+    f = app.hp.recv_match(lambda f: (d := W.decode(f)) is not None and d.typ == W.DATA_TO_HOST, 3)
     assert f is not None and W.decode(f).quic == hdr + payload
 
 
 def test_option_rejected_when_out_of_range():
     from harness import find_binary, sh
-    r = sh(str(find_binary()), "--no-huge", "-m", "256", "--no-pci", "-l", "0", "--file-prefix",
-           "qdt_mtuopt", "--vdev", "net_null0", "--vdev", "net_null1", "--", "--net-mtu", "67",
-           check=False)
+
+    r = sh(
+        str(find_binary()),
+        "--no-huge",
+        "-m",
+        "256",
+        "--no-pci",
+        "-l",
+        "0",
+        "--file-prefix",
+        "qdt_mtuopt",
+        "--vdev",
+        "net_null0",
+        "--vdev",
+        "net_null1",
+        "--",
+        "--net-mtu",
+        "67",
+        check=False,
+    )
     assert r.returncode != 0 and "bad value '67' for --net-mtu" in r.stdout + r.stderr
 
 
 # ---------------------------------------------------------------- jumbo
+
 
 @pytest.fixture(scope="module")
 def jumbo():
@@ -263,15 +324,20 @@ def test_jumbo_rx_whole(jumbo):
     hdr = ref.build_short_header(dcid, 1, pn_len=2)
     payload = random.Random(10).randbytes(9000 - 28 - TAG - len(hdr))
     pkt = ref.protect(SUITE, k, hdr, payload, 1)
-    jumbo.np.send(raw(Ether(src=PEER_MAC, dst="02:00:00:00:a0:01") /
-                      IP(src="198.51.100.7", dst="192.0.2.1") / UDP(sport=443, dport=4433) /
-                      Raw(pkt)))
-    f = jumbo.hp.recv_match(lambda f: (d := W.decode(f)) is not None
-                            and d.typ == W.DATA_TO_HOST, 3)
+    jumbo.np.send(
+        raw(
+            Ether(src=PEER_MAC, dst="02:00:00:00:a0:01")
+            / IP(src="198.51.100.7", dst="192.0.2.1")
+            / UDP(sport=443, dport=4433)
+            / Raw(pkt)
+        )
+    )
+    f = jumbo.hp.recv_match(lambda f: (d := W.decode(f)) is not None and d.typ == W.DATA_TO_HOST, 3)
     assert f is not None and W.decode(f).quic == hdr + payload
 
 
 # ---------------------------------------------------------------- cut frames
+
 
 @pytest.fixture(scope="module")
 def cutting():
@@ -290,19 +356,29 @@ def test_cut_frame_never_forwarded(cutting, side, v6):
     app.np.drain()
     marker = b"CUT-" + side.encode() + (b"-6" if v6 else b"-4")
     body = marker + random.Random(1).randbytes(4000)
-    ip = (IPv6(src="2001:db8::7", dst="2001:db8::1") if v6
-          else IP(src="198.51.100.7", dst="192.0.2.1"))
-    frame = raw(Ether(src=PEER_MAC, dst="02:00:00:00:a0:01") / ip / UDP(sport=53, dport=53) /
-                Raw(body))
+    ip = (
+        IPv6(src="2001:db8::7", dst="2001:db8::1")
+        if v6
+        else IP(src="198.51.100.7", dst="192.0.2.1")
+    )
+    frame = raw(
+        Ether(src=PEER_MAC, dst="02:00:00:00:a0:01") / ip / UDP(sport=53, dport=53) / Raw(body)
+    )
     send, capture = (app.hp, app.np) if side == "from-host" else (app.np, app.hp)
     before = app.stats()
     send.send(frame)
     got = [f for f in capture.recv_all(timeout=0.6, quiet=0.3) if marker in f]
     assert not got, f"a cut frame was forwarded ({[len(f) for f in got]} bytes)"
-    assert app.wait_stat("truncated_dropped", before["truncated_dropped"] + 1) == \
-        before["truncated_dropped"] + 1
+    assert (
+        app.wait_stat("truncated_dropped", before["truncated_dropped"] + 1)
+        == before["truncated_dropped"] + 1
+    )
     # a frame that fits the ring still passes
-    small = raw(Ether(src=PEER_MAC, dst="02:00:00:00:a0:01") / ip / UDP(sport=53, dport=53) /
-                Raw(marker + b"small"))
+    small = raw(
+        Ether(src=PEER_MAC, dst="02:00:00:00:a0:01")
+        / ip
+        / UDP(sport=53, dport=53)
+        / Raw(marker + b"small")
+    )
     send.send(small)
     assert capture.recv_match(lambda f: marker + b"small" in f, 2) is not None

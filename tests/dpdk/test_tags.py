@@ -11,6 +11,7 @@ appear there, and a counter must say what became of the frame
 handled as an offload frame: ACKed / protected from the host,
 signal_from_network from the network).
 """
+
 from __future__ import annotations
 
 import random
@@ -61,8 +62,10 @@ def secret_add(rid: int, index: int, direction: int, seed: int):
     """An ADD whose key bytes are unique: the byte string to look for."""
     r = random.Random(seed)
     key, iv, hp = r.randbytes(16), r.randbytes(12), r.randbytes(16)
-    return W.add(rid, index, direction, "aes-128-gcm", key, iv, hp, dcid=bytes([index]) * 8), \
-        [key, hp]
+    return W.add(rid, index, direction, "aes-128-gcm", key, iv, hp, dcid=bytes([index]) * 8), [
+        key,
+        hp,
+    ]
 
 
 def leaked(frames, needles) -> list:
@@ -100,8 +103,9 @@ def test_host_add_behind_tags_never_reaches_network(clean, form):
     assert not leaked(net, needles), "key bytes on the network side"
     assert app.stats()["pass_to_net"] == before["pass_to_net"]
     if walkable:
-        ack = app.hp.recv_match(lambda f: (d := W.decode(f)) is not None and d.typ == W.ACK
-                                and d.request_id == rid, 3)
+        ack = app.hp.recv_match(
+            lambda f: (d := W.decode(f)) is not None and d.typ == W.ACK and d.request_id == rid, 3
+        )
         assert ack is not None, "a walkable tag stack: the ADD is the offload's, answered"
         assert W.decode(ack).status_name == "ok"
     else:
@@ -119,16 +123,23 @@ def test_host_data_behind_tags_never_reaches_network_in_clear(clean, form):
     dcid = bytes([index]) * 8
     rid = random.randrange(1, 1 << 30)
     enc = W.encap_tlv(NEXT_HOP_MAC, "02:00:00:00:a0:01", "192.0.2.1", "198.51.100.7", 4433, 443)
-    app.hp.send(W.eth(OFFLOAD_MAC, app.host.mac, W.ETH_SIGNAL) +
-                W.add(rid, index, W.TX, "aes-128-gcm", k.key, k.iv, k.hp, dcid=dcid, encap=enc))
-    assert app.hp.recv_match(lambda f: (d := W.decode(f)) is not None and d.typ == W.ACK
-                             and d.request_id == rid, 3) is not None
+    app.hp.send(
+        W.eth(OFFLOAD_MAC, app.host.mac, W.ETH_SIGNAL)
+        + W.add(rid, index, W.TX, "aes-128-gcm", k.key, k.iv, k.hp, dcid=dcid, encap=enc)
+    )
+    assert (
+        app.hp.recv_match(
+            lambda f: (d := W.decode(f)) is not None and d.typ == W.ACK and d.request_id == rid, 3
+        )
+        is not None
+    )
     app.np.drain()
     before = app.stats()
     plaintext = b"PLAINTEXT-" + name.encode() + b"-" + r.randbytes(24).hex().encode()
     quic = ref.build_short_header(dcid, 1, pn_len=2) + plaintext
-    app.hp.send(tagged(OFFLOAD_MAC, app.host.mac, tpids, W.ETH_SIGNAL,
-                       W.data_to_offload(index, 1, quic)))
+    app.hp.send(
+        tagged(OFFLOAD_MAC, app.host.mac, tpids, W.ETH_SIGNAL, W.data_to_offload(index, 1, quic))
+    )
     net = app.np.recv_all(timeout=0.5, quiet=0.2)
     assert not leaked(net, [plaintext[:32]]), "plaintext on the network side"
     assert app.stats()["pass_to_net"] == before["pass_to_net"]
@@ -155,8 +166,9 @@ def test_network_add_behind_tags_never_reaches_host(clean, form):
     assert after["sig_rx"] == before["sig_rx"], "a network frame was applied as signaling"
 
 
-@pytest.mark.parametrize("form", [f for f in FORMS if not f[2]], ids=[f[0] for f in FORMS
-                                                                        if not f[2]])
+@pytest.mark.parametrize(
+    "form", [f for f in FORMS if not f[2]], ids=[f[0] for f in FORMS if not f[2]]
+)
 def test_ip_behind_deep_stack_dropped_both_ways(clean, form):
     """Default-deny is not only for offload EtherTypes: a stack the parser
     cannot walk is dropped whatever it carries, from either port."""
@@ -170,8 +182,10 @@ def test_ip_behind_deep_stack_dropped_both_ways(clean, form):
         assert not leaked(capture.recv_all(timeout=0.5, quiet=0.2), [marker])
         assert settle(app, "tag_stack_dropped", before) == 1
         after = app.stats()
-        assert (after["pass_to_net"], after["pass_to_host"]) == \
-            (before["pass_to_net"], before["pass_to_host"])
+        assert (after["pass_to_net"], after["pass_to_host"]) == (
+            before["pass_to_net"],
+            before["pass_to_host"],
+        )
 
 
 @pytest.mark.parametrize("side", ["host", "network"])

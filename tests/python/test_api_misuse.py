@@ -9,6 +9,7 @@ crash or in a table entry that cannot work (issue 8, items 9 and 10).
    other, every call after close() raises EngineClosedError. The race runs in
    a subprocess so that a segfault is a test failure, not the end of pytest.
 """
+
 import os
 import subprocess
 import sys
@@ -25,8 +26,11 @@ BAD_LARGEST = [1 << 62, (1 << 62) + 1, 1 << 63, (1 << 64) - 2]
 
 
 def short_header(dcid, pn, pn_len=4):
-    return bytes([0x40 | (pn_len - 1)]) + dcid + (pn & ((1 << (8 * pn_len)) - 1)).to_bytes(
-        pn_len, "big")
+    return (
+        bytes([0x40 | (pn_len - 1)])
+        + dcid
+        + (pn & ((1 << (8 * pn_len)) - 1)).to_bytes(pn_len, "big")
+    )
 
 
 # ---------------------------------------------------------------------------
@@ -121,7 +125,7 @@ def test_every_call_after_close_raises_engine_closed():
 # and close() after a random short delay. Every thread loops until its call
 # raises "Engine is closed"; anything else is reported. Before the fix this
 # died of SIGSEGV (cffi releases the GIL; the control path took no lock).
-RACE = textwrap.dedent(r'''
+RACE = textwrap.dedent(r"""
     import random, sys, threading, time
     import quicoff
 
@@ -197,14 +201,19 @@ RACE = textwrap.dedent(r'''
     for u in unexpected[:10]:
         print("unexpected:", u)
     sys.exit(1 if unexpected else 0)
-''')
+""")
 
 
 def test_close_racing_other_threads_in_a_subprocess():
     rounds = 40
     env = dict(os.environ)
-    p = subprocess.run([sys.executable, "-c", RACE, str(rounds)], capture_output=True,
-                       text=True, timeout=300, env=env)
+    p = subprocess.run(
+        [sys.executable, "-c", RACE, str(rounds)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        env=env,
+    )
     detail = "exit %d\nstdout:\n%s\nstderr:\n%s" % (p.returncode, p.stdout, p.stderr[-3000:])
     assert p.returncode == 0, detail
     # every thread of every round was still working when close() came

@@ -10,6 +10,7 @@ passes 46 bytes, ipsec-mb's CCM job limit that the backend must not inherit),
 payloads 0-1500 bytes; plus forged packets, which must fail with the bytes
 as received (fail action "pass").
 """
+
 import itertools
 import os
 import random
@@ -50,8 +51,9 @@ def make_case(rnd, suite):
     keys = ref.PacketKeys(key=rnd.randbytes(kl), iv=rnd.randbytes(12), hp=rnd.randbytes(kl))
     pn_len = rnd.randint(1, 4)
     pn = rnd.choice([rnd.randint(0, 300), rnd.randint(0, (1 << 62) - 1)])
-    payload = rnd.randbytes(rnd.choice([rnd.randint(max(0, 4 - pn_len), 64),
-                                        rnd.randint(max(0, 4 - pn_len), 1500)]))
+    payload = rnd.randbytes(
+        rnd.choice([rnd.randint(max(0, 4 - pn_len), 64), rnd.randint(max(0, 4 - pn_len), 1500)])
+    )
     pn_bytes = (pn & ((1 << (8 * pn_len)) - 1)).to_bytes(pn_len, "big")
     if rnd.random() < 0.6:
         level = "1rtt"
@@ -75,21 +77,32 @@ def make_case(rnd, suite):
 @pytest.mark.parametrize("tx,rx", list(itertools.product(BACKENDS, BACKENDS)))
 def test_protect_with_a_unprotect_with_b(suite, tx, rx):
     if not (AVAILABLE[tx] and AVAILABLE[rx]):
-        pytest.skip("backend %s not available in this build/CPU" % (tx if not AVAILABLE[tx] else rx))
+        pytest.skip(
+            "backend %s not available in this build/CPU" % (tx if not AVAILABLE[tx] else rx)
+        )
     rnd = random.Random("%s/%s/%s" % (suite, tx, rx))
     long_aad = forgeries = 0
     for _ in range(CASES):
         keys, dcid, header, payload, pn, level = make_case(rnd, suite)
         long_aad += len(header) > 46
         cid_len = len(dcid) if level == "1rtt" else 8
-        with quicoff.Engine(local_cid_len=cid_len, backend=tx) as a, \
-                quicoff.Engine(local_cid_len=cid_len, backend=rx) as b:
+        with (
+            quicoff.Engine(local_cid_len=cid_len, backend=tx) as a,
+            quicoff.Engine(local_cid_len=cid_len, backend=rx) as b,
+        ):
             th = a.add_connection("tx", suite, dcid, keys=keys, level=level)
             wire = a.protect(th, header, payload, pn)
             assert wire == ref.protect(suite, keys, header, payload, pn)
 
-            rh = b.add_connection("rx", suite, dcid, keys=keys, level=level,
-                                  largest_pn=pn - 1 if pn else None, fail_action="pass")
+            rh = b.add_connection(
+                "rx",
+                suite,
+                dcid,
+                keys=keys,
+                level=level,
+                largest_pn=pn - 1 if pn else None,
+                fail_action="pass",
+            )
             (r,) = b.unprotect(wire)
             assert r.status == "ok" and r.connection == rh
             assert (r.header, r.payload, r.pn) == (header, payload, pn)
@@ -116,16 +129,24 @@ def test_burst_mixing_suites_across_backends(tx, rx):
     if not (AVAILABLE[tx] and AVAILABLE[rx]):
         pytest.skip("ipsec-mb not available in this build/CPU")
     rnd = random.Random(5)
-    with quicoff.Engine(local_cid_len=8, backend=tx) as a, \
-            quicoff.Engine(local_cid_len=8, backend=rx) as b:
+    with (
+        quicoff.Engine(local_cid_len=8, backend=tx) as a,
+        quicoff.Engine(local_cid_len=8, backend=rx) as b,
+    ):
         conns = []
         for i, suite in enumerate(SUITES * 3):
             kl = KEY_LEN[suite]
-            keys = ref.PacketKeys(key=rnd.randbytes(kl), iv=rnd.randbytes(12),
-                                  hp=rnd.randbytes(kl))
+            keys = ref.PacketKeys(key=rnd.randbytes(kl), iv=rnd.randbytes(12), hp=rnd.randbytes(kl))
             dcid = i.to_bytes(2, "big") + rnd.randbytes(6)
-            conns.append((suite, keys, dcid, a.add_connection("tx", suite, dcid, keys=keys),
-                          b.add_connection("rx", suite, dcid, keys=keys, largest_pn=99)))
+            conns.append(
+                (
+                    suite,
+                    keys,
+                    dcid,
+                    a.add_connection("tx", suite, dcid, keys=keys),
+                    b.add_connection("rx", suite, dcid, keys=keys, largest_pn=99),
+                )
+            )
         jobs, expect = [], []
         for i in range(64):
             suite, keys, dcid, th, rh = rnd.choice(conns)

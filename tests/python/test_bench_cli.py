@@ -7,6 +7,7 @@ how to get it; tools/install_deps.sh installs all of it on Debian 12).
 The first run builds the rustls peer with cargo (about a minute, cached in
 ~/.cache/quicoff afterwards); later runs take about 15 s.
 """
+
 import json
 import math
 import subprocess
@@ -16,12 +17,21 @@ import pytest
 
 from quicoff_lab import bench_peers
 
-REQUIRED_PATHS = ("quicoff", "openssl-evp", "ipsecmb-bare", "dpdk-aesni_gcm", "dpdk-aesni_mb",
-                  "dpdk-openssl", "rustls-quic", "ngtcp2-gnutls")
+REQUIRED_PATHS = (
+    "quicoff",
+    "openssl-evp",
+    "ipsecmb-bare",
+    "dpdk-aesni_gcm",
+    "dpdk-aesni_mb",
+    "dpdk-openssl",
+    "rustls-quic",
+    "ngtcp2-gnutls",
+)
 # the rustls peer needs cargo >= 1.78 (rustup's); without it, as on a stock
 # Debian 12, it must be skipped with its note, not fail (test_install.py)
 CARGO, NO_CARGO_WHY = bench_peers.usable_cargo()
 PNG_MAGIC = b"\x89PNG\r\n\x1a\n"
+
 
 @pytest.fixture(scope="module")
 def bench_run(tmp_path_factory):
@@ -29,21 +39,38 @@ def bench_run(tmp_path_factory):
         pytest.fail("quicoff bench needs the source tree (editable install)")
     d = tmp_path_factory.mktemp("bench")
     js, png = d / "bench.json", d / "bench.png"
-    cmd = [sys.executable, "-m", "quicoff", "bench", "--quick", "--suite", "aes-128-gcm",
-           "--size", "64", "--json", str(js), "--plot", str(png)]
-    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                       timeout=900)
+    cmd = [
+        sys.executable,
+        "-m",
+        "quicoff",
+        "bench",
+        "--quick",
+        "--suite",
+        "aes-128-gcm",
+        "--size",
+        "64",
+        "--json",
+        str(js),
+        "--plot",
+        str(png),
+    ]
+    r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=900)
     return r, js, png
+
 
 @pytest.mark.slow  # bench_run: a real `quicoff bench --quick`, ~25 s
 def test_exit_status_and_table(bench_run):
     r, _, _ = bench_run
     assert r.returncode == 0, "quicoff bench failed (exit %d)\n--- stdout\n%s\n--- stderr\n%s" % (
-        r.returncode, r.stdout[-6000:], r.stderr[-6000:])
+        r.returncode,
+        r.stdout[-6000:],
+        r.stderr[-6000:],
+    )
     assert "ns/packet per core (ratio to quicoff's best backend)" in r.stdout
     assert "| aes-128-gcm | 64 | protect |" in r.stdout
     assert "| aes-128-gcm | 64 | unprotect |" in r.stdout
     assert "100%" in r.stderr  # the progress bar ran to the end
+
 
 @pytest.mark.slow  # bench_run: a real `quicoff bench --quick`, ~25 s
 def test_every_path_has_sane_records(bench_run):
@@ -51,24 +78,42 @@ def test_every_path_has_sane_records(bench_run):
     assert js.is_file(), r.stderr[-4000:]
     data = json.loads(js.read_text())
     recs = data["records"]
-    problems = ["%s/%s %s: %s" % (x["path"], x.get("backend"), x["op"], x.get("reason"))
-                for x in recs if x["status"] == "failed"]
+    problems = [
+        "%s/%s %s: %s" % (x["path"], x.get("backend"), x["op"], x.get("reason"))
+        for x in recs
+        if x["status"] == "failed"
+    ]
     assert not problems, "paths that could not run:\n  " + "\n  ".join(problems)
     for path in REQUIRED_PATHS:
         if path == "rustls-quic" and not CARGO:
             skipped = [x for x in recs if x["path"] == path]
-            assert skipped and all(x["status"] == "unavailable" and
-                                   x["reason"] == bench_peers.rustls_skip_note(NO_CARGO_WHY)
-                                   for x in skipped), skipped
+            assert skipped and all(
+                x["status"] == "unavailable"
+                and x["reason"] == bench_peers.rustls_skip_note(NO_CARGO_WHY)
+                for x in skipped
+            ), skipped
             continue
         for op in ("protect", "unprotect"):
-            ok = [x for x in recs if x["path"] == path and x["op"] == op
-                  and x["status"] == "ok"]
+            ok = [x for x in recs if x["path"] == path and x["op"] == op and x["status"] == "ok"]
             assert ok, "no successful %s record for %s: %s" % (
-                op, path, [x.get("reason") for x in recs if x["path"] == path])
+                op,
+                path,
+                [x.get("reason") for x in recs if x["path"] == path],
+            )
     for x in recs:
-        for k in ("path", "backend", "suite", "op", "payload", "connections", "threads",
-                  "ns_median", "mpps", "gbps", "status"):
+        for k in (
+            "path",
+            "backend",
+            "suite",
+            "op",
+            "payload",
+            "connections",
+            "threads",
+            "ns_median",
+            "mpps",
+            "gbps",
+            "status",
+        ):
             assert k in x, (k, x)
         if x["status"] != "ok":
             assert x.get("reason"), x
@@ -89,8 +134,8 @@ def test_every_path_has_sane_records(bench_run):
         best = min(x["ns_median"] for x in quicoff_ok if x["op"] == op)
         for x in recs:
             if x["op"] == op and x["status"] == "ok" and x["path"] not in bench_peers.AUX_PATHS:
-                assert math.isclose(x["ratio_to_quicoff"], x["ns_median"] / best,
-                                    rel_tol=0.01), x
+                assert math.isclose(x["ratio_to_quicoff"], x["ns_median"] / best, rel_tol=0.01), x
+
 
 @pytest.mark.slow  # bench_run: a real `quicoff bench --quick`, ~25 s
 def test_png_is_valid(bench_run):
@@ -103,12 +148,21 @@ def test_png_is_valid(bench_run):
     height = int.from_bytes(head[20:24], "big")
     assert width > 300 and height > 200
 
+
 def test_bad_usage_exit_2():
-    r = subprocess.run([sys.executable, "-m", "quicoff", "bench", "--suite", "aes-999"],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "quicoff", "bench", "--suite", "aes-999"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert r.returncode == 2
-    r = subprocess.run([sys.executable, "-m", "quicoff", "bench", "--paths", "nope"],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    r = subprocess.run(
+        [sys.executable, "-m", "quicoff", "bench", "--paths", "nope"],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     assert r.returncode == 2 and "unknown path" in r.stderr
 
 
@@ -118,6 +172,7 @@ def test_ccm_crossover_is_shown(tmp_path, env_len):
     QUICOFF_CCM_JOB_MIN_LEN) is printed and recorded by `quicoff bench`."""
     import os
     import quicoff
+
     with quicoff.Engine(backend="auto") as e:
         if e.backend != "ipsec-mb":
             pytest.skip("no ipsec-mb backend here")
@@ -126,11 +181,31 @@ def test_ccm_crossover_is_shown(tmp_path, env_len):
     if env_len:
         env["QUICOFF_CCM_JOB_MIN_LEN"] = env_len
     js = tmp_path / "ccm.json"
-    r = subprocess.run([sys.executable, "-m", "quicoff", "bench", "--quick", "--suite",
-                        "aes-128-ccm", "--size", "256", "--paths", "quicoff", "--backends",
-                        "ipsec-mb", "--no-plot", "--json", str(js)],
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600,
-                       env=env)
+    r = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "quicoff",
+            "bench",
+            "--quick",
+            "--suite",
+            "aes-128-ccm",
+            "--size",
+            "256",
+            "--paths",
+            "quicoff",
+            "--backends",
+            "ipsec-mb",
+            "--no-plot",
+            "--json",
+            str(js),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=600,
+        env=env,
+    )
     assert r.returncode == 0, r.stdout[-3000:] + r.stderr[-3000:]
     meta = json.loads(js.read_text())["meta"]["ccm_job_min_len"]
     assert meta is not None, r.stdout[-3000:]
@@ -142,5 +217,7 @@ def test_ccm_crossover_is_shown(tmp_path, env_len):
         assert meta["ccm_job_min_len_how"] in ("calibrated", "default")
         assert all(16 <= x <= 16384 for x in tiers) and tiers == sorted(tiers, reverse=True)
         assert meta["ccm_job_min_len"] == tiers[3]  # bursts of 32
-    assert ("note: ipsec-mb aes-128-ccm: bursts use the job API from %d B of payload"
-            % meta["ccm_job_min_len"]) in r.stdout
+    assert (
+        "note: ipsec-mb aes-128-ccm: bursts use the job API from %d B of payload"
+        % meta["ccm_job_min_len"]
+    ) in r.stdout

@@ -5,6 +5,7 @@ Vectors: RFC 9001 Appendix A (A.1 keys, A.2 client Initial, A.3 server
 Initial, A.5 ChaCha20-Poly1305 short header), RFC 9000 A.2/A.3 (packet
 numbers).  The differential property tests live elsewhere.
 """
+
 import os
 import re
 import threading
@@ -25,10 +26,16 @@ DCID = H("8394c8f03e515708")
 
 CLIENT_SECRET = H("c00cf151ca5be075ed0ebfb5c80323c42d6b7db67881289af4008f1f6c357aea")
 SERVER_SECRET = H("3c199828fd139efd216c155ad844cc81fb82fa8d7446fa7d78be803acdda951b")
-CLIENT_KEYS = (H("1f369613dd76d5467730efcbe3b1a22d"), H("fa044b2f42a3fd3b46fb255c"),
-               H("9f50449e04a0e810283a1e9933adedd2"))
-SERVER_KEYS = (H("cf3a5331653c364c88f0f379b6067e37"), H("0ac1493ca1905853b0bba03e"),
-               H("c206b8d9b9f0f37644430b490eeaa314"))
+CLIENT_KEYS = (
+    H("1f369613dd76d5467730efcbe3b1a22d"),
+    H("fa044b2f42a3fd3b46fb255c"),
+    H("9f50449e04a0e810283a1e9933adedd2"),
+)
+SERVER_KEYS = (
+    H("cf3a5331653c364c88f0f379b6067e37"),
+    H("0ac1493ca1905853b0bba03e"),
+    H("c206b8d9b9f0f37644430b490eeaa314"),
+)
 
 # RFC 9001 A.2: client Initial, PN 2 in 4 bytes, CRYPTO frame + PADDING to 1162 bytes.
 A2_HEADER = H("c300000001088394c8f03e5157080000449e00000002")
@@ -40,7 +47,8 @@ A2_PAYLOAD = H(
     "baf4559fedba753de171fa71f50f1ce15d43e994ec74d748002b000302030400"
     "0d0010000e0403050306030203080408050806002d00020101001c0002400100"
     "3900320408ffffffffffffffff05048000ffff07048000ffff08011001048000"
-    "75300901100f088394c8f03e51570806048000ffff") + bytes(917)
+    "75300901100f088394c8f03e51570806048000ffff"
+) + bytes(917)
 A2_PACKET = H(
     "c000000001088394c8f03e5157080000449e7b9aec34d1b1c98dd7689fb8ec11"
     "d242b123dc9bd8bab936b47d92ec356c0bab7df5976d27cd449f63300099f399"
@@ -79,7 +87,8 @@ A2_PACKET = H(
     "f96f3ca9ec1dde434da7d2d392b905ddf3d1f9af93d1af5950bd493f5aa731b4"
     "056df31bd267b6b90a079831aaf579be0a39013137aac6d404f518cfd4684064"
     "7e78bfe706ca4cf5e9c5453e9f7cfd2b8b4c8d169a44e55c88d4a9a7f9474241"
-    "e221af44860018ab0856972e194cd934")
+    "e221af44860018ab0856972e194cd934"
+)
 
 # RFC 9001 A.3: server Initial (zero-length DCID, SCID f067a5502a4262b5), PN 1.
 A3_HEADER = H("c1000000010008f067a5502a4262b50040750001")
@@ -87,13 +96,15 @@ A3_PAYLOAD = H(
     "02000000000600405a020000560303eefce7f7b37ba1d1632e96677825ddf739"
     "88cfc79825df566dc5430b9a045a1200130100002e00330024001d00209d3c94"
     "0d89690b84d08a60993c144eca684d1081287c834d5311bcf32bb9da1a002b00"
-    "020304")
+    "020304"
+)
 A3_PACKET = H(
     "cf000000010008f067a5502a4262b5004075c0d95a482cd0991cd25b0aac406a"
     "5816b6394100f37a1c69797554780bb38cc5a99f5ede4cf73c3ec2493a1839b3"
     "dbcba3f6ea46c5b7684df3548e7ddeb9c3bf9c73cc3f3bded74b562bfb19fb84"
     "022f8ef4cdd93795d77d06edbb7aaf2f58891850abbdca3d20398c276456cbc4"
-    "2158407dd074ee")
+    "2158407dd074ee"
+)
 
 # RFC 9001 A.5: ChaCha20-Poly1305 short header, zero-length DCID, PN 654360564 in 3 bytes.
 A5_SECRET = H("9ac312a7f877468ebe69422748ad00a15443f18203a07d6060f688f30f21632b")
@@ -132,9 +143,11 @@ def long_header(ptype, dcid, scid, pn, payload_len, pn_len=2):
 
 def keys_for(suite, seed):
     n = quicoff.suite_key_len(suite)
-    return quicoff.PacketKeys(bytes((seed + i) & 0xFF for i in range(n)),
-                              bytes((seed * 3 + i) & 0xFF for i in range(12)),
-                              bytes((seed * 7 + i) & 0xFF for i in range(n)))
+    return quicoff.PacketKeys(
+        bytes((seed + i) & 0xFF for i in range(n)),
+        bytes((seed * 3 + i) & 0xFF for i in range(12)),
+        bytes((seed * 7 + i) & 0xFF for i in range(n)),
+    )
 
 
 @pytest.fixture
@@ -194,8 +207,11 @@ def test_cdef_covers_header():
             fields.add(re.findall(r"\w+", head)[-1])
             fields.update(r.strip().lstrip("*").strip() for r in rest)
         have = {f for f, _ in ffi.typeof("struct " + name).fields}
-        assert fields == have, "struct %s: header %s, cdef %s" % (name, sorted(fields),
-                                                                  sorted(have))
+        assert fields == have, "struct %s: header %s, cdef %s" % (
+            name,
+            sorted(fields),
+            sorted(have),
+        )
 
 
 def test_derive_packet_keys_rfc9001_a1():
@@ -301,8 +317,9 @@ def test_rfc9001_a3_server_initial_both_ways():
     with quicoff.Engine(local_cid_len=0) as e:
         tx = e.add_connection("tx", "aes-128-gcm", b"", keys=SERVER_KEYS, level="initial")
         assert e.protect(tx, A3_HEADER, A3_PAYLOAD, 1) == A3_PACKET
-        e.add_connection("rx", "aes-128-gcm", b"", keys=SERVER_KEYS, level="initial",
-                         local_addr=ADDR)
+        e.add_connection(
+            "rx", "aes-128-gcm", b"", keys=SERVER_KEYS, level="initial", local_addr=ADDR
+        )
         (r,) = e.unprotect(A3_PACKET, local_addr=ADDR)
         assert r.ok and r.pn == 1 and r.pn_len == 2
         assert (r.header, r.payload) == (A3_HEADER, A3_PAYLOAD)
@@ -312,8 +329,9 @@ def test_rfc9001_a5_chacha20_short_header():
     with quicoff.Engine(local_cid_len=0) as e:
         tx = e.add_connection("tx", "chacha20-poly1305", b"", secret=A5_SECRET)
         assert e.protect(tx, A5_HEADER, A5_PAYLOAD, A5_PN) == A5_PACKET
-        rx = e.add_connection("rx", "chacha20-poly1305", b"", secret=A5_SECRET,
-                              local_addr=ADDR, largest_pn=A5_PN - 1)
+        rx = e.add_connection(
+            "rx", "chacha20-poly1305", b"", secret=A5_SECRET, local_addr=ADDR, largest_pn=A5_PN - 1
+        )
         assert e.find_connection("1rtt", b"", local_addr=ADDR) == rx
         assert e.find_connection("1rtt", b"", local_addr=("192.0.2.2", 443)) is None
         (r,) = e.unprotect(A5_PACKET, local_addr=ADDR)
@@ -363,15 +381,16 @@ def test_roundtrip_all_suites(engine, suite):
         payload = bytes([pn & 0xFF]) * 40
         pkt = engine.protect(tx, hdr, payload, pn)
         assert len(pkt) == len(hdr) + len(payload) + 16
-        assert pkt[len(hdr):-16] != payload  # encrypted
+        assert pkt[len(hdr) : -16] != payload  # encrypted
         (r,) = engine.unprotect(pkt)
         assert r.ok, r
         assert (r.pn, r.header, r.payload, r.connection) == (pn, hdr, payload, rx)
 
 
 @pytest.mark.parametrize("suite", quicoff.SUITES)
-@pytest.mark.parametrize("layout,path_id", [("rfc9001", None), ("multipath", 3),
-                                            ("multipath-path-id-le", 3)])
+@pytest.mark.parametrize(
+    "layout,path_id", [("rfc9001", None), ("multipath", 3), ("multipath-path-id-le", 3)]
+)
 def test_matches_reference_model(suite, layout, path_id):
     ref = pytest.importorskip("quicoff.ref")
     secret = bytes(range(quicoff.suite_secret_len(suite)))
@@ -380,14 +399,14 @@ def test_matches_reference_model(suite, layout, path_id):
     assert (k2.key, k2.iv, k2.hp) == (keys.key, keys.iv, keys.hp)
     dcid = H("0011223344556677")
     with quicoff.Engine(local_cid_len=8) as e:
-        tx = e.add_connection("tx", suite, dcid, secret=secret, path_id=path_id,
-                              nonce_layout=layout)
+        tx = e.add_connection(
+            "tx", suite, dcid, secret=secret, path_id=path_id, nonce_layout=layout
+        )
         e.add_connection("rx", suite, dcid, keys=k2, path_id=path_id, nonce_layout=layout)
         for pn in (0, 5, 70000):
             hdr = ref.build_short_header(dcid, pn)
             payload = os.urandom(33)
-            want = ref.protect(suite, keys, hdr, payload, pn, path_id=path_id,
-                               nonce_layout=layout)
+            want = ref.protect(suite, keys, hdr, payload, pn, path_id=path_id, nonce_layout=layout)
             assert e.protect(tx, hdr, payload, pn) == want
             (r,) = e.unprotect(want)
             assert r.ok and r.payload == payload and r.pn == pn
@@ -400,10 +419,17 @@ def test_multipath_path_id_le_layout():
     hdr, payload = short_header(DCID, 9), bytes(20)
     assert "multipath-path-id-le" in quicoff.NONCE_LAYOUTS
     with quicoff.Engine() as e:
-        out = {name: e.protect(e.add_connection("tx", "aes-128-gcm", DCID, keys=k,
-                                                path_id=0x01020304, nonce_layout=name),
-                               hdr, payload, 9)
-               for name in ("multipath-path-id-le", "multipath")}
+        out = {
+            name: e.protect(
+                e.add_connection(
+                    "tx", "aes-128-gcm", DCID, keys=k, path_id=0x01020304, nonce_layout=name
+                ),
+                hdr,
+                payload,
+                9,
+            )
+            for name in ("multipath-path-id-le", "multipath")
+        }
         with pytest.raises(ValueError):
             e.add_connection("tx", "aes-128-gcm", DCID, keys=k, path_id=1, nonce_layout="seed000")
     assert out["multipath-path-id-le"] != out["multipath"]
@@ -414,10 +440,12 @@ def test_multipath_default_layout_differs_from_rfc9001():
     hdr, payload = short_header(DCID, 9), bytes(20)
     with quicoff.Engine() as e:
         a = e.protect(e.add_connection("tx", "aes-128-gcm", DCID, keys=k), hdr, payload, 9)
-        b = e.protect(e.add_connection("tx", "aes-128-gcm", DCID, keys=k, path_id=1),
-                      hdr, payload, 9)
-        c = e.protect(e.add_connection("tx", "aes-128-gcm", DCID, keys=k, path_id=0),
-                      hdr, payload, 9)
+        b = e.protect(
+            e.add_connection("tx", "aes-128-gcm", DCID, keys=k, path_id=1), hdr, payload, 9
+        )
+        c = e.protect(
+            e.add_connection("tx", "aes-128-gcm", DCID, keys=k, path_id=0), hdr, payload, 9
+        )
     assert a != b  # path 1: a different nonce
     assert a == c  # multipath path 0 equals RFC 9001
 
@@ -450,8 +478,15 @@ def test_protect_and_unprotect_bursts_mixing_connections(engine):
     t2 = engine.add_connection("tx", "chacha20-poly1305", d2, keys=k2)
     r1 = engine.add_connection("rx", "aes-128-gcm", d1, keys=k1)
     r2 = engine.add_connection("rx", "chacha20-poly1305", d2, keys=k2)
-    items = [(t1 if i % 2 == 0 else t2, short_header(d1 if i % 2 == 0 else d2, i),
-              bytes([i]) * (20 + i), i) for i in range(100)]  # > one preallocated burst
+    items = [
+        (
+            t1 if i % 2 == 0 else t2,
+            short_header(d1 if i % 2 == 0 else d2, i),
+            bytes([i]) * (20 + i),
+            i,
+        )
+        for i in range(100)
+    ]  # > one preallocated burst
     prot = engine.protect_burst(items)
     assert len(prot) == 100 and all(r.ok for r in prot)
     assert prot[3].packet == engine.protect_burst([items[3]])[0].packet
@@ -589,15 +624,17 @@ def test_key_update_rx_follows_tx(engine):
     k0 = quicoff.derive_packet_keys("aes-128-gcm", secret)
     k1 = quicoff.derive_packet_keys("aes-128-gcm", nxt)
     with quicoff.Engine() as e2:
-        t2 = e2.add_connection("tx", "aes-128-gcm", DCID, keys=(k1.key, k1.iv, k0.hp),
-                               key_generation=1)
+        t2 = e2.add_connection(
+            "tx", "aes-128-gcm", DCID, keys=(k1.key, k1.iv, k0.hp), key_generation=1
+        )
         assert e2.protect(t2, short_header(DCID, 1, key_phase=1), bytes(24), 1) == p1
 
 
 def test_no_next_keys_without_derive_next(engine):
     secret = bytes(range(32))
-    k1 = quicoff.derive_packet_keys("aes-128-gcm",
-                                    quicoff.derive_next_secret("aes-128-gcm", secret))
+    k1 = quicoff.derive_packet_keys(
+        "aes-128-gcm", quicoff.derive_next_secret("aes-128-gcm", secret)
+    )
     tx = engine.add_connection("tx", "aes-128-gcm", DCID, keys=k1, key_generation=1)
     engine.add_connection("rx", "aes-128-gcm", DCID, secret=secret, derive_next=False)
     pkt = engine.protect(tx, short_header(DCID, 5, key_phase=1), bytes(24), 5)

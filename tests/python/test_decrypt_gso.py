@@ -15,6 +15,7 @@ loopback) is test_decrypt_ngtcp2.py::test_gso_super_datagrams.  With the
 client's CID 8 bytes, and empty (the size cannot be told by the DCID, only
 by the tag).
 """
+
 import os
 import time
 
@@ -38,8 +39,9 @@ def conn(request, tmp_path_factory):
     """A short aioquic connection; what is needed to forge the server's 1-RTT
     packets: suite, keys, the client's CID, the next packet number."""
     d = tmp_path_factory.mktemp("gso")
-    spec = capture.ConnectionSpec(upload=2000, download=2000, chunks=1, key_updates=0,
-                                  client_cid_len=request.param)
+    spec = capture.ConnectionSpec(
+        upload=2000, download=2000, chunks=1, key_updates=0, client_cid_len=request.param
+    )
     result = capture.record(d / "in.pcap", d / "keys.log", [spec])
     assert result.connections[0].handshake_completed
     recs = []
@@ -53,9 +55,17 @@ def conn(request, tmp_path_factory):
     pkts = list(rdpcap(str(d / "in.pcap")))
     template = [p for p in pkts if p[UDP].sport == result.server[1]][-1]
     # the client's CID: a server 1-RTT packet's DCID (its plaintext header)
-    dcid = s2c[-1].plaintext[1:1 + request.param]
-    return dict(dir=d, base=base, suite=suite, keys=keys, dcid=dcid, pkts=pkts,
-                template=template, pn=max(r.pn for r in s2c) + 1)
+    dcid = s2c[-1].plaintext[1 : 1 + request.param]
+    return dict(
+        dir=d,
+        base=base,
+        suite=suite,
+        keys=keys,
+        dcid=dcid,
+        pkts=pkts,
+        template=template,
+        pn=max(r.pn for r in s2c) + 1,
+    )
 
 
 def packet(c, size, pn):
@@ -67,8 +77,12 @@ def packet(c, size, pn):
 
 def frame(c, payload, dt):
     t = c["template"]
-    f = Ether(src=t.src, dst=t.dst) / IP(src=t[IP].src, dst=t[IP].dst) / \
-        UDP(sport=t[UDP].sport, dport=t[UDP].dport) / Raw(payload)
+    f = (
+        Ether(src=t.src, dst=t.dst)
+        / IP(src=t[IP].src, dst=t[IP].dst)
+        / UDP(sport=t[UDP].sport, dport=t[UDP].dport)
+        / Raw(payload)
+    )
     f.time = t.time + dt
     return f
 
@@ -85,7 +99,7 @@ def decrypt(c, name, payloads):
     n = len(c["pkts"])
     with open(out, "rb") as f:
         written = [parse_udp(it.data, it.linktype).payload for it in CaptureReader(f)]
-    assert written[:n] == [parse_udp(p, 1).payload for p in _raw(c)]   # untouched part
+    assert written[:n] == [parse_udp(p, 1).payload for p in _raw(c)]  # untouched part
     return report, [r for r in recs if r.frame >= n], written[n:]
 
 
@@ -164,8 +178,9 @@ def test_gso_buffer_waiting_for_keys(conn):
     report = dec.report
     assert delta(c, report) == dict(ok=3, failed=0, no_keys=0, other=0), report.format()
     assert gso_counts(report) == (1, 3), report.format()
-    assert [(r.pn, r.status) for r in recs if r.frame == 1] == \
-        [(c["pn"] + 30 + i, "ok") for i in range(3)]
+    assert [(r.pn, r.status) for r in recs if r.frame == 1] == [
+        (c["pn"] + 30 + i, "ok") for i in range(3)
+    ]
     written = [parse_udp(d, 1).payload for d in written]
     raw = [parse_udp(p, 1).payload for p in _raw(c)]
     assert written == raw[:1] + [plain for _, plain in segs] + raw[1:]
@@ -186,10 +201,14 @@ def test_garbage_fails_whole_in_bounded_time(conn):
     head = bytes([0x43]) + c["dcid"]
     planted = bytearray(head + rnd)
     for p in range(40, len(planted) - len(head), 40):
-        planted[p:p + len(head)] = head      # a "packet start" every 40 bytes
+        planted[p : p + len(head)] = head  # a "packet start" every 40 bytes
     # and zeros: with an empty DCID, every size is plausible
-    garbage = [head + rnd[:5000], bytes(planted), head + bytes(64000),
-               bytes([0x40 | (rnd[0] & 0x3f)]) + rnd]
+    garbage = [
+        head + rnd[:5000],
+        bytes(planted),
+        head + bytes(64000),
+        bytes([0x40 | (rnd[0] & 0x3F)]) + rnd,
+    ]
     t0 = time.monotonic()
     report, recs, written = decrypt(c, "garbage", garbage)
     elapsed = time.monotonic() - t0
@@ -201,7 +220,7 @@ def test_garbage_fails_whole_in_bounded_time(conn):
         # an empty CID: every short header of the flow is the connection's
         assert delta(c, report) == dict(ok=0, failed=4, no_keys=0, other=0), report.format()
     assert len(recs) == 4
-    assert written == garbage        # byte for byte, one frame each
+    assert written == garbage  # byte for byte, one frame each
     # the work: the whole packet, then at most MAX_TRIALS sizes, per datagram
     # (the base capture fails nothing); the cid0 run reaches the bound
     fails = sum(e["auth_failures"] for e in report.engines.values())
@@ -225,7 +244,7 @@ def test_candidate_sizes_bounded_and_ordered():
     t0 = time.monotonic()
     sizes = list(gso.candidate_sizes(zeros, 0, b""))
     assert time.monotonic() - t0 < 5
-    assert sizes[:301] == list(range(1200, 1501))     # the likely ones first
+    assert sizes[:301] == list(range(1200, 1501))  # the likely ones first
     assert sorted(sizes) == list(range(-(-65000 // gso.MAX_SEGMENTS), 65000))
     assert [len(s) for s in gso.segments(data, 1200)] == [1200, 1200, 1200, 309]
     # an ordinary datagram's split is unchanged (one short packet to the end)
@@ -237,10 +256,12 @@ def test_mutated_gso_buffers_never_crash_and_lose_nothing(conn):
     segment starts included; cut short; lengthened): no exception, every
     frame written (one per segment when split), every packet counted."""
     import random
+
     c = conn
     rng = random.Random(8)
-    good = b"".join(packet(c, s, c["pn"] + 100 + i)[0]
-                    for i, s in enumerate([1200, 1200, 1200, 1200, 333]))
+    good = b"".join(
+        packet(c, s, c["pn"] + 100 + i)[0] for i, s in enumerate([1200, 1200, 1200, 1200, 333])
+    )
     bufs = []
     for _ in range(300):
         b = bytearray(good)
@@ -249,13 +270,13 @@ def test_mutated_gso_buffers_never_crash_and_lose_nothing(conn):
             if op < 0.6:
                 b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
             elif op < 0.8:
-                del b[rng.randrange(1, len(b)):]
+                del b[rng.randrange(1, len(b)) :]
             else:
                 b += bytes(rng.randrange(256) for _ in range(rng.randrange(1, 2000)))
         bufs.append(bytes(b))
     report, recs, written = decrypt(c, "mutated", bufs)
     n = len(c["pkts"])
     assert len(written) == len(bufs) - report.gso_datagrams + report.gso_segments
-    assert {r.frame for r in recs} == set(range(n, n + len(bufs)))   # each one accounted
+    assert {r.frame for r in recs} == set(range(n, n + len(bufs)))  # each one accounted
     assert sum(delta(c, report).values()) == len(recs)
     assert report.gso_datagrams > 0 and report.totals["failed"] > 0, report.format()

@@ -6,6 +6,7 @@ Version Negotiation, which capture.record's server does not answer), edited
 with scapy where the case needs it (a greased short header, IPv4 fragments),
 or cut with editcap (snaplen).  Each test says what the old code did.
 """
+
 import hashlib
 import os
 import shutil
@@ -32,8 +33,13 @@ V1, V2 = 0x00000001, 0x6B3343CF
 def run_cli(*args):
     env = dict(os.environ)
     env["PYTHONPATH"] = PYTHON_DIR + os.pathsep + env.get("PYTHONPATH", "")
-    return subprocess.run([sys.executable, "-m", "quicoff"] + [str(a) for a in args],
-                          capture_output=True, text=True, env=env, timeout=120)
+    return subprocess.run(
+        [sys.executable, "-m", "quicoff"] + [str(a) for a in args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
 
 
 def records_of(pcap, keylog):
@@ -56,14 +62,19 @@ def small(tmp_path_factory):
 def set_payload(pkt, payload):
     """A scapy frame with a new UDP payload and lengths/checksums recomputed."""
     ip = pkt[IP]
-    new = Ether(src=pkt.src, dst=pkt.dst) / IP(src=ip.src, dst=ip.dst, id=ip.id) / \
-        UDP(sport=pkt[UDP].sport, dport=pkt[UDP].dport) / Raw(payload)
+    new = (
+        Ether(src=pkt.src, dst=pkt.dst)
+        / IP(src=ip.src, dst=ip.dst, id=ip.id)
+        / UDP(sport=pkt[UDP].sport, dport=pkt[UDP].dport)
+        / Raw(payload)
+    )
     new.time = pkt.time
     return new
 
 
 # --------------------------------------------------------------------------
 # item 2: a greased short header starting with 0x00 is a packet, not padding
+
 
 def _greased_zero(small):
     """The capture with the client's coalesced 1-RTT packet re-protected with
@@ -81,8 +92,10 @@ def _greased_zero(small):
         spans, _ = split_datagram(data)
         # the client's (the server's first flight may also end in a 1-RTT
         # packet, depending on its certificate's signature length)
-        if p[UDP].dport == result.server[1] and \
-                [s.ptype for s in spans][-2:] == ["handshake", "1rtt"]:
+        if p[UDP].dport == result.server[1] and [s.ptype for s in spans][-2:] == [
+            "handshake",
+            "1rtt",
+        ]:
             break
     else:
         pytest.fail("no Handshake + 1-RTT datagram in the capture")
@@ -124,7 +137,7 @@ def test_decrypt_greased_zero_short_header(small):
     mine = [r for r in recs if r.frame == index and r.level == "1rtt"]
     assert len(mine) == 1, "the 1-RTT packet after the Handshake packet was not tried"
     assert mine[0].status == "ok", mine[0]
-    assert mine[0].plaintext[mine[0].header_len:] == body
+    assert mine[0].plaintext[mine[0].header_len :] == body
     assert report.totals["failed"] == 0 and report.totals["no_keys"] == 0
 
 
@@ -141,11 +154,20 @@ def test_c_splitter_tries_greased_zero_short_header(small):
     assert spans[-1].offset == off
     eng = quicoff.Engine(local_cid_len=8)
     try:
-        eng.add_connection("rx", "aes-128-gcm", hs.dcid, level="handshake",
-                           secret=keylog.get(random, "CLIENT_HANDSHAKE_TRAFFIC_SECRET"))
-        eng.add_connection("rx", "aes-128-gcm", data[off + 1:off + 9],
-                           secret=keylog.get(random, "CLIENT_TRAFFIC_SECRET_0"))
-        res = eng.unprotect(data[hs.offset:])
+        eng.add_connection(
+            "rx",
+            "aes-128-gcm",
+            hs.dcid,
+            level="handshake",
+            secret=keylog.get(random, "CLIENT_HANDSHAKE_TRAFFIC_SECRET"),
+        )
+        eng.add_connection(
+            "rx",
+            "aes-128-gcm",
+            data[off + 1 : off + 9],
+            secret=keylog.get(random, "CLIENT_TRAFFIC_SECRET_0"),
+        )
+        res = eng.unprotect(data[hs.offset :])
     finally:
         eng.close()
     assert [r.status for r in res] == ["ok", "ok"]
@@ -170,6 +192,7 @@ def test_trailing_zeros_are_padding_and_counted(small):
 # --------------------------------------------------------------------------
 # item 3: Version Negotiation, then a new ClientHello on the same CIDs
 
+
 def record_vn(pcap, keylog_path, payload_len=5000):
     """aioquic client offering v2 first to an aioquic server that speaks v1
     only; the server side answers the v2 Initial with Version Negotiation
@@ -185,12 +208,18 @@ def record_vn(pcap, keylog_path, payload_len=5000):
     C, S = ("10.0.0.2", 50000), ("10.0.0.1", 4433)
     log, got, sid = [], b"", None
     with open(keylog_path, "w") as kf:
-        ccfg = QuicConfiguration(is_client=True, alpn_protocols=["quicoff"],
-                                 server_name="localhost", verify_mode=ssl.CERT_NONE,
-                                 secrets_log_file=kf, supported_versions=[V2, V1])
+        ccfg = QuicConfiguration(
+            is_client=True,
+            alpn_protocols=["quicoff"],
+            server_name="localhost",
+            verify_mode=ssl.CERT_NONE,
+            secrets_log_file=kf,
+            supported_versions=[V2, V1],
+        )
         client = QuicConnection(configuration=ccfg)
-        scfg = QuicConfiguration(is_client=False, alpn_protocols=["quicoff"],
-                                 supported_versions=[V1])
+        scfg = QuicConfiguration(
+            is_client=False, alpn_protocols=["quicoff"], supported_versions=[V1]
+        )
         scfg.certificate, scfg.private_key = cert, key
         server = None
         now = 0.0
@@ -203,14 +232,17 @@ def record_vn(pcap, keylog_path, payload_len=5000):
                 h = pull_quic_header(Buffer(data=data), host_cid_length=8)
                 if server is None and h.version not in scfg.supported_versions:
                     vn = encode_quic_version_negotiation(
-                        source_cid=h.destination_cid, destination_cid=h.source_cid,
-                        supported_versions=[V1])
+                        source_cid=h.destination_cid,
+                        destination_cid=h.source_cid,
+                        supported_versions=[V1],
+                    )
                     log.append((now, S, C, vn))
                     client.receive_datagram(vn, S, now=now)
                     continue
                 if server is None:
-                    server = QuicConnection(configuration=scfg,
-                                            original_destination_connection_id=h.destination_cid)
+                    server = QuicConnection(
+                        configuration=scfg, original_destination_connection_id=h.destination_cid
+                    )
                 server.receive_datagram(data, C, now=now)
             if server is not None:
                 for data, _ in server.datagrams_to_send(now=now):
@@ -247,14 +279,19 @@ def test_version_negotiation_then_new_client_hello(tmp_path):
 # --------------------------------------------------------------------------
 # item 3: -o naming the input
 
+
 @pytest.mark.parametrize("how", ["same", "relative", "hardlink", "symlink"])
 def test_output_that_is_the_input_is_refused(small, tmp_path, how):
     d, _ = small
     src = tmp_path / "in.pcap"
     shutil.copy(d / "in.pcap", src)
     before = hashlib.sha256(src.read_bytes()).hexdigest()
-    out = {"same": src, "relative": os.path.relpath(src),
-           "hardlink": tmp_path / "link.pcap", "symlink": tmp_path / "sym.pcap"}[how]
+    out = {
+        "same": src,
+        "relative": os.path.relpath(src),
+        "hardlink": tmp_path / "link.pcap",
+        "symlink": tmp_path / "sym.pcap",
+    }[how]
     if how == "hardlink":
         os.link(src, out)
     elif how == "symlink":
@@ -276,6 +313,7 @@ def test_unwritable_output_is_named(small, tmp_path):
 # --------------------------------------------------------------------------
 # item 3: a key log with a UTF-8 BOM
 
+
 def test_keylog_with_bom_keeps_its_first_secret(small, tmp_path):
     d, _ = small
     text = (d / "keys.log").read_text()
@@ -292,6 +330,7 @@ def test_keylog_with_bom_keeps_its_first_secret(small, tmp_path):
 
 # --------------------------------------------------------------------------
 # item 3: IPv4 fragments
+
 
 def test_ipv4_fragments_reassembled(small, tmp_path):
     d, _ = small
@@ -334,7 +373,7 @@ def test_ipv4_fragments_incomplete_written_as_captured(small, tmp_path):
     d, _ = small
     p = rdpcap(str(d / "in.pcap"))[0]
     frags = fragment(IP(src=p[IP].src, dst=p[IP].dst, id=7) / p[UDP], fragsize=296)
-    kept = [Ether(src=p.src, dst=p.dst) / f for f in frags[:-1]]   # the last one lost
+    kept = [Ether(src=p.src, dst=p.dst) / f for f in frags[:-1]]  # the last one lost
     wrpcap(str(tmp_path / "lost.pcap"), kept)
     report = decrypt_capture(tmp_path / "lost.pcap", tmp_path / "out.pcap", d / "keys.log")
     assert report.ip_fragments == len(kept) and report.fragments_incomplete == len(kept)
@@ -346,6 +385,7 @@ def test_ipv4_fragments_given_up_after_a_timeout(small, tmp_path):
     after 30 s of capture time its set is given up and written out."""
     from quicoff.decrypt import Decryptor
     from quicoff.pcap_io import CaptureReader
+
     d, _ = small
     pkts = list(rdpcap(str(d / "in.pcap")))
     p = pkts[0]
@@ -362,7 +402,7 @@ def test_ipv4_fragments_given_up_after_a_timeout(small, tmp_path):
     with open(tmp_path / "late.pcap", "rb") as f:
         items = list(CaptureReader(f))
     for it in items[:-1]:
-        assert dec.feed(it) == []            # held back while the datagram may complete
+        assert dec.feed(it) == []  # held back while the datagram may complete
     out = dec.feed(items[-1])
     assert [it.index for it, _ in out] == [it.index for it in items]
     assert dec.report.fragments_incomplete == len(kept)
@@ -373,20 +413,27 @@ def test_ipv4_fragments_given_up_after_a_timeout(small, tmp_path):
 # --------------------------------------------------------------------------
 # item 3: a capture cut by snaplen
 
+
 def test_snaplen_truncated_datagrams_counted(small, tmp_path):
     editcap = shutil.which("editcap")
     assert editcap, "editcap not found: run tools/install_deps.sh (apt-get install tshark)"
     d, _ = small
     snap = 300
-    subprocess.run([editcap, "-s", str(snap), str(d / "in.pcap"), str(tmp_path / "cut.pcap")],
-                   check=True, capture_output=True, timeout=30)
+    subprocess.run(
+        [editcap, "-s", str(snap), str(d / "in.pcap"), str(tmp_path / "cut.pcap")],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
     cut = sum(1 for p in rdpcap(str(d / "in.pcap")) if len(p) > snap)
     assert cut >= 4
     p = run_cli("decrypt", tmp_path / "cut.pcap", "-k", d / "keys.log")
     assert p.returncode == 0, p.stderr
     # the old code counted them as "not QUIC" and said nothing
-    assert "%d UDP datagrams cut short by the capture's snaplen: %d QUIC packets in them " \
-        "truncated" % (cut, cut) in p.stdout, p.stdout
+    assert (
+        "%d UDP datagrams cut short by the capture's snaplen: %d QUIC packets in them "
+        "truncated" % (cut, cut) in p.stdout
+    ), p.stdout
     report, recs = records_of(tmp_path / "cut.pcap", d / "keys.log")
     assert (report.truncated_datagrams, report.truncated_packets) == (cut, cut)
     big = {i for i, p in enumerate(rdpcap(str(d / "in.pcap"))) if len(p) > snap}
@@ -400,8 +447,9 @@ def test_snaplen_truncated_datagrams_counted(small, tmp_path):
     assert report.connections[0].suite == "aes-128-gcm"
     # and the cut frames are written as captured
     decrypt_capture(tmp_path / "cut.pcap", tmp_path / "out.pcap", d / "keys.log")
-    for i, (a, b) in enumerate(zip(rdpcap(str(tmp_path / "cut.pcap")),
-                                   rdpcap(str(tmp_path / "out.pcap")))):
+    for i, (a, b) in enumerate(
+        zip(rdpcap(str(tmp_path / "cut.pcap")), rdpcap(str(tmp_path / "out.pcap")))
+    ):
         if i in big:
             assert bytes(a) == bytes(b)
 
@@ -409,26 +457,35 @@ def test_snaplen_truncated_datagrams_counted(small, tmp_path):
 # --------------------------------------------------------------------------
 # item 3: an unsupported QUIC version is named, not "not QUIC"
 
+
 def test_unsupported_version_named(tmp_path):
-    version = 0x709A50C4            # ngtcp2 0.12's QUIC v2 draft
+    version = 0x709A50C4  # ngtcp2 0.12's QUIC v2 draft
     C, S = ("10.0.0.2", 40000), ("10.0.0.1", 443)
 
     def frame(src, dst, payload):
-        return Ether() / IP(src=src[0], dst=dst[0]) / UDP(sport=src[1], dport=dst[1]) / \
-            Raw(payload)
+        return Ether() / IP(src=src[0], dst=dst[0]) / UDP(sport=src[1], dport=dst[1]) / Raw(payload)
 
     def long_header(first, dcid, scid, rest):
-        return bytes([first]) + version.to_bytes(4, "big") + bytes([len(dcid)]) + dcid + \
-            bytes([len(scid)]) + scid + rest
+        return (
+            bytes([first])
+            + version.to_bytes(4, "big")
+            + bytes([len(dcid)])
+            + dcid
+            + bytes([len(scid)])
+            + scid
+            + rest
+        )
 
     cid_c, cid_s = os.urandom(8), os.urandom(8)
-    pkts = [frame(C, S, long_header(0xC0, cid_s, cid_c, os.urandom(1200))),   # client Initial
-            frame(S, C, long_header(0xD1, cid_c, cid_s, os.urandom(300))),
-            frame(C, S, long_header(0xE1, cid_s, cid_c, os.urandom(80))),
-            frame(C, S, bytes([0x41]) + cid_s + os.urandom(60)),              # 1-RTT
-            frame(S, C, bytes([0x41]) + cid_c + os.urandom(60)),
-            # DNS-like traffic with its top bit set: not QUIC, not counted
-            frame(("10.0.0.3", 53), ("10.0.0.4", 5353), bytes([0x81]) + os.urandom(40))]
+    pkts = [
+        frame(C, S, long_header(0xC0, cid_s, cid_c, os.urandom(1200))),  # client Initial
+        frame(S, C, long_header(0xD1, cid_c, cid_s, os.urandom(300))),
+        frame(C, S, long_header(0xE1, cid_s, cid_c, os.urandom(80))),
+        frame(C, S, bytes([0x41]) + cid_s + os.urandom(60)),  # 1-RTT
+        frame(S, C, bytes([0x41]) + cid_c + os.urandom(60)),
+        # DNS-like traffic with its top bit set: not QUIC, not counted
+        frame(("10.0.0.3", 53), ("10.0.0.4", 5353), bytes([0x81]) + os.urandom(40)),
+    ]
     wrpcap(str(tmp_path / "v.pcap"), pkts)
     p = run_cli("decrypt", tmp_path / "v.pcap")
     assert p.returncode == 0, p.stderr
@@ -441,8 +498,10 @@ def test_unsupported_version_named(tmp_path):
 # --------------------------------------------------------------------------
 # hostile input: mutated, cut and fragmented datagrams never crash decrypt
 
+
 def test_mutated_and_fragmented_input_never_crashes(small, tmp_path):
     import random
+
     d, _ = small
     rnd = random.Random(8)
     base = list(rdpcap(str(d / "in.pcap")))
@@ -453,16 +512,20 @@ def test_mutated_and_fragmented_input_never_crashes(small, tmp_path):
         for _ in range(rnd.randrange(4)):
             data[rnd.randrange(len(data))] = rnd.randrange(256)
         if rnd.random() < 0.2:
-            data = data[:rnd.randrange(len(data) + 1)]
+            data = data[: rnd.randrange(len(data) + 1)]
         if rnd.random() < 0.1:
             data = bytes([rnd.choice([0, 0x40, 0x80, 0xC0])]) + bytes(rnd.randrange(30))
-        e = Ether(src=p.src, dst=p.dst) / IP(src=p[IP].src, dst=p[IP].dst, id=rnd.randrange(8)) \
-            / UDP(sport=p[UDP].sport, dport=p[UDP].dport) / Raw(bytes(data))
+        e = (
+            Ether(src=p.src, dst=p.dst)
+            / IP(src=p[IP].src, dst=p[IP].dst, id=rnd.randrange(8))
+            / UDP(sport=p[UDP].sport, dport=p[UDP].dport)
+            / Raw(bytes(data))
+        )
         pieces = [e]
-        if rnd.random() < 0.2:     # fragments of mixed-up IDs, shuffled, some lost
+        if rnd.random() < 0.2:  # fragments of mixed-up IDs, shuffled, some lost
             fr = fragment(e[IP], fragsize=rnd.choice([8, 64, 296]))
             rnd.shuffle(fr)
-            pieces = [Ether(src=p.src, dst=p.dst) / f for f in fr[:len(fr) - (rnd.random() < 0.3)]]
+            pieces = [Ether(src=p.src, dst=p.dst) / f for f in fr[: len(fr) - (rnd.random() < 0.3)]]
         for x in pieces:
             x.time = p.time + i * 0.01
             frames_in.append(x)
@@ -470,6 +533,7 @@ def test_mutated_and_fragmented_input_never_crashes(small, tmp_path):
     report = decrypt_capture(tmp_path / "fuzz.pcap", tmp_path / "out.pcap", d / "keys.log")
     out = rdpcap(str(tmp_path / "out.pcap"))
     # every frame is written, except fragments whose bytes went into a reassembled one
-    assert len(out) == len(frames_in) - (report.ip_fragments - report.fragments_incomplete
-                                         - report.reassembled)
+    assert len(out) == len(frames_in) - (
+        report.ip_fragments - report.fragments_incomplete - report.reassembled
+    )
     assert report.frames == len(frames_in)

@@ -24,6 +24,7 @@ GSO, lo carries the unsegmented super-datagram, which tshark does not split;
 test_gso_super_datagrams runs it with GSO and checks quicoff against the
 downloaded file instead.
 """
+
 import json
 import os
 import re
@@ -44,7 +45,8 @@ pytestmark = pytest.mark.root
 
 GTLSCLIENT = shutil.which("gtlsclient")
 GTLSSERVER = shutil.which("gtlsserver") or (
-    "/usr/sbin/gtlsserver" if os.access("/usr/sbin/gtlsserver", os.X_OK) else None)
+    "/usr/sbin/gtlsserver" if os.access("/usr/sbin/gtlsserver", os.X_OK) else None
+)
 TCPDUMP = shutil.which("tcpdump") or shutil.which("tcpdump", path="/usr/sbin:/usr/bin")
 TSHARK = shutil.which("tshark")
 OPENSSL = shutil.which("openssl")
@@ -58,10 +60,17 @@ FIGURES = {}
 
 
 def require():
-    missing = [name for name, path in (("gtlsclient (ngtcp2-client)", GTLSCLIENT),
-                                       ("gtlsserver (ngtcp2-server)", GTLSSERVER),
-                                       ("tcpdump", TCPDUMP), ("tshark", TSHARK),
-                                       ("openssl", OPENSSL)) if not path]
+    missing = [
+        name
+        for name, path in (
+            ("gtlsclient (ngtcp2-client)", GTLSCLIENT),
+            ("gtlsserver (ngtcp2-server)", GTLSSERVER),
+            ("tcpdump", TCPDUMP),
+            ("tshark", TSHARK),
+            ("openssl", OPENSSL),
+        )
+        if not path
+    ]
     assert not missing, "not found: %s -- run tools/install_deps.sh" % ", ".join(missing)
 
 
@@ -91,10 +100,29 @@ def free_port(family):
 def site(tmp_path_factory):
     require()
     d = tmp_path_factory.mktemp("ngtcp2")
-    subprocess.run([OPENSSL, "req", "-x509", "-newkey", "ec", "-pkeyopt",
-                    "ec_paramgen_curve:P-256", "-nodes", "-keyout", str(d / "key.pem"),
-                    "-out", str(d / "cert.pem"), "-days", "2", "-subj", "/CN=localhost"],
-                   check=True, capture_output=True, timeout=30)
+    subprocess.run(
+        [
+            OPENSSL,
+            "req",
+            "-x509",
+            "-newkey",
+            "ec",
+            "-pkeyopt",
+            "ec_paramgen_curve:P-256",
+            "-nodes",
+            "-keyout",
+            str(d / "key.pem"),
+            "-out",
+            str(d / "cert.pem"),
+            "-days",
+            "2",
+            "-subj",
+            "/CN=localhost",
+        ],
+        check=True,
+        capture_output=True,
+        timeout=30,
+    )
     (d / "htdocs").mkdir()
     (d / "htdocs" / "f").write_bytes(os.urandom(FILE_SIZE))
     return d
@@ -103,8 +131,9 @@ def site(tmp_path_factory):
 class Run:
     """One capture: tcpdump on lo, a gtlsserver, one or more gtlsclient runs."""
 
-    def __init__(self, site, name, *, ipv6=False, server_args=(), clients=((),), gso=False,
-                 path="f"):
+    def __init__(
+        self, site, name, *, ipv6=False, server_args=(), clients=((),), gso=False, path="f"
+    ):
         self.dir = site / name
         self.dir.mkdir()
         self.pcap = self.dir / "cap.pcap"
@@ -120,38 +149,83 @@ class Run:
             # block and the SIGINT at the end loses them
             # -B: a 32 MiB kernel buffer, so that a 1 MiB burst on a busy
             # machine is not dropped before tcpdump reads it
-            dump = subprocess.Popen([TCPDUMP, "-i", "lo", "-U", "--immediate-mode", "-n",
-                                     "-B", "32768",
-                                     "-Z", "root", "-w", str(self.pcap), "udp", "port",
-                                     str(port)],
-                                    stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+            dump = subprocess.Popen(
+                [
+                    TCPDUMP,
+                    "-i",
+                    "lo",
+                    "-U",
+                    "--immediate-mode",
+                    "-n",
+                    "-B",
+                    "32768",
+                    "-Z",
+                    "root",
+                    "-w",
+                    str(self.pcap),
+                    "udp",
+                    "port",
+                    str(port),
+                ],
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.PIPE,
+            )
             procs.append(dump)
             ready, _, _ = select.select([dump.stderr], [], [], 10)
             line = dump.stderr.readline().decode(errors="replace") if ready else "(silent 10 s)"
             assert "listening on" in line, "tcpdump: %s" % line
             env = dict(os.environ, SSLKEYLOGFILE=str(self.dir / "server.keys"))
             server = subprocess.Popen(
-                [GTLSSERVER, "-q", "-d", str(site / "htdocs"),
-                 *(() if gso else ("--max-gso-dgrams=1",)), *server_args, addr, str(port), str(site / "key.pem"), str(site / "cert.pem")],
-                env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+                [
+                    GTLSSERVER,
+                    "-q",
+                    "-d",
+                    str(site / "htdocs"),
+                    *(() if gso else ("--max-gso-dgrams=1",)),
+                    *server_args,
+                    addr,
+                    str(port),
+                    str(site / "key.pem"),
+                    str(site / "cert.pem"),
+                ],
+                env=env,
+                stdout=subprocess.DEVNULL,
+                stderr=subprocess.DEVNULL,
+            )
             procs.append(server)
             wait_bound(port, ipv6, server)
             env = dict(os.environ, SSLKEYLOGFILE=str(self.dir / "client.keys"))
             self.client_rc = []
             for args in clients:
                 p = subprocess.run(
-                    [GTLSCLIENT, "-q", "--exit-on-all-streams-close", "--timeout=5s",
-                     "--download", str(self.dir), *args, addr, str(port),
-                     "https://%s:%d/%s" % (host, port, path)],
-                    env=env, cwd=str(self.dir), stdout=subprocess.DEVNULL,
-                    stderr=subprocess.PIPE, timeout=TIMEOUT)
+                    [
+                        GTLSCLIENT,
+                        "-q",
+                        "--exit-on-all-streams-close",
+                        "--timeout=5s",
+                        "--download",
+                        str(self.dir),
+                        *args,
+                        addr,
+                        str(port),
+                        "https://%s:%d/%s" % (host, port, path),
+                    ],
+                    env=env,
+                    cwd=str(self.dir),
+                    stdout=subprocess.DEVNULL,
+                    stderr=subprocess.PIPE,
+                    timeout=TIMEOUT,
+                )
                 self.client_rc.append(p.returncode)
                 assert p.returncode == 0, "gtlsclient %s: exit %d %s" % (
-                    args, p.returncode, p.stderr[-2000:])
+                    args,
+                    p.returncode,
+                    p.stderr[-2000:],
+                )
                 got = (self.dir / path).read_bytes()
                 assert got == (site / "htdocs" / path).read_bytes(), "download differs"
                 (self.dir / path).unlink()
-            time.sleep(0.3)     # the server's last packets
+            time.sleep(0.3)  # the server's last packets
             # and tcpdump's: SIGINT ends it without reading what the kernel
             # still holds for it (a busy machine, a 1 MiB burst): wait until
             # the file stops growing (bounded)
@@ -172,8 +246,11 @@ class Run:
         self.tcpdump_says = dump.stderr.read().decode(errors="replace")
         m = re.search(r"(\d+) packets? dropped by kernel", self.tcpdump_says)
         self.dropped = int(m.group(1)) if m else 0
-        keys = b"".join((self.dir / f).read_bytes() for f in ("client.keys", "server.keys")
-                        if (self.dir / f).exists())
+        keys = b"".join(
+            (self.dir / f).read_bytes()
+            for f in ("client.keys", "server.keys")
+            if (self.dir / f).exists()
+        )
         self.keylog.write_bytes(keys)
 
     # -- the oracle -----------------------------------------------------------
@@ -182,10 +259,22 @@ class Run:
         (a level, as packet numbers repeat across the coalesced packets' spaces)."""
         # --no-duplicate-keys: tshark's JSON repeats the "quic" key for the
         # coalesced packets of a datagram; merged, they come as a list
-        p = subprocess.run([TSHARK, "-r", str(self.pcap), "-o",
-                            "tls.keylog_file:%s" % self.keylog, "-T", "json", "-J", "quic",
-                            "--no-duplicate-keys"],
-                           capture_output=True, timeout=120)
+        p = subprocess.run(
+            [
+                TSHARK,
+                "-r",
+                str(self.pcap),
+                "-o",
+                "tls.keylog_file:%s" % self.keylog,
+                "-T",
+                "json",
+                "-J",
+                "quic",
+                "--no-duplicate-keys",
+            ],
+            capture_output=True,
+            timeout=120,
+        )
         assert p.returncode == 0, p.stderr.decode(errors="replace")
         out = {}
         # one entry per frame, in order: frame numbers from 1 (quicoff's indexes from 0)
@@ -196,7 +285,7 @@ class Run:
             for pkt in quic if isinstance(quic, list) else [quic]:
                 pn = _find(pkt, "quic.packet_number")
                 if pn is None:
-                    continue        # padding, VN, Retry
+                    continue  # padding, VN, Retry
                 ltype = _find(pkt, "quic.long.packet_type")
                 level = "1rtt" if ltype is None else LONG_TYPES_V1[int(ltype)]
                 out[(number, level, int(pn))] = _find(pkt, "quic.frame") is not None
@@ -245,20 +334,36 @@ def compare(run, name, *, tshark_can=True, levels_all=False):
     t = run.tshark_packets()
     t_ok = {k for k, v in t.items() if v}
     # greased: the fixed bit (0x40) of the decrypted first byte is 0 (RFC 9287)
-    greased = Counter(r.direction for r in recs if r.category == "ok" and r.plaintext
-                      and not r.plaintext[0] & 0x40)
-    figures = dict(quicoff_ok=len(ok), quicoff_packets=len(recs), tshark_ok=len(t_ok),
-                   tshark_packets=len(t), suite=[c.suite for c in report.connections],
-                   levels=dict(by_level), greased=dict(greased))
+    greased = Counter(
+        r.direction
+        for r in recs
+        if r.category == "ok" and r.plaintext and not r.plaintext[0] & 0x40
+    )
+    figures = dict(
+        quicoff_ok=len(ok),
+        quicoff_packets=len(recs),
+        tshark_ok=len(t_ok),
+        tshark_packets=len(t),
+        suite=[c.suite for c in report.connections],
+        levels=dict(by_level),
+        greased=dict(greased),
+    )
     FIGURES[name] = figures
     missing = sorted(t_ok - ok)
     assert not missing, "%s: tshark decrypts %d packets quicoff does not (frame, pn): %s\n%s" % (
-        name, len(missing), missing[:20], report.format())
+        name,
+        len(missing),
+        missing[:20],
+        report.format(),
+    )
     if tshark_can:
         assert t_ok, "%s: tshark decrypted nothing (key log?)" % name
     if levels_all:
-        bad = [(r.frame + 1, r.level, r.pn, r.status) for r in recs
-               if r.level in ("initial", "handshake", "0rtt", "1rtt") and r.category != "ok"]
+        bad = [
+            (r.frame + 1, r.level, r.pn, r.status)
+            for r in recs
+            if r.level in ("initial", "handshake", "0rtt", "1rtt") and r.category != "ok"
+        ]
         assert not bad, "%s: not decrypted: %s\n%s" % (name, bad[:20], report.format())
     assert report.connections, report.format()
     return report, recs, figures
@@ -328,21 +433,28 @@ def test_unsupported_version_named(site):
     # an unknown version's long header has no Length we can trust: one per datagram
     assert report.unsupported_versions == {0x709A50C4: frames}, report.format()
     assert "unsupported version 0x709a50c4: %d packets" % frames in report.format()
-    FIGURES["v2draft"] = dict(quicoff_ok=0, quicoff_packets=len(recs), tshark_ok=0,
-                              tshark_packets=len(run.tshark_packets()), suite=[],
-                              levels={}, greased={})
+    FIGURES["v2draft"] = dict(
+        quicoff_ok=0,
+        quicoff_packets=len(recs),
+        tshark_ok=0,
+        tshark_packets=len(run.tshark_packets()),
+        suite=[],
+        levels={},
+        greased={},
+    )
 
 
 def _h3_body(stream: bytes) -> bytes:
     """The DATA frames' payload of an HTTP/3 response stream (RFC 9114 §7.1:
     type, length, payload; HEADERS and any other frame skipped)."""
     from quicoff.frames import decode_varint
+
     body, pos = [], 0
     while pos < len(stream):
         ftype, pos = decode_varint(stream, pos)
         flen, pos = decode_varint(stream, pos)
         if ftype == 0x00:
-            body.append(stream[pos:pos + flen])
+            body.append(stream[pos : pos + flen])
         pos += flen
     return b"".join(body)
 
@@ -359,6 +471,7 @@ def test_gso_super_datagrams(site, tmp_path, case):
     Over IPv6, and with a key update (then GSO buffers of both phases)."""
     from quicoff import frames as qframes
     from quicoff.pcap_io import CaptureReader, parse_udp
+
     body = os.urandom(1 << 20)
     (site / "htdocs" / "big").write_bytes(body)
     clients = (("--key-update=1ms",),) if case == "key-update" else ((),)
@@ -377,7 +490,7 @@ def test_gso_super_datagrams(site, tmp_path, case):
     stream = qframes.Reassembler()
     for r in recs:
         if r.direction == "s2c" and r.level == "1rtt":
-            for fr in qframes.iter_frames(r.plaintext[r.header_len:]):
+            for fr in qframes.iter_frames(r.plaintext[r.header_len :]):
                 if isinstance(fr, qframes.Stream) and fr.stream_id == 0:
                     stream.add(fr.offset, fr.data, fr.fin)
     assert stream.complete and not stream.conflict, (stream.ranges, run.tcpdump_says)
@@ -387,16 +500,29 @@ def test_gso_super_datagrams(site, tmp_path, case):
         written = [parse_udp(it.data, it.linktype).payload for it in CaptureReader(f)]
     assert len(written) == len(payloads) - report.gso_datagrams + report.gso_segments
     assert max(len(p) for p in written) <= 1500
-    assert "GSO: %d datagrams split into %d packets" % (
-        report.gso_datagrams, report.gso_segments) in report.format()
+    assert (
+        "GSO: %d datagrams split into %d packets" % (report.gso_datagrams, report.gso_segments)
+        in report.format()
+    )
     if case == "key-update":
         c = report.connections[0]
         assert c.key_updates["c2s"] >= 1 and c.key_updates["s2c"] >= 1, report.format()
-        assert {r.key_phase for r in recs if r.level == "1rtt" and r.frame + 1 in
-                {i + 1 for i, p in enumerate(payloads) if len(p) > 1500}} == {0, 1}
-    FIGURES["gso-" + case] = dict(quicoff_ok=report.totals["ok"], quicoff_packets=len(recs),
-                          tshark_ok=0, tshark_packets=0, suite=[], levels={}, greased={},
-                          gso="GSO %d -> %d" % (report.gso_datagrams, report.gso_segments))
+        assert {
+            r.key_phase
+            for r in recs
+            if r.level == "1rtt"
+            and r.frame + 1 in {i + 1 for i, p in enumerate(payloads) if len(p) > 1500}
+        } == {0, 1}
+    FIGURES["gso-" + case] = dict(
+        quicoff_ok=report.totals["ok"],
+        quicoff_packets=len(recs),
+        tshark_ok=0,
+        tshark_packets=0,
+        suite=[],
+        levels={},
+        greased={},
+        gso="GSO %d -> %d" % (report.gso_datagrams, report.gso_segments),
+    )
 
 
 def test_zz_greased_packets_were_decrypted(capsys):
@@ -407,10 +533,20 @@ def test_zz_greased_packets_were_decrypted(capsys):
     assert FIGURES, "run the whole module"
     with capsys.disabled():
         for name, f in FIGURES.items():
-            print("\n%-18s tshark %4d/%-4d quicoff %4d/%-4d greased c>s %-3d s>c %-3d %s %s" % (
-                name, f["tshark_ok"], f["tshark_packets"], f["quicoff_ok"],
-                f["quicoff_packets"], f["greased"].get("c2s", 0), f["greased"].get("s2c", 0),
-                f["suite"], f.get("gso", "")))
+            print(
+                "\n%-18s tshark %4d/%-4d quicoff %4d/%-4d greased c>s %-3d s>c %-3d %s %s"
+                % (
+                    name,
+                    f["tshark_ok"],
+                    f["tshark_packets"],
+                    f["quicoff_ok"],
+                    f["quicoff_packets"],
+                    f["greased"].get("c2s", 0),
+                    f["greased"].get("s2c", 0),
+                    f["suite"],
+                    f.get("gso", ""),
+                )
+            )
     total = Counter()
     for f in FIGURES.values():
         total.update(f["greased"])

@@ -18,6 +18,7 @@ checks read the *output pcap* with scapy and an independent header parser:
   numbers and key phases;
 * a capture with one byte flipped in one 1-RTT packet: exactly one failure.
 """
+
 import json
 import os
 import shutil
@@ -59,26 +60,33 @@ def require(tool, path):
 
 SUITES = ["aes-128-gcm", "aes-256-gcm", "chacha20-poly1305"]
 V1, V2 = 0x00000001, 0x6B3343CF
-LONG_TYPES = {V1: ("initial", "0rtt", "handshake", "retry"),
-              V2: ("retry", "initial", "0rtt", "handshake")}
+LONG_TYPES = {
+    V1: ("initial", "0rtt", "handshake", "retry"),
+    V2: ("retry", "initial", "0rtt", "handshake"),
+}
 
 
 def run_cli(*args, check=True):
     env = dict(os.environ)
     env["PYTHONPATH"] = PYTHON_DIR + os.pathsep + env.get("PYTHONPATH", "")
-    p = subprocess.run([sys.executable, "-m", "quicoff"] + [str(a) for a in args],
-                       capture_output=True, text=True, env=env, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-m", "quicoff"] + [str(a) for a in args],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     if check and p.returncode != 0:
-        raise AssertionError("quicoff %s: exit %d\n%s%s" % (args, p.returncode, p.stdout,
-                                                             p.stderr))
+        raise AssertionError("quicoff %s: exit %d\n%s%s" % (args, p.returncode, p.stdout, p.stderr))
     return p
 
 
 # --------------------------------------------------------------------------
 # reading the output back, independently of quicoff.decrypt
 
+
 def varint(data, pos):
-    buf = Buffer(data=bytes(data[pos:pos + 8]))
+    buf = Buffer(data=bytes(data[pos : pos + 8]))
     value = buf.pull_uint_var()
     return value, pos + buf.tell()
 
@@ -94,10 +102,10 @@ def plaintext_packets(payload, short_dcid_len):
                 break  # padding after coalesced packets
             pn_off = off + 1 + short_dcid_len
             pn_len = (first & 0x03) + 1
-            pn = int.from_bytes(payload[pn_off:pn_off + pn_len], "big")
-            out.append(("1rtt", first, pn, payload[pn_off + pn_len:]))
+            pn = int.from_bytes(payload[pn_off : pn_off + pn_len], "big")
+            out.append(("1rtt", first, pn, payload[pn_off + pn_len :]))
             break
-        version = int.from_bytes(payload[off + 1:off + 5], "big")
+        version = int.from_bytes(payload[off + 1 : off + 5], "big")
         if version not in LONG_TYPES:
             break  # Version Negotiation
         level = LONG_TYPES[version][(first >> 4) & 3]
@@ -111,8 +119,8 @@ def plaintext_packets(payload, short_dcid_len):
             p += tlen
         length, pn_off = varint(payload, p)
         pn_len = (first & 0x03) + 1
-        pn = int.from_bytes(payload[pn_off:pn_off + pn_len], "big")
-        out.append((level, first, pn, payload[pn_off + pn_len:pn_off + length]))
+        pn = int.from_bytes(payload[pn_off : pn_off + pn_len], "big")
+        out.append((level, first, pn, payload[pn_off + pn_len : pn_off + length]))
         off = pn_off + length
     return out
 
@@ -158,20 +166,25 @@ def reassemble(packets):
 # --------------------------------------------------------------------------
 # fixtures
 
+
 @pytest.fixture(scope="module")
 def suites_run(tmp_path_factory):
     """One connection per cipher suite, two key updates each (client, then server)."""
     d = tmp_path_factory.mktemp("suites")
-    specs = [capture.ConnectionSpec(suite=s, upload=40000 + 1000 * i, download=50000 + 1000 * i,
-                                    key_updates=2, chunks=10)
-             for i, s in enumerate(SUITES)]
+    specs = [
+        capture.ConnectionSpec(
+            suite=s, upload=40000 + 1000 * i, download=50000 + 1000 * i, key_updates=2, chunks=10
+        )
+        for i, s in enumerate(SUITES)
+    ]
     result = capture.record(d / "in.pcap", d / "keys.log", specs)
     for c in result.connections:
         assert c.handshake_completed and c.closed, c
         assert c.received == c.sent, "aioquic itself did not deliver the data"
         assert c.key_updates_requested == {"c2s": 1, "s2c": 1}
-    p = run_cli("decrypt", "--keylog", d / "keys.log", d / "in.pcap", "-o", d / "out.pcap",
-                "--json")
+    p = run_cli(
+        "decrypt", "--keylog", d / "keys.log", d / "in.pcap", "-o", d / "out.pcap", "--json"
+    )
     summary = json.loads(p.stdout)
     return d, result, summary
 
@@ -183,11 +196,21 @@ def features_run(tmp_path_factory):
     d = tmp_path_factory.mktemp("features")
     specs = [
         capture.ConnectionSpec(suite="aes-128-gcm", version=capture.VERSION_2, key_updates=3),
-        capture.ConnectionSpec(suite="chacha20-poly1305", retry=True, key_updates=2,
-                               client_cid_len=4, server_cid_len=16),
+        capture.ConnectionSpec(
+            suite="chacha20-poly1305",
+            retry=True,
+            key_updates=2,
+            client_cid_len=4,
+            server_cid_len=16,
+        ),
         capture.ConnectionSpec(suite="aes-256-gcm", zero_rtt=2500, key_updates=1),
-        capture.ConnectionSpec(suite="aes-128-gcm", change_cid=True, big_client_hello=True,
-                               key_updates=2, server_cid_len=20),
+        capture.ConnectionSpec(
+            suite="aes-128-gcm",
+            change_cid=True,
+            big_client_hello=True,
+            key_updates=2,
+            server_cid_len=20,
+        ),
     ]
     result = capture.record(d / "in.pcap", d / "keys.log", specs, server=("fd00::1", 443))
     for c in result.connections:
@@ -198,6 +221,7 @@ def features_run(tmp_path_factory):
 
 # --------------------------------------------------------------------------
 # the three cipher suites
+
 
 def test_every_packet_decrypted(suites_run):
     d, result, summary = suites_run
@@ -212,8 +236,9 @@ def test_every_packet_decrypted(suites_run):
     engines = summary["engines"].values()
     assert sum(e["rx_packets"] for e in engines) == summary["totals"]["ok"]
     assert sum(e["auth_failures"] + e["malformed"] for e in engines) == 0
-    assert sum(e["key_updates"] for e in engines) == \
-        sum(sum(c["key_updates"].values()) for c in summary["connections"])
+    assert sum(e["key_updates"] for e in engines) == sum(
+        sum(c["key_updates"].values()) for c in summary["connections"]
+    )
     out = read_decrypted(d / "out.pcap", result)
     for c, rec in zip(conns, result.connections):
         assert c["client"] == "%s:%d" % rec.client
@@ -230,8 +255,11 @@ def test_key_updates_followed(suites_run):
         # a client-initiated and a server-initiated update: both directions move twice
         assert c["key_updates"] == {"c2s": 2, "s2c": 2}
         for direction in ("c2s", "s2c"):
-            phases = [(first >> 2) & 1 for _, level, first, _, _ in out[(rec.client[1], direction)]
-                      if level == "1rtt"]
+            phases = [
+                (first >> 2) & 1
+                for _, level, first, _, _ in out[(rec.client[1], direction)]
+                if level == "1rtt"
+            ]
             # 0...0 1...1 0...0: generations 0, 1, 2 in order, each decrypted
             changes = [i for i in range(1, len(phases)) if phases[i] != phases[i - 1]]
             assert phases[0] == 0 and len(changes) == 2, phases
@@ -274,9 +302,25 @@ def test_output_opens_in_scapy(suites_run):
 def test_output_opens_in_tshark(suites_run):
     require("tshark", TSHARK)
     d, result, _ = suites_run
-    p = subprocess.run([TSHARK, "-n", "-r", str(d / "out.pcap"), "-T", "fields",
-                        "-e", "frame.number", "-e", "udp.length", "-e", "udp.srcport"],
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [
+            TSHARK,
+            "-n",
+            "-r",
+            str(d / "out.pcap"),
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+            "-e",
+            "udp.length",
+            "-e",
+            "udp.srcport",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr
     rows = [line.split("\t") for line in p.stdout.splitlines() if line.strip()]
     assert len(rows) == len(result.datagrams)
@@ -290,10 +334,27 @@ def test_tshark_agrees_on_the_original(suites_run):
     require("tshark", TSHARK)
     """Wireshark's own QUIC decryption of the input: same packet numbers and key phases."""
     d, result, _ = suites_run
-    p = subprocess.run([TSHARK, "-n", "-r", str(d / "in.pcap"),
-                        "-o", "tls.keylog_file:%s" % (d / "keys.log"), "-T", "fields",
-                        "-e", "frame.number", "-e", "quic.packet_number", "-e", "quic.key_phase"],
-                       capture_output=True, text=True, timeout=60)
+    p = subprocess.run(
+        [
+            TSHARK,
+            "-n",
+            "-r",
+            str(d / "in.pcap"),
+            "-o",
+            "tls.keylog_file:%s" % (d / "keys.log"),
+            "-T",
+            "fields",
+            "-e",
+            "frame.number",
+            "-e",
+            "quic.packet_number",
+            "-e",
+            "quic.key_phase",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr
     theirs = {}
     for line in p.stdout.splitlines():
@@ -333,21 +394,32 @@ def test_function_api_and_records(suites_run, tmp_path):
 # --------------------------------------------------------------------------
 # tampering
 
+
 def test_tampered_packet_is_the_one_failure(suites_run, tmp_path):
     d, result, summary = suites_run
     pkts = rdpcap(str(d / "in.pcap"))
     victim_port = result.connections[1].client[1]
-    candidates = [i for i, p in enumerate(pkts)
-                  if p[UDP].sport == victim_port and not bytes(p[UDP].payload)[0] & 0x80]
+    candidates = [
+        i
+        for i, p in enumerate(pkts)
+        if p[UDP].sport == victim_port and not bytes(p[UDP].payload)[0] & 0x80
+    ]
     i = candidates[len(candidates) // 2]
     data = bytearray(bytes(pkts[i][UDP].payload))
-    data[len(data) // 2] ^= 0x10     # a ciphertext byte of a 1-RTT packet
+    data[len(data) // 2] ^= 0x10  # a ciphertext byte of a 1-RTT packet
     pkts[i][UDP].remove_payload()
     pkts[i][UDP].add_payload(Raw(bytes(data)))
     wrpcap(str(tmp_path / "tampered.pcap"), pkts)
 
-    p = run_cli("decrypt", "-k", d / "keys.log", tmp_path / "tampered.pcap",
-                "-o", tmp_path / "out.pcap", "--json")
+    p = run_cli(
+        "decrypt",
+        "-k",
+        d / "keys.log",
+        tmp_path / "tampered.pcap",
+        "-o",
+        tmp_path / "out.pcap",
+        "--json",
+    )
     tampered = json.loads(p.stdout)
     for before, after in zip(summary["connections"], tampered["connections"]):
         if after["client"].endswith(":%d" % victim_port):
@@ -362,13 +434,15 @@ def test_tampered_packet_is_the_one_failure(suites_run, tmp_path):
     out = rdpcap(str(tmp_path / "out.pcap"))
     assert bytes(out[i][UDP].payload) == bytes(data)
     # --strict turns failures into exit status 1
-    p = run_cli("decrypt", "-k", d / "keys.log", tmp_path / "tampered.pcap", "--strict",
-                check=False)
+    p = run_cli(
+        "decrypt", "-k", d / "keys.log", tmp_path / "tampered.pcap", "--strict", check=False
+    )
     assert p.returncode == 1
 
 
 # --------------------------------------------------------------------------
 # v2, Retry, 0-RTT, CID change, split ClientHello, CID lengths, IPv6
+
 
 def test_features(features_run):
     d, result, report = features_run
@@ -421,8 +495,20 @@ def test_pcapng_with_embedded_secrets(features_run, tmp_path):
     """pcapng in, pcapng out; the key log inside the file (Decryption Secrets Block)."""
     d, result, report = features_run
     ng = tmp_path / "in.pcapng"
-    subprocess.run([EDITCAP, "-F", "pcapng", "--inject-secrets", "tls,%s" % (d / "keys.log"),
-                    str(d / "in.pcap"), str(ng)], check=True, capture_output=True, timeout=60)
+    subprocess.run(
+        [
+            EDITCAP,
+            "-F",
+            "pcapng",
+            "--inject-secrets",
+            "tls,%s" % (d / "keys.log"),
+            str(d / "in.pcap"),
+            str(ng),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=60,
+    )
     p = run_cli("decrypt", ng, "-o", tmp_path / "out.pcapng", "--json")
     summary = json.loads(p.stdout)
     assert summary["totals"] == report.totals
@@ -435,6 +521,7 @@ def test_pcapng_with_embedded_secrets(features_run, tmp_path):
 
 # --------------------------------------------------------------------------
 # the command line
+
 
 def test_cli_without_keylog_decrypts_initials_only(suites_run):
     d, result, summary = suites_run
@@ -472,7 +559,7 @@ def test_late_packet_of_the_old_key_phase(suites_run, tmp_path):
     pkts = rdpcap(str(d / "in.pcap"))
     order = list(range(len(pkts)))
     order.remove(late)
-    order.insert(order.index(new) + 1, late)   # right after the update
+    order.insert(order.index(new) + 1, late)  # right after the update
     wrpcap(str(tmp_path / "reordered.pcap"), [pkts[i] for i in order])
     report = decrypt_capture(tmp_path / "reordered.pcap", None, d / "keys.log")
     assert report.totals == summary["totals"]
@@ -485,25 +572,30 @@ def test_sender_skipping_a_generation(tmp_path):
     the same key phase bit.  A receiver that follows the connection as a whole
     copes (aioquic's client does); a direction followed on its own has to try
     generation g+2 when g fails (tshark 4.0 does not)."""
-    specs = [capture.ConnectionSpec(suite="aes-128-gcm", eager_server_update=True, key_updates=1),
-             capture.ConnectionSpec(suite="chacha20-poly1305", eager_server_update=True,
-                                    key_updates=3)]
+    specs = [
+        capture.ConnectionSpec(suite="aes-128-gcm", eager_server_update=True, key_updates=1),
+        capture.ConnectionSpec(suite="chacha20-poly1305", eager_server_update=True, key_updates=3),
+    ]
     result = capture.record(tmp_path / "in.pcap", tmp_path / "keys.log", specs)
     for c in result.connections:
         assert c.handshake_completed and c.received == c.sent
     records = []
-    report = decrypt_capture(tmp_path / "in.pcap", tmp_path / "out.pcap", tmp_path / "keys.log",
-                             on_packet=records.append)
+    report = decrypt_capture(
+        tmp_path / "in.pcap", tmp_path / "out.pcap", tmp_path / "keys.log", on_packet=records.append
+    )
     assert report.totals["failed"] == report.totals["no_keys"] == 0
     # one client update + the server's eager answer: generation 2 in both directions;
     # client, server, client updates + two eager answers: generation 5
-    assert [c.key_updates for c in report.connections] == [{"c2s": 2, "s2c": 2},
-                                                           {"c2s": 5, "s2c": 5}]
+    assert [c.key_updates for c in report.connections] == [
+        {"c2s": 2, "s2c": 2},
+        {"c2s": 5, "s2c": 5},
+    ]
     # the server's phase bit never changed on connection 1, yet its keys did
     out = read_decrypted(tmp_path / "out.pcap", result)
     port = result.connections[0].client[1]
-    assert {(first >> 2) & 1 for _, level, first, _, _ in out[(port, "s2c")]
-            if level == "1rtt"} == {0}
+    assert {
+        (first >> 2) & 1 for _, level, first, _, _ in out[(port, "s2c")] if level == "1rtt"
+    } == {0}
     for rec in result.connections:
         for direction in ("c2s", "s2c"):
             streams = reassemble(out[(rec.client[1], direction)])
@@ -514,12 +606,15 @@ def test_zero_length_connection_ids(tmp_path):
     """Zero-length CIDs: short headers carry no DCID, so the engine finds the
     connection by local address.  (aioquic then trips over its own
     NEW_CONNECTION_ID frames and closes; what was sent must still decrypt.)"""
-    specs = [capture.ConnectionSpec(server_cid_len=0, upload=3000, download=3000),
-             capture.ConnectionSpec(client_cid_len=0, upload=3000, download=3000)]
+    specs = [
+        capture.ConnectionSpec(server_cid_len=0, upload=3000, download=3000),
+        capture.ConnectionSpec(client_cid_len=0, upload=3000, download=3000),
+    ]
     result = capture.record(tmp_path / "in.pcap", tmp_path / "keys.log", specs)
     records = []
-    report = decrypt_capture(tmp_path / "in.pcap", None, tmp_path / "keys.log",
-                             on_packet=records.append)
+    report = decrypt_capture(
+        tmp_path / "in.pcap", None, tmp_path / "keys.log", on_packet=records.append
+    )
     assert len(report.connections) == 2
     assert report.totals["failed"] == report.totals["no_keys"] == 0
     assert report.unattributed == 0
@@ -538,11 +633,15 @@ def test_other_link_layers_and_pcap_flavours(suites_run, tmp_path):
     pkts = rdpcap(str(d / "in.pcap"))
     variants = {
         "raw": ([p[IP] for p in pkts], 101),
-        "sll": ([CookedLinux(pkttype=0, lladdrtype=1, lladdrlen=6, proto=0x0800) / p[IP]
-                 for p in pkts], 113),
+        "sll": (
+            [CookedLinux(pkttype=0, lladdrtype=1, lladdrlen=6, proto=0x0800) / p[IP] for p in pkts],
+            113,
+        ),
         "null": ([Loopback(type=2) / p[IP] for p in pkts], 0),
-        "vlan": ([Ether(src=p[Ether].src, dst=p[Ether].dst) / Dot1Q(vlan=7) / p[IP]
-                  for p in pkts], 1),
+        "vlan": (
+            [Ether(src=p[Ether].src, dst=p[Ether].dst) / Dot1Q(vlan=7) / p[IP] for p in pkts],
+            1,
+        ),
     }
     expect = dict(summary["totals"])
     for name, (frames_, linktype) in variants.items():
@@ -552,8 +651,10 @@ def test_other_link_layers_and_pcap_flavours(suites_run, tmp_path):
         wrpcap(str(path), frames_, linktype=linktype)
         with open(path, "rb") as f:
             head = f.read(24)
-        assert linktype in (int.from_bytes(head[20:24], "little"),
-                            int.from_bytes(head[20:24], "big")), name
+        assert linktype in (
+            int.from_bytes(head[20:24], "little"),
+            int.from_bytes(head[20:24], "big"),
+        ), name
         report = decrypt_capture(path, tmp_path / ("%s.out.pcap" % name), d / "keys.log")
         assert report.totals == expect, name
         out = rdpcap(str(tmp_path / ("%s.out.pcap" % name)))
@@ -562,8 +663,12 @@ def test_other_link_layers_and_pcap_flavours(suites_run, tmp_path):
         assert [bytes(a[UDP].payload) for a in out] == [bytes(b[UDP].payload) for b in ref], name
     if EDITCAP:
         ns = tmp_path / "ns.pcap"
-        subprocess.run([EDITCAP, "-F", "nsecpcap", str(d / "in.pcap"), str(ns)], check=True,
-                       capture_output=True, timeout=60)
+        subprocess.run(
+            [EDITCAP, "-F", "nsecpcap", str(d / "in.pcap"), str(ns)],
+            check=True,
+            capture_output=True,
+            timeout=60,
+        )
         with open(ns, "rb") as f:
             assert f.read(4) in (b"\x4d\x3c\xb2\xa1", b"\xa1\xb2\x3c\x4d")
         report = decrypt_capture(ns, tmp_path / "ns.out.pcap", d / "keys.log")

@@ -7,6 +7,7 @@ random suites, keys, CID lengths, packet numbers, payload sizes 0-1500, path
 IDs and nonce layouts, key phases, long and short headers, QUIC v1 and v2;
 and bursts that mix connections and suites.
 """
+
 import os
 import random
 
@@ -28,8 +29,12 @@ LONG_TYPE_BITS = {  # RFC 9000 §17.2 and RFC 9369 §3.2
 PN_MAX = (1 << 62) - 1
 
 EXAMPLES = int(os.environ.get("QUICOFF_DIFF_EXAMPLES", "1000"))
-SETTINGS = settings(max_examples=EXAMPLES, deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])
+SETTINGS = settings(
+    max_examples=EXAMPLES,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large],
+)
 
 
 def varint(v):
@@ -71,9 +76,19 @@ def packet_cases(draw):
     layout = draw(st.sampled_from(LAYOUTS)) if level == "1rtt" else "rfc9001"
     path_id = draw(st.integers(0, 2**32 - 1)) if layout != "rfc9001" else None
     seed = draw(st.integers(0, 2**32 - 1))
-    return dict(suite=suite, level=level, version=version, cid_len=cid_len, pn_len=pn_len,
-                payload_len=payload_len, pn=pn, generation=generation, layout=layout,
-                path_id=path_id, seed=seed)
+    return dict(
+        suite=suite,
+        level=level,
+        version=version,
+        cid_len=cid_len,
+        pn_len=pn_len,
+        payload_len=payload_len,
+        pn=pn,
+        generation=generation,
+        layout=layout,
+        path_id=path_id,
+        seed=seed,
+    )
 
 
 def materialise(case):
@@ -87,17 +102,32 @@ def materialise(case):
     else:
         scid = rnd.randbytes(rnd.randint(0, 20))
         token = rnd.randbytes(rnd.randint(0, 40)) if case["level"] == "initial" else b""
-        header = long_header(case["level"], case["version"], dcid, scid, case["pn"],
-                             case["pn_len"], case["payload_len"], token)
+        header = long_header(
+            case["level"],
+            case["version"],
+            dcid,
+            scid,
+            case["pn"],
+            case["pn_len"],
+            case["payload_len"],
+            token,
+        )
     return keys, dcid, header, payload
 
 
 def add(engine, direction, case, keys, dcid):
     return engine.add_connection(
-        direction, case["suite"], dcid, keys=keys, path_id=case["path_id"],
-        level=case["level"], version=case["version"], nonce_layout=case["layout"],
+        direction,
+        case["suite"],
+        dcid,
+        keys=keys,
+        path_id=case["path_id"],
+        level=case["level"],
+        version=case["version"],
+        nonce_layout=case["layout"],
         key_generation=case["generation"],
-        largest_pn=case["pn"] - 1 if case["pn"] > 0 else None)
+        largest_pn=case["pn"] - 1 if case["pn"] > 0 else None,
+    )
 
 
 @SETTINGS
@@ -107,13 +137,26 @@ def test_c_protect_equals_reference_protect(case):
     with quicoff.Engine(local_cid_len=case["cid_len"]) as eng:
         h = add(eng, "tx", case, keys, dcid)
         c_bytes = eng.protect(h, header, payload, case["pn"])
-    ref_bytes = ref.protect(case["suite"], keys, header, payload, case["pn"],
-                            path_id=case["path_id"], nonce_layout=case["layout"])
+    ref_bytes = ref.protect(
+        case["suite"],
+        keys,
+        header,
+        payload,
+        case["pn"],
+        path_id=case["path_id"],
+        nonce_layout=case["layout"],
+    )
     assert c_bytes == ref_bytes
     # and the reference model reads what C wrote
-    got = ref.unprotect(case["suite"], keys, c_bytes, case["cid_len"],
-                        largest_pn=case["pn"] - 1 if case["pn"] else None,
-                        path_id=case["path_id"], nonce_layout=case["layout"])
+    got = ref.unprotect(
+        case["suite"],
+        keys,
+        c_bytes,
+        case["cid_len"],
+        largest_pn=case["pn"] - 1 if case["pn"] else None,
+        path_id=case["path_id"],
+        nonce_layout=case["layout"],
+    )
     assert got.pn == case["pn"]
     assert got.header == header
     assert got.payload == payload
@@ -123,8 +166,15 @@ def test_c_protect_equals_reference_protect(case):
 @given(packet_cases())
 def test_reference_protect_c_unprotect(case):
     keys, dcid, header, payload = materialise(case)
-    wire = ref.protect(case["suite"], keys, header, payload, case["pn"],
-                       path_id=case["path_id"], nonce_layout=case["layout"])
+    wire = ref.protect(
+        case["suite"],
+        keys,
+        header,
+        payload,
+        case["pn"],
+        path_id=case["path_id"],
+        nonce_layout=case["layout"],
+    )
     with quicoff.Engine(local_cid_len=case["cid_len"]) as eng:
         h = add(eng, "rx", case, keys, dcid)
         results = eng.unprotect(wire)
@@ -150,15 +200,24 @@ def test_bursts_mixing_connections_and_suites(seed, n):
         for suite in SUITES:
             for _ in range(rnd.randint(1, 3)):
                 kl = KEY_LEN[suite]
-                keys = ref.PacketKeys(key=rnd.randbytes(kl), iv=rnd.randbytes(12),
-                                      hp=rnd.randbytes(kl))
+                keys = ref.PacketKeys(
+                    key=rnd.randbytes(kl), iv=rnd.randbytes(12), hp=rnd.randbytes(kl)
+                )
                 dcid = len(conns).to_bytes(2, "big") + rnd.randbytes(cid_len - 2)
                 path_id = rnd.choice([None, rnd.randint(0, 2**32 - 1)])
                 layout = "rfc9001" if path_id is None else "multipath"
-                th = tx.add_connection("tx", suite, dcid, keys=keys, path_id=path_id,
-                                       nonce_layout=layout)
-                rh = rx.add_connection("rx", suite, dcid, keys=keys, path_id=path_id,
-                                       nonce_layout=layout, largest_pn=999)
+                th = tx.add_connection(
+                    "tx", suite, dcid, keys=keys, path_id=path_id, nonce_layout=layout
+                )
+                rh = rx.add_connection(
+                    "rx",
+                    suite,
+                    dcid,
+                    keys=keys,
+                    path_id=path_id,
+                    nonce_layout=layout,
+                    largest_pn=999,
+                )
                 conns.append((suite, keys, dcid, path_id, layout, th, rh))
         jobs, expect = [], []
         for i in range(n):
@@ -172,8 +231,9 @@ def test_bursts_mixing_connections_and_suites(seed, n):
         assert [r.status for r in out] == ["ok"] * n
         wires = [r.packet for r in out]
         for w, (suite, keys, header, payload, pn, path_id, layout, rh) in zip(wires, expect):
-            assert w == ref.protect(suite, keys, header, payload, pn, path_id=path_id,
-                                    nonce_layout=layout)
+            assert w == ref.protect(
+                suite, keys, header, payload, pn, path_id=path_id, nonce_layout=layout
+            )
         back = rx.unprotect_burst(wires)
         for r, (suite, keys, header, payload, pn, path_id, layout, rh) in zip(back, expect):
             assert r.status == "ok"

@@ -3,6 +3,7 @@
 
 aioquic's encoder, where used, is an independent implementation to check
 against."""
+
 import random
 
 import pytest
@@ -15,14 +16,18 @@ H = bytes.fromhex
 # --------------------------------------------------------------------------
 # varints
 
-@pytest.mark.parametrize("encoded,value", [
-    # RFC 9000 A.1
-    (H("c2197c5eff14e88c"), 151288809941952652),
-    (H("9d7f3e7d"), 494878333),
-    (H("7bbd"), 15293),
-    (H("25"), 37),
-    (H("4025"), 37),
-])
+
+@pytest.mark.parametrize(
+    "encoded,value",
+    [
+        # RFC 9000 A.1
+        (H("c2197c5eff14e88c"), 151288809941952652),
+        (H("9d7f3e7d"), 494878333),
+        (H("7bbd"), 15293),
+        (H("25"), 37),
+        (H("4025"), 37),
+    ],
+)
 def test_varint_rfc_examples(encoded, value):
     assert F.decode_varint(encoded) == (value, len(encoded))
     if encoded != H("4025"):
@@ -31,8 +36,16 @@ def test_varint_rfc_examples(encoded, value):
 
 
 def test_varint_boundaries():
-    for value, n in [(0, 1), (63, 1), (64, 2), (16383, 2), (16384, 4), (2**30 - 1, 4),
-                     (2**30, 8), (2**62 - 1, 8)]:
+    for value, n in [
+        (0, 1),
+        (63, 1),
+        (64, 2),
+        (16383, 2),
+        (16384, 4),
+        (2**30 - 1, 4),
+        (2**30, 8),
+        (2**62 - 1, 8),
+    ]:
         b = F.encode_varint(value)
         assert len(b) == n == F.varint_len(value)
         assert F.decode_varint(b + b"xyz") == (value, n)
@@ -52,8 +65,9 @@ def test_varint_against_aioquic():
     buffer = pytest.importorskip("aioquic.buffer")
     rng = random.Random(9000)
     for _ in range(2000):
-        value = rng.choice([rng.randrange(64), rng.randrange(16384), rng.randrange(2**30),
-                            rng.randrange(2**62)])
+        value = rng.choice(
+            [rng.randrange(64), rng.randrange(16384), rng.randrange(2**30), rng.randrange(2**62)]
+        )
         buf = buffer.Buffer(capacity=8)
         buf.push_uint_var(value)
         assert F.encode_varint(value) == buf.data
@@ -129,19 +143,22 @@ def test_ack_ranges_decode():
     # largest 10, first range 2 -> [8, 10]; gap 1 -> next largest 8-1-2 = 5, length 1 -> [4, 5]
     assert F.parse_frames(b"\x02\x0a\x00\x01\x02\x01\x01") == [F.Ack(10, 0, [(8, 10), (4, 5)])]
     with pytest.raises(F.FrameError):
-        F.parse_frames(b"\x02\x05\x00\x00\x06")   # first range below zero
+        F.parse_frames(b"\x02\x05\x00\x00\x06")  # first range below zero
 
 
-@pytest.mark.parametrize("bad", [
-    b"\x21",                       # unknown frame type 0x21
-    b"\x40\xb0",                   # unknown two-byte frame type
-    b"\x06\x00\x05abc",            # CRYPTO shorter than its length
-    b"\x0a\x00\x10short",          # STREAM shorter than its length
-    b"\x18\x01\x00\x00" + bytes(16),  # NEW_CONNECTION_ID with a zero-length CID
-    b"\x18\x01\x00\x08\x01\x02",   # truncated NEW_CONNECTION_ID
-    b"\x1a\x01\x02",               # PATH_CHALLENGE of 2 bytes
-    b"\x02\x05",                   # truncated ACK
-])
+@pytest.mark.parametrize(
+    "bad",
+    [
+        b"\x21",  # unknown frame type 0x21
+        b"\x40\xb0",  # unknown two-byte frame type
+        b"\x06\x00\x05abc",  # CRYPTO shorter than its length
+        b"\x0a\x00\x10short",  # STREAM shorter than its length
+        b"\x18\x01\x00\x00" + bytes(16),  # NEW_CONNECTION_ID with a zero-length CID
+        b"\x18\x01\x00\x08\x01\x02",  # truncated NEW_CONNECTION_ID
+        b"\x1a\x01\x02",  # PATH_CHALLENGE of 2 bytes
+        b"\x02\x05",  # truncated ACK
+    ],
+)
 def test_bad_payloads(bad):
     with pytest.raises(F.FrameError):
         F.parse_frames(bad)
@@ -162,11 +179,12 @@ def test_frames_built_by_aioquic():
     from aioquic.quic.connection import QuicConnection
     from quicoff import ref
 
-    client = QuicConnection(configuration=QuicConfiguration(is_client=True,
-                                                            server_name="example.com"))
+    client = QuicConnection(
+        configuration=QuicConfiguration(is_client=True, server_name="example.com")
+    )
     client.connect(("192.0.2.1", 443), now=0.0)
-    (datagram, _), = client.datagrams_to_send(now=0.0)
-    odcid = datagram[6:6 + datagram[5]]
+    ((datagram, _),) = client.datagrams_to_send(now=0.0)
+    odcid = datagram[6 : 6 + datagram[5]]
     ck, _ = ref.initial_keys(odcid)
     u = ref.unprotect("aes-128-gcm", ck, datagram)
     parsed = F.parse_frames(u.payload)
@@ -181,6 +199,7 @@ def test_frames_built_by_aioquic():
 
 # --------------------------------------------------------------------------
 # reassembly
+
 
 def test_reassembler_out_of_order_and_overlaps():
     data = bytes(range(256)) * 40
@@ -206,7 +225,7 @@ def test_reassembler_out_of_order_and_overlaps():
     assert not r.conflict
     # fill every hole: the whole stream
     for off in range(0, len(data), 97):
-        r.add(off, data[off:off + 97])
+        r.add(off, data[off : off + 97])
     r.add(len(data), b"", fin=True)
     assert r.contiguous() == data and r.complete and r.ranges == [(0, len(data))]
 
@@ -217,14 +236,17 @@ def test_reassembler_fin_holes_and_conflicts():
     assert r.contiguous() == b"" and not r.complete and r.fin_offset == 10
     r.add(0, b"hello")
     assert r.contiguous() == b"helloworld" and r.complete
-    r.add(3, b"LOw")             # disagrees with what is there: first copy wins
+    r.add(3, b"LOw")  # disagrees with what is there: first copy wins
     assert r.conflict and r.contiguous() == b"helloworld"
 
 
 def test_stream_data_helper():
-    payloads = [F.Stream(0, 5, b"56789", fin=True).encode(),
-                F.encode_frames([F.Ack(1, 0, [(0, 1)]), F.Stream(0, 0, b"01234"),
-                                 F.Stream(4, 0, b"other")])]
+    payloads = [
+        F.Stream(0, 5, b"56789", fin=True).encode(),
+        F.encode_frames(
+            [F.Ack(1, 0, [(0, 1)]), F.Stream(0, 0, b"01234"), F.Stream(4, 0, b"other")]
+        ),
+    ]
     streams = F.stream_data(payloads)
     assert streams[0].contiguous() == b"0123456789" and streams[0].complete
     assert streams[4].contiguous() == b"other" and not streams[4].complete

@@ -7,6 +7,7 @@ them once the peer advertised grease_quic_bit. Engine.add_connection's
 grease_quic_bit (default True) accepts them on that connection; False keeps
 RFC 9000's rule: "malformed". A DCID no entry has stays "unknown_connection".
 """
+
 import os
 
 import pytest
@@ -16,9 +17,12 @@ from hypothesis import strategies as st
 import quicoff
 from quicoff import ref
 
-SETTINGS = settings(max_examples=int(os.environ.get("QUICOFF_DIFF_EXAMPLES", "200")) // 2 or 1,
-                    deadline=None, derandomize=True,
-                    suppress_health_check=[HealthCheck.too_slow])
+SETTINGS = settings(
+    max_examples=int(os.environ.get("QUICOFF_DIFF_EXAMPLES", "200")) // 2 or 1,
+    deadline=None,
+    derandomize=True,
+    suppress_health_check=[HealthCheck.too_slow],
+)
 DCID = bytes.fromhex("0c1d2e3f40516273")
 SCID = bytes.fromhex("a0b1c2")
 
@@ -29,9 +33,11 @@ def greased(header):
 
 def keys_for(suite, seed):
     n = quicoff.suite_key_len(suite)
-    return ref.PacketKeys(bytes((seed + 3 * i) & 0xFF for i in range(n)),
-                          bytes((seed * 5 + i) & 0xFF for i in range(12)),
-                          bytes((seed * 11 + i) & 0xFF for i in range(n)))
+    return ref.PacketKeys(
+        bytes((seed + 3 * i) & 0xFF for i in range(n)),
+        bytes((seed * 5 + i) & 0xFF for i in range(12)),
+        bytes((seed * 11 + i) & 0xFF for i in range(n)),
+    )
 
 
 def header_for(level, pn, payload_len, version=1):
@@ -62,10 +68,12 @@ def test_add_connection_default_accepts_greased():
 def test_flag_off_is_malformed(level):
     k = keys_for("chacha20-poly1305", 4)
     with quicoff.Engine(local_cid_len=8) as e:
-        tx = e.add_connection("tx", "chacha20-poly1305", DCID, keys=k, level=level,
-                              grease_quic_bit=False)
-        rx = e.add_connection("rx", "chacha20-poly1305", DCID, keys=k, level=level,
-                              grease_quic_bit=False)
+        tx = e.add_connection(
+            "tx", "chacha20-poly1305", DCID, keys=k, level=level, grease_quic_bit=False
+        )
+        rx = e.add_connection(
+            "rx", "chacha20-poly1305", DCID, keys=k, level=level, grease_quic_bit=False
+        )
         payload = bytes(40)
         hdr = greased(header_for(level, 5, len(payload)))
         pkt = ref.protect("chacha20-poly1305", k, hdr, payload, 5)
@@ -101,8 +109,16 @@ def cases(draw):
     version = draw(st.sampled_from([1, 0x6B3343CF]))
     pn = draw(st.integers(0, (1 << 16) - 1))
     payload = draw(st.binary(min_size=4, max_size=300))
-    return (suite, level, version, pn, payload, draw(st.booleans()), draw(st.booleans()),
-            draw(st.integers(0, 255)))
+    return (
+        suite,
+        level,
+        version,
+        pn,
+        payload,
+        draw(st.booleans()),
+        draw(st.booleans()),
+        draw(st.integers(0, 255)),
+    )
 
 
 @SETTINGS
@@ -116,10 +132,12 @@ def test_differential_vs_reference(case):
     if grease_hdr:
         hdr = greased(hdr)
     with quicoff.Engine(local_cid_len=8) as e:
-        tx = e.add_connection("tx", suite, DCID, keys=k, level=level, version=version,
-                              grease_quic_bit=flag)
-        e.add_connection("rx", suite, DCID, keys=k, level=level, version=version,
-                         grease_quic_bit=flag)
+        tx = e.add_connection(
+            "tx", suite, DCID, keys=k, level=level, version=version, grease_quic_bit=flag
+        )
+        e.add_connection(
+            "rx", suite, DCID, keys=k, level=level, version=version, grease_quic_bit=flag
+        )
         try:
             want = ref.protect(suite, k, hdr, payload, pn, grease_quic_bit=flag)
         except ValueError:

@@ -17,6 +17,7 @@ nothing; if src/ changed since, it rebuilds the venv's module first, which is
 what it is for.  The end-to-end proof (a clean clone, `env -i`, both
 commands) is too slow for the suite; see the install branch's report.
 """
+
 import json
 import os
 import re
@@ -28,19 +29,28 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parents[2]
-NEWCOMER_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"   # env -i PATH of the issue
+NEWCOMER_PATH = "/usr/sbin:/usr/bin:/sbin:/bin"  # env -i PATH of the issue
 SKIP_NOTE = "skipped: rustls peer of quicoff bench needs cargo >= 1.78"
 # scripts the README and CI run, and the ones they run in turn
-SCRIPTS = ["tools/test.sh", "tools/demo.sh", "tools/install_deps.sh", "tools/run_sanitizers.sh",
-           "tools/run_fuzz.sh", "tools/lint.sh", ".ci/run"]
+SCRIPTS = [
+    "tools/test.sh",
+    "tools/demo.sh",
+    "tools/install_deps.sh",
+    "tools/run_sanitizers.sh",
+    "tools/run_fuzz.sh",
+    "tools/lint.sh",
+    ".ci/run",
+]
 
 
 def this_venv() -> Path:
     """The venv these tests run in (tools/venv.sh exports QUICOFF_VENV)."""
     venv = Path(os.environ.get("QUICOFF_VENV") or sys.prefix)
     if not (venv / "pyvenv.cfg").is_file():
-        pytest.fail("the tests must run in quicoff's virtual environment (bash tools/test.sh, "
-                    "or .venv/bin/python -m pytest); %s is not one" % venv)
+        pytest.fail(
+            "the tests must run in quicoff's virtual environment (bash tools/test.sh, "
+            "or .venv/bin/python -m pytest); %s is not one" % venv
+        )
     return venv
 
 
@@ -71,8 +81,14 @@ def test_install_deps_skips_the_rustls_peer_without_new_cargo(tmp_path, cargo):
     env = newcomer_env(tmp_path, bindir, QUICOFF_VENV=str(this_venv()))
     if cargo == "none" and shutil.which("cargo", path=env["PATH"]):
         pytest.skip("this machine has a system cargo in %s" % NEWCOMER_PATH)
-    p = subprocess.run(["bash", str(ROOT / "tools" / "install_deps.sh")], env=env,
-                       stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=900)
+    p = subprocess.run(
+        ["bash", str(ROOT / "tools" / "install_deps.sh")],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=900,
+    )
     assert p.returncode == 0, p.stdout[-4000:]
     assert SKIP_NOTE in p.stdout, p.stdout[-4000:]
     want = "no cargo found" if cargo == "none" else "found cargo %s" % cargo
@@ -83,10 +99,30 @@ def test_install_deps_skips_the_rustls_peer_without_new_cargo(tmp_path, cargo):
 def test_quicoff_bench_skips_the_rustls_peer_without_new_cargo(tmp_path):
     env = newcomer_env(tmp_path, fake_bin(tmp_path, "1.65.0"))
     js = tmp_path / "bench.json"
-    p = subprocess.run([sys.executable, "-m", "quicoff", "bench", "--paths", "rustls-quic",
-                        "--suite", "aes-128-gcm", "--size", "64", "--no-build", "--no-plot",
-                        "--json", str(js)], env=env, cwd=str(tmp_path),
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "quicoff",
+            "bench",
+            "--paths",
+            "rustls-quic",
+            "--suite",
+            "aes-128-gcm",
+            "--size",
+            "64",
+            "--no-build",
+            "--no-plot",
+            "--json",
+            str(js),
+        ],
+        env=env,
+        cwd=str(tmp_path),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=300,
+    )
     assert p.returncode == 0, (p.stdout[-3000:], p.stderr[-3000:])
     assert SKIP_NOTE + " (found cargo 1.65" in p.stderr, p.stderr[-3000:]
     recs = [r for r in json.loads(js.read_text())["records"] if r["path"] == "rustls-quic"]
@@ -102,12 +138,20 @@ def test_venv_sh_puts_the_venv_first(tmp_path):
         (bindir / tool).write_text("#!/bin/sh\nexit 99\n")
         (bindir / tool).chmod(0o755)
     env = newcomer_env(tmp_path, bindir, QUICOFF_VENV=str(venv))
-    script = ('. "%s/tools/venv.sh" || exit 3\n'
-              'for t in python3 pip quicoff pytest; do command -v "$t"; done\n'
-              'echo "PY=$PY"\n'
-              'python3 -c "import sys, quicoff; print(sys.prefix)"\n' % ROOT)
-    p = subprocess.run(["bash", "-c", script], env=env, stdout=subprocess.PIPE,
-                       stderr=subprocess.PIPE, text=True, timeout=60)
+    script = (
+        '. "%s/tools/venv.sh" || exit 3\n'
+        'for t in python3 pip quicoff pytest; do command -v "$t"; done\n'
+        'echo "PY=$PY"\n'
+        'python3 -c "import sys, quicoff; print(sys.prefix)"\n' % ROOT
+    )
+    p = subprocess.run(
+        ["bash", "-c", script],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 0, p.stderr
     lines = p.stdout.split()
     assert lines[:4] == [str(venv / "bin" / t) for t in ("python3", "pip", "quicoff", "pytest")]
@@ -117,8 +161,14 @@ def test_venv_sh_puts_the_venv_first(tmp_path):
 
 def test_venv_sh_says_how_to_get_a_venv(tmp_path):
     env = newcomer_env(tmp_path, fake_bin(tmp_path), QUICOFF_VENV=str(tmp_path / "nope"))
-    p = subprocess.run(["bash", "-c", '. "%s/tools/venv.sh" || exit 3' % ROOT], env=env,
-                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    p = subprocess.run(
+        ["bash", "-c", '. "%s/tools/venv.sh" || exit 3' % ROOT],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        timeout=60,
+    )
     assert p.returncode == 3
     assert "run bash tools/install_deps.sh" in p.stderr
 
@@ -131,7 +181,9 @@ def _code_lines(path: Path):
 
 # a command that runs Python: python3/pip/pytest/quicoff or $PY in command position
 # (start of line, after ; && || | or a test.sh `run "stage"`)
-PY_COMMAND = re.compile(r'(^|;|&&|\|\||\||\brun\s+"[^"]*")\s*(python3?|pip3?|pytest|quicoff|"?\$\{?PY\b)')
+PY_COMMAND = re.compile(
+    r'(^|;|&&|\|\||\||\brun\s+"[^"]*")\s*(python3?|pip3?|pytest|quicoff|"?\$\{?PY\b)'
+)
 
 
 @pytest.mark.parametrize("script", SCRIPTS)
@@ -144,10 +196,14 @@ def test_scripts_run_python_only_from_the_venv(script):
             sourced = sourced or n
         m = PY_COMMAND.search(code)
         assert not m or sourced, "%s:%d runs %r before sourcing tools/venv.sh" % (
-            script, n, m.group(0).strip())
-        m = re.search(r'(^|;|&&|\|\|)\s*(\S+\s+-m\s+)?pip3?\s+install\b', code)
-        assert not m or '"$venv/bin/python" -m pip' in m.group(0), \
+            script,
+            n,
+            m.group(0).strip(),
+        )
+        m = re.search(r"(^|;|&&|\|\|)\s*(\S+\s+-m\s+)?pip3?\s+install\b", code)
+        assert not m or '"$venv/bin/python" -m pip' in m.group(0), (
             "%s:%d: pip install outside the venv: %r" % (script, n, m.group(0).strip())
+        )
 
 
 def test_test_sh_and_demo_sh_use_the_venv():

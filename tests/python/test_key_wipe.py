@@ -8,6 +8,7 @@ for the module's ffi), and after the call every recorded buffer is searched
 for the key bytes, the secret and the keys derived from it (quicoff.ref, the
 independent model, says what those are).
 """
+
 from __future__ import annotations
 
 import pytest
@@ -51,9 +52,9 @@ def _left(rec, *secrets):
     return found
 
 
-KEY = ref.PacketKeys(bytes(range(0x10, 0x20)), bytes(range(0x40, 0x4c)), bytes(range(0x60, 0x70)))
-NEXT = ref.PacketKeys(bytes(range(0x80, 0x90)), bytes(range(0xa0, 0xac)), bytes(16))
-SECRET = bytes(range(0xc0, 0xe0))  # 32 bytes: SHA-256 suites
+KEY = ref.PacketKeys(bytes(range(0x10, 0x20)), bytes(range(0x40, 0x4C)), bytes(range(0x60, 0x70)))
+NEXT = ref.PacketKeys(bytes(range(0x80, 0x90)), bytes(range(0xA0, 0xAC)), bytes(16))
+SECRET = bytes(range(0xC0, 0xE0))  # 32 bytes: SHA-256 suites
 
 
 def _derived(secret):
@@ -74,8 +75,7 @@ def test_add_with_raw_keys_wipes(rec):
 @pytest.mark.parametrize("derive_next", [True, False])
 def test_add_with_secret_wipes(rec, derive_next):
     with quicoff.Engine(local_cid_len=8) as e:
-        e.add_connection("rx", "aes-128-gcm", b"\x02" * 8, secret=SECRET,
-                         derive_next=derive_next)
+        e.add_connection("rx", "aes-128-gcm", b"\x02" * 8, secret=SECRET, derive_next=derive_next)
         assert not _left(rec, *_derived(SECRET))
 
 
@@ -85,13 +85,19 @@ def test_add_error_wipes(rec):
         e.add_connection("rx", "aes-128-gcm", b"\x03" * 8, keys=KEY)
         rec.made.clear()
         with pytest.raises(quicoff.QuicoffError):
-            e.add_connection("rx", "aes-128-gcm", b"\x03" * 8, keys=(NEXT.key, NEXT.iv, KEY.hp),
-                             next_keys=KEY)
+            e.add_connection(
+                "rx", "aes-128-gcm", b"\x03" * 8, keys=(NEXT.key, NEXT.iv, KEY.hp), next_keys=KEY
+            )
         assert rec.made and not _left(rec, KEY.key, KEY.iv, NEXT.key, NEXT.iv)
         rec.made.clear()
         with pytest.raises(ValueError):  # next_keys' IV too short: refused after KEY is in
-            e.add_connection("rx", "aes-128-gcm", b"\x04" * 8, keys=KEY,
-                             next_keys=(NEXT.key, NEXT.iv[:8], NEXT.hp))
+            e.add_connection(
+                "rx",
+                "aes-128-gcm",
+                b"\x04" * 8,
+                keys=KEY,
+                next_keys=(NEXT.key, NEXT.iv[:8], NEXT.hp),
+            )
         assert rec.made and not _left(rec, KEY.key, KEY.iv, KEY.hp)
 
 

@@ -6,6 +6,7 @@ The findings that are not formatting (ruff check, mypy on quicoff._engine and
 quicoff.ref) stay fixed: they are checked here as well as in the lint stage.
 Formatting itself (ruff format, clang-format) is the stage's alone.
 """
+
 import shutil
 import subprocess
 import sys
@@ -39,6 +40,7 @@ def test_the_engine_api_is_typed():
     import inspect
 
     from quicoff import _engine
+
     untyped = []
     for name in _engine.__all__:
         obj = getattr(_engine, name)
@@ -46,35 +48,55 @@ def test_the_engine_api_is_typed():
             funcs = [obj]
         elif inspect.isclass(obj):
             # the methods written in _engine.py (not NamedTuple's generated ones)
-            funcs = [f for f in vars(obj).values() if inspect.isfunction(f)
-                     and f.__code__.co_filename == _engine.__file__]
+            funcs = [
+                f
+                for f in vars(obj).values()
+                if inspect.isfunction(f) and f.__code__.co_filename == _engine.__file__
+            ]
         else:
             continue
-        untyped += ["%s.%s" % (name, f.__name__) for f in funcs
-                    if inspect.signature(f).return_annotation is inspect.Signature.empty]
+        untyped += [
+            "%s.%s" % (name, f.__name__)
+            for f in funcs
+            if inspect.signature(f).return_annotation is inspect.Signature.empty
+        ]
     assert not untyped, untyped
 
 
-@pytest.mark.skipif(CLANG_FORMAT is None, reason="clang-format-14 is not installed "
-                    "(tools/install_deps.sh installs it); the lint stage fails loudly on that")
+@pytest.mark.skipif(
+    CLANG_FORMAT is None,
+    reason="clang-format-14 is not installed "
+    "(tools/install_deps.sh installs it); the lint stage fails loudly on that",
+)
 def test_clang_format_config_is_valid_and_enforced(tmp_path):
     bad = tmp_path / "bad.c"
     bad.write_text("int f(int a){ if(a)return 1;\n  return   0; }\n")
-    p = run(CLANG_FORMAT, "--style=file:%s" % (ROOT / ".clang-format"), "--dry-run", "-Werror",
-            str(bad))
+    p = run(
+        CLANG_FORMAT, "--style=file:%s" % (ROOT / ".clang-format"), "--dry-run", "-Werror", str(bad)
+    )
     assert p.returncode != 0 and "bad.c" in p.stderr, (p.returncode, p.stderr)
     good = tmp_path / "good.c"
-    good.write_text(run(CLANG_FORMAT, "--style=file:%s" % (ROOT / ".clang-format"),
-                        str(bad)).stdout)
-    p = run(CLANG_FORMAT, "--style=file:%s" % (ROOT / ".clang-format"), "--dry-run", "-Werror",
-            str(good))
+    good.write_text(
+        run(CLANG_FORMAT, "--style=file:%s" % (ROOT / ".clang-format"), str(bad)).stdout
+    )
+    p = run(
+        CLANG_FORMAT,
+        "--style=file:%s" % (ROOT / ".clang-format"),
+        "--dry-run",
+        "-Werror",
+        str(good),
+    )
     assert p.returncode == 0, p.stderr
 
 
 def test_the_lint_stage_runs_every_check():
     text = (ROOT / "tools" / "lint.sh").read_text()
-    for check in ('ruff check .', 'ruff format --check', 'mypy',
-                  '"$CLANG_FORMAT" --dry-run -Werror "${C_FILES[@]}"'):
+    for check in (
+        "ruff check .",
+        "ruff format --check",
+        "mypy",
+        '"$CLANG_FORMAT" --dry-run -Werror "${C_FILES[@]}"',
+    ):
         assert check in text, check
     listed = run("bash", "tools/lint.sh", "--list").stdout.split()
     assert "src/protect.c" in listed and "include/quicoff/quicoff.h" in listed, listed[:20]

@@ -13,12 +13,11 @@ from quicoff import ref
 
 SUITES = ["aes-128-gcm", "aes-256-gcm", "aes-128-ccm", "chacha20-poly1305"]
 VERSIONS = [ref.VERSION_1, ref.VERSION_2]
-FAST = settings(max_examples=200, deadline=None,
-                suppress_health_check=[HealthCheck.too_slow])
+FAST = settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 
 
 def keys_for(suite, version=1, seed=b"x"):
-    secret = (seed * 48)[:ref.secret_len(suite)]
+    secret = (seed * 48)[: ref.secret_len(suite)]
     return ref.derive_packet_keys(suite, secret, version)
 
 
@@ -34,6 +33,7 @@ def test_aes256_uses_sha384():
     # Computed independently: HKDF-Expand-Label with SHA-384 on 48 bytes.
     from cryptography.hazmat.primitives import hashes
     from cryptography.hazmat.primitives.kdf.hkdf import HKDFExpand
+
     secret = bytes(range(48))
     info = b"\x00\x20\x0etls13 quic key\x00"
     want = HKDFExpand(hashes.SHA384(), 32, info).derive(secret)
@@ -42,11 +42,11 @@ def test_aes256_uses_sha384():
 
 def test_bad_arguments_rejected():
     with pytest.raises(ValueError):
-        ref.derive_packet_keys("aes-256-gcm", bytes(32))     # needs 48
+        ref.derive_packet_keys("aes-256-gcm", bytes(32))  # needs 48
     with pytest.raises(ValueError):
-        ref.derive_packet_keys("aes-128-ccm-8", bytes(32))   # unknown suite
+        ref.derive_packet_keys("aes-128-ccm-8", bytes(32))  # unknown suite
     with pytest.raises(ValueError):
-        ref.initial_keys(b"\x01" * 8, version=2)             # not a QUIC version
+        ref.initial_keys(b"\x01" * 8, version=2)  # not a QUIC version
 
 
 def test_key_update_keeps_hp_and_changes_key():
@@ -59,13 +59,16 @@ def test_key_update_keeps_hp_and_changes_key():
 
 
 # ---------------------------------------------------------------- varints
-@pytest.mark.parametrize("hexval,value", [      # RFC 9000 Appendix A.1
-    ("c2197c5eff14e88c", 151288809941952652),
-    ("9d7f3e7d", 494878333),
-    ("7bbd", 15293),
-    ("25", 37),
-    ("4025", 37),
-])
+@pytest.mark.parametrize(
+    "hexval,value",
+    [  # RFC 9000 Appendix A.1
+        ("c2197c5eff14e88c", 151288809941952652),
+        ("9d7f3e7d", 494878333),
+        ("7bbd", 15293),
+        ("25", 37),
+        ("4025", 37),
+    ],
+)
 def test_varint_rfc_examples(hexval, value):
     raw = bytes.fromhex(hexval)
     assert ref.decode_varint(raw) == (value, len(raw))
@@ -91,13 +94,21 @@ def test_varint_truncated():
 
 
 # ---------------------------------------------------------------- packet numbers
-@pytest.mark.parametrize("pn,la,n", [
-    (0, None, 1), (127, None, 1), (128, None, 2),
-    (1000 + 128, 1000, 1), (1000 + 129, 1000, 2),
-    (10 + (1 << 15), 10, 2), (11 + (1 << 15), 10, 3),
-    (10 + (1 << 23), 10, 3), (11 + (1 << 23), 10, 4),
-    (10 + (1 << 31), 10, 4),
-])
+@pytest.mark.parametrize(
+    "pn,la,n",
+    [
+        (0, None, 1),
+        (127, None, 1),
+        (128, None, 2),
+        (1000 + 128, 1000, 1),
+        (1000 + 129, 1000, 2),
+        (10 + (1 << 15), 10, 2),
+        (11 + (1 << 15), 10, 3),
+        (10 + (1 << 23), 10, 3),
+        (11 + (1 << 23), 10, 4),
+        (10 + (1 << 31), 10, 4),
+    ],
+)
 def test_encode_pn_len_boundaries(pn, la, n):
     assert ref.encode_pn_len(pn, la) == n
 
@@ -109,14 +120,17 @@ def test_encode_pn_len_errors():
         ref.encode_pn_len(5, 5)
 
 
-@pytest.mark.parametrize("largest,trunc,nbits,want", [
-    (None, 0, 8, 0),
-    (1, 0xFF, 8, 0xFF),          # no negative packet numbers
-    (0x1F0, 0x05, 8, 0x205),     # wraps forward
-    (0x205, 0xF0, 8, 0x1F0),     # late packet from before the wrap
-    ((1 << 62) - 2, 0x00, 8, (1 << 62) - 256),  # never past 2^62-1
-    (0xA82F30EA, 0x9B32, 16, 0xA82F9B32),
-])
+@pytest.mark.parametrize(
+    "largest,trunc,nbits,want",
+    [
+        (None, 0, 8, 0),
+        (1, 0xFF, 8, 0xFF),  # no negative packet numbers
+        (0x1F0, 0x05, 8, 0x205),  # wraps forward
+        (0x205, 0xF0, 8, 0x1F0),  # late packet from before the wrap
+        ((1 << 62) - 2, 0x00, 8, (1 << 62) - 256),  # never past 2^62-1
+        (0xA82F30EA, 0x9B32, 16, 0xA82F9B32),
+    ],
+)
 def test_decode_pn_edges(largest, trunc, nbits, want):
     assert ref.decode_pn(largest, trunc, nbits) == want
 
@@ -156,17 +170,20 @@ PN = 0x0102030405
 PATH = 0x0A0B0C0D
 
 
-@pytest.mark.parametrize("iv,layout,path,want", [
-    (bytes(12), "rfc9001", PATH, "000000000000000102030405"),
-    (bytes(12), "multipath", PATH, "0a0b0c0d0000000102030405"),
-    (bytes(12), "multipath-path-id-le", PATH, "0d0c0b0a0000000102030405"),
-    (IV, "rfc9001", None, "fa044b2f42a3fd3a44f82159"),
-    (IV, "rfc9001", PATH, "fa044b2f42a3fd3a44f82159"),   # path ignored
-    (IV, "multipath", PATH, "f00f472242a3fd3a44f82159"),
-    (IV, "multipath-path-id-le", PATH, "f708402542a3fd3a44f82159"),
-    (IV, "multipath", 0, "fa044b2f42a3fd3a44f82159"),    # path 0 == RFC 9001
-    (IV, "multipath-path-id-le", None, "fa044b2f42a3fd3a44f82159"),
-])
+@pytest.mark.parametrize(
+    "iv,layout,path,want",
+    [
+        (bytes(12), "rfc9001", PATH, "000000000000000102030405"),
+        (bytes(12), "multipath", PATH, "0a0b0c0d0000000102030405"),
+        (bytes(12), "multipath-path-id-le", PATH, "0d0c0b0a0000000102030405"),
+        (IV, "rfc9001", None, "fa044b2f42a3fd3a44f82159"),
+        (IV, "rfc9001", PATH, "fa044b2f42a3fd3a44f82159"),  # path ignored
+        (IV, "multipath", PATH, "f00f472242a3fd3a44f82159"),
+        (IV, "multipath-path-id-le", PATH, "f708402542a3fd3a44f82159"),
+        (IV, "multipath", 0, "fa044b2f42a3fd3a44f82159"),  # path 0 == RFC 9001
+        (IV, "multipath-path-id-le", None, "fa044b2f42a3fd3a44f82159"),
+    ],
+)
 def test_nonce_layouts(iv, layout, path, want):
     assert ref.nonce(iv, PN, path, layout).hex() == want
 
@@ -191,8 +208,7 @@ def packets(draw):
     pn = draw(st.integers(0, ref.PN_MAX))
     pn_len = draw(st.integers(1, 4))
     size = draw(st.integers(0, 1500))
-    payload = draw(st.binary(min_size=size, max_size=size)) if size < 64 \
-        else os.urandom(size)
+    payload = draw(st.binary(min_size=size, max_size=size)) if size < 64 else os.urandom(size)
     dcid = draw(st.binary(min_size=0, max_size=20))
     layout = draw(st.sampled_from(ref.NONCE_LAYOUTS))
     path_id = draw(st.one_of(st.none(), st.integers(0, (1 << 32) - 1)))
@@ -201,28 +217,48 @@ def packets(draw):
         ptype = draw(st.sampled_from(["initial", "0rtt", "handshake"]))
         token = draw(st.binary(max_size=40)) if ptype == "initial" else b""
         scid = draw(st.binary(max_size=20))
-        header = ref.build_long_header(ptype, dcid, scid, pn, len(payload),
-                                       version=version, pn_len=pn_len,
-                                       token=token)
+        header = ref.build_long_header(
+            ptype, dcid, scid, pn, len(payload), version=version, pn_len=pn_len, token=token
+        )
     else:
-        header = ref.build_short_header(dcid, pn, pn_len=pn_len,
-                                        key_phase=key_phase,
-                                        spin=draw(st.integers(0, 1)))
+        header = ref.build_short_header(
+            dcid, pn, pn_len=pn_len, key_phase=key_phase, spin=draw(st.integers(0, 1))
+        )
     keys = keys_for(suite, version, seed=draw(st.binary(min_size=1, max_size=4)))
-    return dict(suite=suite, keys=keys, header=header, payload=payload, pn=pn,
-                pn_len=pn_len, dcid_len=len(dcid), long=long_hdr,
-                key_phase=0 if long_hdr else key_phase, path_id=path_id,
-                layout=layout)
+    return dict(
+        suite=suite,
+        keys=keys,
+        header=header,
+        payload=payload,
+        pn=pn,
+        pn_len=pn_len,
+        dcid_len=len(dcid),
+        long=long_hdr,
+        key_phase=0 if long_hdr else key_phase,
+        path_id=path_id,
+        layout=layout,
+    )
 
 
 def _protect(p):
-    return ref.protect(p["suite"], p["keys"], p["header"], p["payload"], p["pn"],
-                       path_id=p["path_id"], nonce_layout=p["layout"])
+    return ref.protect(
+        p["suite"],
+        p["keys"],
+        p["header"],
+        p["payload"],
+        p["pn"],
+        path_id=p["path_id"],
+        nonce_layout=p["layout"],
+    )
 
 
 def _unprotect(p, pkt, **kw):
-    args = dict(dcid_len=p["dcid_len"], largest_pn=p["pn"] - 1 if p["pn"] else None,
-                path_id=p["path_id"], nonce_layout=p["layout"])
+    args = dict(
+        dcid_len=p["dcid_len"],
+        largest_pn=p["pn"] - 1 if p["pn"] else None,
+        path_id=p["path_id"],
+        nonce_layout=p["layout"],
+    )
     args.update(kw)
     return ref.unprotect(p["suite"], p["keys"], pkt, **args)
 
@@ -239,12 +275,16 @@ def test_protect_unprotect_roundtrip(p):
     # Header protection never touches the bits it must not touch.
     keep = 0xF0 if p["long"] else 0xE0
     assert pkt[0] & keep == p["header"][0] & keep
-    assert pkt[1:len(p["header"]) - p["pn_len"]] == p["header"][1:-p["pn_len"]]
+    assert pkt[1 : len(p["header"]) - p["pn_len"]] == p["header"][1 : -p["pn_len"]]
     u = _unprotect(p, pkt + b"\x00trailing" if p["long"] else pkt)
     assert u.header == p["header"]
     assert u.payload == p["payload"]
-    assert (u.pn, u.pn_len, u.key_phase, u.packet_len) == \
-        (p["pn"], p["pn_len"], p["key_phase"], len(pkt))
+    assert (u.pn, u.pn_len, u.key_phase, u.packet_len) == (
+        p["pn"],
+        p["pn_len"],
+        p["key_phase"],
+        len(pkt),
+    )
 
 
 @FAST
@@ -295,9 +335,9 @@ def test_sample_boundary():
     keys = keys_for("aes-128-gcm")
     hdr = ref.build_short_header(b"\x01\x02", 7, pn_len=1)
     with pytest.raises(ValueError):
-        ref.protect("aes-128-gcm", keys, hdr, b"\x01\x00", 7)   # 1 + 2 < 4
+        ref.protect("aes-128-gcm", keys, hdr, b"\x01\x00", 7)  # 1 + 2 < 4
     pkt = ref.protect("aes-128-gcm", keys, hdr, b"\x01\x00\x00", 7)
-    assert len(pkt) == 1 + 2 + 1 + 3 + 16                         # minimal
+    assert len(pkt) == 1 + 2 + 1 + 3 + 16  # minimal
     assert ref.unprotect("aes-128-gcm", keys, pkt, 2).payload == b"\x01\x00\x00"
     with pytest.raises(ref.Malformed):
         ref.unprotect("aes-128-gcm", keys, pkt[:-1], 2)
@@ -329,11 +369,11 @@ def test_protect_validates_header():
     keys = keys_for("aes-128-gcm")
     hdr = ref.build_long_header("initial", b"\x01" * 8, b"", 3, 100)
     ref.protect("aes-128-gcm", keys, hdr, bytes(100), 3)
-    with pytest.raises(ValueError):                       # Length mismatch
+    with pytest.raises(ValueError):  # Length mismatch
         ref.protect("aes-128-gcm", keys, hdr, bytes(99), 3)
-    with pytest.raises(ValueError):                       # PN bytes mismatch
+    with pytest.raises(ValueError):  # PN bytes mismatch
         ref.protect("aes-128-gcm", keys, hdr, bytes(100), 4)
-    with pytest.raises(ValueError):                       # header w/o full PN
+    with pytest.raises(ValueError):  # header w/o full PN
         ref.protect("aes-128-gcm", keys, hdr[:-1], bytes(100), 3)
     with pytest.raises(ValueError):
         ref.build_long_header("retry", b"", b"", 0, 0)
@@ -348,8 +388,10 @@ def test_long_header_cid_limit():
 
 
 def test_v2_type_bits():
-    for version, codes in ((ref.VERSION_1, {"initial": 0, "0rtt": 1, "handshake": 2}),
-                           (ref.VERSION_2, {"initial": 1, "0rtt": 2, "handshake": 3})):
+    for version, codes in (
+        (ref.VERSION_1, {"initial": 0, "0rtt": 1, "handshake": 2}),
+        (ref.VERSION_2, {"initial": 1, "0rtt": 2, "handshake": 3}),
+    ):
         for ptype, code in codes.items():
             hdr = ref.build_long_header(ptype, b"", b"", 0, 10, version=version)
             assert (hdr[0] >> 4) & 3 == code
@@ -364,19 +406,26 @@ def test_coalesced_initial_handshake_1rtt():
     hk = keys_for("aes-256-gcm", seed=b"h")
     ak = keys_for("chacha20-poly1305", seed=b"a")
     parts = [
-        ("aes-128-gcm", ik,
-         ref.build_long_header("initial", dcid, scid, 0, 50, token=b"tok"),
-         b"\x06" + bytes(49), 0),
-        ("aes-256-gcm", hk,
-         ref.build_long_header("handshake", dcid, scid, 1, 60, length_size=4),
-         b"\x06" + bytes(59), 1),
-        ("chacha20-poly1305", ak, ref.build_short_header(dcid, 2, key_phase=1),
-         b"\x01" * 40, 2),
+        (
+            "aes-128-gcm",
+            ik,
+            ref.build_long_header("initial", dcid, scid, 0, 50, token=b"tok"),
+            b"\x06" + bytes(49),
+            0,
+        ),
+        (
+            "aes-256-gcm",
+            hk,
+            ref.build_long_header("handshake", dcid, scid, 1, 60, length_size=4),
+            b"\x06" + bytes(59),
+            1,
+        ),
+        ("chacha20-poly1305", ak, ref.build_short_header(dcid, 2, key_phase=1), b"\x01" * 40, 2),
     ]
     protected = [ref.protect(s, k, hd, pl, pn) for s, k, hd, pl, pn in parts]
     datagram = b"".join(protected)
     spans = ref.split_coalesced(datagram, dcid_len=len(dcid))
-    ends = [sum(len(p) for p in protected[:i + 1]) for i in range(3)]
+    ends = [sum(len(p) for p in protected[: i + 1]) for i in range(3)]
     assert spans == [(0, ends[0]), (ends[0], ends[1]), (ends[1], ends[2])]
     types = [ref.parse_header(datagram, o, len(dcid)).packet_type for o, _ in spans]
     assert types == ["initial", "handshake", "1rtt"]
@@ -405,7 +454,9 @@ def test_walk_coalesced_yields_the_good_packets_before_a_bad_one():
     good = hdr + bytes(ref.parse_header(hdr, check_end=False).packet_end - len(hdr))
     walked = list(ref.walk_coalesced(good + good + bytes(9)))
     assert [(o, h.packet_type, h.packet_end) for o, h in walked] == [
-        (0, "handshake", len(good)), (len(good), "handshake", 2 * len(good))]
+        (0, "handshake", len(good)),
+        (len(good), "handshake", 2 * len(good)),
+    ]
     bad = ref.build_long_header("handshake", b"\x01", b"\x02", 0, 100) + bytes(5)
     seen = []
     with pytest.raises(ref.Malformed):

@@ -194,20 +194,32 @@ V2_CHACHA = dict(
 )
 
 VECTORS = {
-    V1: dict(keys=V1_KEYS, client_header=V1_CLIENT_HEADER,
-             client_packet=V1_CLIENT_PACKET, server_header=V1_SERVER_HEADER,
-             server_packet=V1_SERVER_PACKET, retry=V1_RETRY, chacha=V1_CHACHA,
-             client_sample=h("d1b1c98dd7689fb8ec11d242b123dc9b"),
-             client_mask=h("437b9aec36"),
-             server_sample=h("2cd0991cd25b0aac406a5816b6394100"),
-             server_mask=h("2ec0d8356a")),
-    V2: dict(keys=V2_KEYS, client_header=V2_CLIENT_HEADER,
-             client_packet=V2_CLIENT_PACKET, server_header=V2_SERVER_HEADER,
-             server_packet=V2_SERVER_PACKET, retry=V2_RETRY, chacha=V2_CHACHA,
-             client_sample=h("ffe67b6abcdb4298b485dd04de806071"),
-             client_mask=h("94a0c95e80"),
-             server_sample=h("6f05d8a4398c47089698baeea26b91eb"),
-             server_mask=h("4dd92e91ea")),
+    V1: dict(
+        keys=V1_KEYS,
+        client_header=V1_CLIENT_HEADER,
+        client_packet=V1_CLIENT_PACKET,
+        server_header=V1_SERVER_HEADER,
+        server_packet=V1_SERVER_PACKET,
+        retry=V1_RETRY,
+        chacha=V1_CHACHA,
+        client_sample=h("d1b1c98dd7689fb8ec11d242b123dc9b"),
+        client_mask=h("437b9aec36"),
+        server_sample=h("2cd0991cd25b0aac406a5816b6394100"),
+        server_mask=h("2ec0d8356a"),
+    ),
+    V2: dict(
+        keys=V2_KEYS,
+        client_header=V2_CLIENT_HEADER,
+        client_packet=V2_CLIENT_PACKET,
+        server_header=V2_SERVER_HEADER,
+        server_packet=V2_SERVER_PACKET,
+        retry=V2_RETRY,
+        chacha=V2_CHACHA,
+        client_sample=h("ffe67b6abcdb4298b485dd04de806071"),
+        client_mask=h("94a0c95e80"),
+        server_sample=h("6f05d8a4398c47089698baeea26b91eb"),
+        server_mask=h("4dd92e91ea"),
+    ),
 }
 VERSIONS = pytest.mark.parametrize("version", [V1, V2], ids=["v1", "v2"])
 
@@ -215,28 +227,35 @@ VERSIONS = pytest.mark.parametrize("version", [V1, V2], ids=["v1", "v2"])
 # ---------------------------------------------------------------- A.1 keys
 def test_hkdf_label_bytes():
     # RFC 9001 A.1 / RFC 9369 A.1: serialized HkdfLabel structures.
-    assert ref.keys.hkdf_label("client in", b"", 32).hex() == \
-        "00200f746c73313320636c69656e7420696e00"
-    assert ref.keys.hkdf_label("server in", b"", 32).hex() == \
-        "00200f746c7331332073657276657220696e00"
-    assert ref.keys.hkdf_label("quic key", b"", 16).hex() == \
-        "00100e746c7331332071756963206b657900"
-    assert ref.keys.hkdf_label("quic iv", b"", 12).hex() == \
-        "000c0d746c733133207175696320697600"
-    assert ref.keys.hkdf_label("quic hp", b"", 16).hex() == \
-        "00100d746c733133207175696320687000"
-    assert ref.keys.hkdf_label("quicv2 key", b"", 16).hex() == \
-        "001010746c73313320717569637632206b657900"
-    assert ref.keys.hkdf_label("quicv2 iv", b"", 12).hex() == \
-        "000c0f746c7331332071756963763220697600"
-    assert ref.keys.hkdf_label("quicv2 hp", b"", 16).hex() == \
-        "00100f746c7331332071756963763220687000"
+    assert (
+        ref.keys.hkdf_label("client in", b"", 32).hex() == "00200f746c73313320636c69656e7420696e00"
+    )
+    assert (
+        ref.keys.hkdf_label("server in", b"", 32).hex() == "00200f746c7331332073657276657220696e00"
+    )
+    assert ref.keys.hkdf_label("quic key", b"", 16).hex() == "00100e746c7331332071756963206b657900"
+    assert ref.keys.hkdf_label("quic iv", b"", 12).hex() == "000c0d746c733133207175696320697600"
+    assert ref.keys.hkdf_label("quic hp", b"", 16).hex() == "00100d746c733133207175696320687000"
+    assert (
+        ref.keys.hkdf_label("quicv2 key", b"", 16).hex()
+        == "001010746c73313320717569637632206b657900"
+    )
+    assert (
+        ref.keys.hkdf_label("quicv2 iv", b"", 12).hex() == "000c0f746c7331332071756963763220697600"
+    )
+    assert (
+        ref.keys.hkdf_label("quicv2 hp", b"", 16).hex() == "00100f746c7331332071756963763220687000"
+    )
 
 
-@pytest.mark.parametrize("version,expected", [
-    (V1, "7db5df06e7a69e432496adedb00851923595221596ae2ae9fb8115c1e9ed0a44"),
-    (V2, "2062e8b3cd8d52092614b8071d0aa1fb7c2e3ac193f78b280e72d8f5751f6aba"),
-], ids=["v1", "v2"])
+@pytest.mark.parametrize(
+    "version,expected",
+    [
+        (V1, "7db5df06e7a69e432496adedb00851923595221596ae2ae9fb8115c1e9ed0a44"),
+        (V2, "2062e8b3cd8d52092614b8071d0aa1fb7c2e3ac193f78b280e72d8f5751f6aba"),
+    ],
+    ids=["v1", "v2"],
+)
 def test_initial_secret_extract(version, expected):
     prk = ref.hkdf_extract(ref.INITIAL_SALT[version], DCID)
     assert prk.hex() == expected
@@ -319,11 +338,18 @@ def test_initial_headers_parse(version):
 @VERSIONS
 def test_initial_headers_build(version):
     v = VECTORS[version]
-    assert ref.build_long_header("initial", DCID, b"", 2, len(CLIENT_PAYLOAD),
-                                 version=version, pn_len=4) == v["client_header"]
-    assert ref.build_long_header("initial", b"", h("f067a5502a4262b5"), 1,
-                                 len(SERVER_PAYLOAD), version=version,
-                                 pn_len=2) == v["server_header"]
+    assert (
+        ref.build_long_header(
+            "initial", DCID, b"", 2, len(CLIENT_PAYLOAD), version=version, pn_len=4
+        )
+        == v["client_header"]
+    )
+    assert (
+        ref.build_long_header(
+            "initial", b"", h("f067a5502a4262b5"), 1, len(SERVER_PAYLOAD), version=version, pn_len=2
+        )
+        == v["server_header"]
+    )
 
 
 # ---------------------------------------------------------------- A.4 Retry
@@ -352,17 +378,25 @@ def test_chacha20_short_header(version):
     assert header == h("4200bff4")
     pkt = ref.protect("chacha20-poly1305", keys, header, b"\x01", pn)
     assert pkt.hex() == v["packet"].hex()
-    u = ref.unprotect("chacha20-poly1305", keys, pkt, dcid_len=0,
-                      largest_pn=pn - 1)
-    assert (u.header, u.payload, u.pn, u.pn_len, u.key_phase, u.packet_len) == \
-        (header, b"\x01", pn, 3, 0, 21)
+    u = ref.unprotect("chacha20-poly1305", keys, pkt, dcid_len=0, largest_pn=pn - 1)
+    assert (u.header, u.payload, u.pn, u.pn_len, u.key_phase, u.packet_len) == (
+        header,
+        b"\x01",
+        pn,
+        3,
+        0,
+        21,
+    )
 
 
 # ---------------------------------------------------------------- RFC 9000 A.2/A.3
-@pytest.mark.parametrize("pn,largest_acked,nbytes", [
-    (0xAC5C02, 0xABE8B3, 2),   # RFC 9000 A.2: 29519 unacked -> 16 bits
-    (0xACE8FE, 0xABE8B3, 3),   # RFC 9000 A.2: 65611 unacked -> 24 bits
-])
+@pytest.mark.parametrize(
+    "pn,largest_acked,nbytes",
+    [
+        (0xAC5C02, 0xABE8B3, 2),  # RFC 9000 A.2: 29519 unacked -> 16 bits
+        (0xACE8FE, 0xABE8B3, 3),  # RFC 9000 A.2: 65611 unacked -> 24 bits
+    ],
+)
 def test_rfc9000_a2_encode(pn, largest_acked, nbytes):
     assert ref.encode_pn_len(pn, largest_acked) == nbytes
 

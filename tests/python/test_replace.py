@@ -6,6 +6,7 @@ independent model. The offload application's use of it (REPLACE over the host
 protocol, compat DCIDs re-sent under another index) is tested against the app
 in tests/dpdk/test_control.py.
 """
+
 from __future__ import annotations
 
 import pytest
@@ -19,8 +20,9 @@ D1, D2, D3 = b"\x11" * 8, b"\x22" * 8, b"\x33" * 8
 
 
 def packet(k, dcid, pn):
-    return ref.protect("aes-128-gcm", k, ref.build_short_header(dcid, pn, pn_len=2),
-                       b"payload %d" % pn * 4, pn)
+    return ref.protect(
+        "aes-128-gcm", k, ref.build_short_header(dcid, pn, pn_len=2), b"payload %d" % pn * 4, pn
+    )
 
 
 def dec(engine, pkt):

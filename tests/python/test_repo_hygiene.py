@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """What the README promises about the tree itself: a LICENSE file with the
 license it names, and an SPDX header near the top of every source file."""
+
 import subprocess
 from pathlib import Path
 

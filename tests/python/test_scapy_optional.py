@@ -11,6 +11,7 @@
 * ``quicoff.scapy_layers`` then fails with an ImportError that names the
   extra, not with a bare "No module named scapy".
 """
+
 import json
 import os
 import subprocess
@@ -63,8 +64,10 @@ def _pyproject():
 
 
 def _names(reqs):
-    return {r.split(";")[0].split("[")[0].split("<")[0].split(">")[0].split("=")[0].strip().lower()
-            for r in reqs}
+    return {
+        r.split(";")[0].split("[")[0].split("<")[0].split(">")[0].split("=")[0].strip().lower()
+        for r in reqs
+    }
 
 
 def test_scapy_is_an_extra_not_a_dependency():
@@ -77,15 +80,22 @@ def test_scapy_is_an_extra_not_a_dependency():
 
 def test_quicoff_imports_and_decrypts_without_scapy(tmp_path):
     from quicoff import capture
+
     pcap, keys = tmp_path / "in.pcap", tmp_path / "keys.log"
-    res = capture.record(pcap, keys, [capture.ConnectionSpec(upload=3000, download=3000,
-                                                             chunks=2, key_updates=1)])
+    res = capture.record(
+        pcap, keys, [capture.ConnectionSpec(upload=3000, download=3000, chunks=2, key_updates=1)]
+    )
     assert all(c.handshake_completed and c.received == c.sent for c in res.connections)
 
     env = dict(os.environ)
     env["PYTHONPATH"] = PYTHON_DIR + os.pathsep + env.get("PYTHONPATH", "")
-    p = subprocess.run([sys.executable, "-c", CHILD, str(pcap), str(keys)],
-                       capture_output=True, text=True, env=env, timeout=120)
+    p = subprocess.run(
+        [sys.executable, "-c", CHILD, str(pcap), str(keys)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout.strip().splitlines()[-1])
     assert out["scapy_loaded"] == [], "imported scapy: %s" % out["scapy_loaded"]

@@ -6,6 +6,7 @@ cannot be made; set QUICOFF_SKIP_TESTBED=1 to skip them on purpose.  The
 offloads are quicoff-dpdk and the traffic tools/qo_traffic (both built by
 meson): a build without them, or a DPDK that cannot start, is a failure.
 """
+
 import json
 import os
 import signal
@@ -20,9 +21,13 @@ from quicoff_lab import testbed as tbm
 from quicoff_lab import traffic as tr
 
 # root + netns: tools/test.sh --fast leaves these out (pyproject.toml's markers)
-pytestmark = [pytest.mark.root, pytest.mark.netns,
-              pytest.mark.skipif(os.environ.get("QUICOFF_SKIP_TESTBED") == "1",
-                                 reason="QUICOFF_SKIP_TESTBED=1")]
+pytestmark = [
+    pytest.mark.root,
+    pytest.mark.netns,
+    pytest.mark.skipif(
+        os.environ.get("QUICOFF_SKIP_TESTBED") == "1", reason="QUICOFF_SKIP_TESTBED=1"
+    ),
+]
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 
@@ -101,6 +106,7 @@ def test_sigterm_removes_everything(tmp_path):
 # ---------------------------------------------------------------------------
 # with offloads: the real application when it is built
 
+
 @pytest.fixture(scope="module")
 def bed():
     assert tbm.find_dpdk_app(), "quicoff-dpdk is not built: meson setup build && ninja -C build"
@@ -118,10 +124,20 @@ def _flows(direction, suites, pn_start=0, **kw):
     for s in suites:
         i = _next_index[0]
         _next_index[0] += 1
-        out.append(tr.Flow(id=i, name="%s-%s" % (direction, s), suite=s, dcid=os.urandom(8),
-                           secret=os.urandom(48 if s == "aes-256-gcm" else 32),
-                           tx_index=i, rx_index=500 + i, direction=direction,
-                           pn_start=pn_start, **kw))
+        out.append(
+            tr.Flow(
+                id=i,
+                name="%s-%s" % (direction, s),
+                suite=s,
+                dcid=os.urandom(8),
+                secret=os.urandom(48 if s == "aes-256-gcm" else 32),
+                tx_index=i,
+                rx_index=500 + i,
+                direction=direction,
+                pn_start=pn_start,
+                **kw,
+            )
+        )
     return out
 
 
@@ -144,7 +160,7 @@ def _send_and_check(tb, proto, flows, n, size=300, rate=2000):
 def test_payload_identity_end_to_end(bed, direction):
     proto = tr.V1Protocol()
     flows = _flows(direction, ["aes-128-gcm", "chacha20-poly1305", "aes-256-gcm"])
-    flows[0].key_update_pn = 150       # a key update in mid-stream
+    flows[0].key_update_pn = 150  # a key update in mid-stream
     acks = bed.install(flows, proto)
     assert [a["status_name"] for a in acks] == ["ok"] * (2 * len(flows))
     s, r = _send_and_check(bed, proto, flows, 600)
@@ -172,6 +188,7 @@ def test_tampered_packets_are_dropped_and_counted(bed):
     def auth_failures():
         q = proto.query(tbm.MACS["offB_host"], bed.host_b.mac)
         return bed.signal("B", [q], proto)[0]["table"]["auth_failures"]
+
     before = auth_failures()
     bed.set_wire("tamper", every=5, max_tamper=20, direction="ab")
     try:
@@ -190,12 +207,35 @@ def test_demo_quick_json(tmp_path):
     """`quicoff demo --quick` with a reduced step duration: the JSON verdicts."""
     out = tmp_path / "demo"
     js = tmp_path / "demo.json"
-    p = subprocess.run([sys.executable, "-m", "quicoff", "demo", "--quick", "--duration", "0.5",
-                        "--sizes", "64,512", "--suites", "aes-128-gcm,chacha20-poly1305",
-                        "--loads", "0.5,1.0", "--tamper-count", "20", "--no-build",
-                        "--out", str(out), "--json", str(js)],
-                       cwd=REPO, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-                       timeout=170)
+    p = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "quicoff",
+            "demo",
+            "--quick",
+            "--duration",
+            "0.5",
+            "--sizes",
+            "64,512",
+            "--suites",
+            "aes-128-gcm,chacha20-poly1305",
+            "--loads",
+            "0.5,1.0",
+            "--tamper-count",
+            "20",
+            "--no-build",
+            "--out",
+            str(out),
+            "--json",
+            str(js),
+        ],
+        cwd=REPO,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        text=True,
+        timeout=170,
+    )
     assert js.exists(), p.stdout[-3000:]
     res = json.loads(js.read_text())
     assert res["offload"] == "dpdk"

@@ -13,6 +13,7 @@ Three implementations of one format are held against each other:
   quicoff (signaling -> table entries, data_pkt -> protect -> unprotect);
   the v1 layers build and dissect the same bytes as ``quicoff.wire``.
 """
+
 import ipaddress
 import random
 import struct
@@ -30,8 +31,16 @@ except ImportError as exc:  # pragma: no cover
 
 from scapy.layers.l2 import Dot1Q, Ether
 
-from quicoff.scapy_layers import (QOData, QOSignal, QOTLV, data_pkt, qo_tlv,
-                                  quic, signaling_host, signaling_peer)
+from quicoff.scapy_layers import (
+    QOData,
+    QOSignal,
+    QOTLV,
+    data_pkt,
+    qo_tlv,
+    quic,
+    signaling_host,
+    signaling_peer,
+)
 
 H = bytes.fromhex
 MAC_A, MAC_B = "02:00:00:00:00:a1", "02:00:00:00:00:b2"
@@ -39,6 +48,7 @@ MAC_A, MAC_B = "02:00:00:00:00:a1", "02:00:00:00:00:b2"
 
 # ---------------------------------------------------------------------------
 # C side through cffi
+
 
 def c_status(code):
     return ffi.string(lib.quicoff_status_name(code)).decode()
@@ -87,11 +97,17 @@ def _addr(a):
 
 def _encap(e):
     n = 4 if e.family == 4 else 16
-    return wire.Encap(dst_mac=_mac(e.dst_mac), src_mac=_mac(e.src_mac),
-                      src_ip=str(ipaddress.ip_address(_b(e.src_ip, n))),
-                      dst_ip=str(ipaddress.ip_address(_b(e.dst_ip, n))),
-                      src_port=e.src_port, dst_port=e.dst_port,
-                      vlan=e.vlan_tci if e.has_vlan else None, ttl=e.ttl, tos=e.tos)
+    return wire.Encap(
+        dst_mac=_mac(e.dst_mac),
+        src_mac=_mac(e.src_mac),
+        src_ip=str(ipaddress.ip_address(_b(e.src_ip, n))),
+        dst_ip=str(ipaddress.ip_address(_b(e.dst_ip, n))),
+        src_port=e.src_port,
+        dst_port=e.dst_port,
+        vlan=e.vlan_tci if e.has_vlan else None,
+        ttl=e.ttl,
+        tos=e.tos,
+    )
 
 
 def _detail(m):
@@ -105,14 +121,23 @@ def c_to_py(m):
     if k == "add":
         c = m.u.add.cfg
         klen = wire.suite_key_len(c.suite)
-        a = wire.Add(request_id=m.request_id, index=m.index, direction=d,
-                     suite=wire.SUITES[c.suite], level=wire.LEVELS[c.level],
-                     quic_version=c.version, dcid=_b(c.dcid, c.dcid_len),
-                     local_addr=_addr(c.local_addr), path_id=c.path_id,
-                     nonce_layout=wire.NONCE_LAYOUTS[c.nonce_layout],
-                     fail_action=wire.FAIL_ACTIONS[c.fail_action], largest_pn=c.largest_pn,
-                     usage_threshold=c.usage_threshold, key_generation=c.key_generation,
-                     replace=bool(m.flags & 1))
+        a = wire.Add(
+            request_id=m.request_id,
+            index=m.index,
+            direction=d,
+            suite=wire.SUITES[c.suite],
+            level=wire.LEVELS[c.level],
+            quic_version=c.version,
+            dcid=_b(c.dcid, c.dcid_len),
+            local_addr=_addr(c.local_addr),
+            path_id=c.path_id,
+            nonce_layout=wire.NONCE_LAYOUTS[c.nonce_layout],
+            fail_action=wire.FAIL_ACTIONS[c.fail_action],
+            largest_pn=c.largest_pn,
+            usage_threshold=c.usage_threshold,
+            key_generation=c.key_generation,
+            replace=bool(m.flags & 1),
+        )
         if c.secret_len:
             a.secret = _b(m.u.add.secret, c.secret_len)
         else:
@@ -148,33 +173,55 @@ def c_to_py(m):
     if k == "remove":
         return wire.Remove(request_id=m.request_id, index=m.index, direction=d)
     if k == "query":
-        return wire.Query(request_id=m.request_id, index=m.index, direction=d,
-                          conn=bool(m.flags & 1), table=bool(m.flags & 2))
+        return wire.Query(
+            request_id=m.request_id,
+            index=m.index,
+            direction=d,
+            conn=bool(m.flags & 1),
+            table=bool(m.flags & 2),
+        )
     if k == "ack":
-        return wire.Ack(request_id=m.request_id, index=m.index, direction=d,
-                        acked=wire._KIND_NAMES.get(m.acked_kind, m.acked_kind),
-                        status=wire._status_name(m.status), detail=_detail(m))
+        return wire.Ack(
+            request_id=m.request_id,
+            index=m.index,
+            direction=d,
+            acked=wire._KIND_NAMES.get(m.acked_kind, m.acked_kind),
+            status=wire._status_name(m.status),
+            detail=_detail(m),
+        )
     if k == "stats":
         s = m.u.stats
-        return wire.Stats(request_id=m.request_id, index=m.index, direction=d,
-                          status=wire._status_name(m.status),
-                          conn={f: getattr(s.conn, f) for f in wire.CONN_STATS_FIELDS}
-                          if s.has_conn else None,
-                          table={f: getattr(s.table, f) for f in wire.TABLE_STATS_FIELDS}
-                          if s.has_table else None,
-                          detail=_detail(m), query_conn=bool(m.flags & 1),
-                          query_table=bool(m.flags & 2))
+        return wire.Stats(
+            request_id=m.request_id,
+            index=m.index,
+            direction=d,
+            status=wire._status_name(m.status),
+            conn={f: getattr(s.conn, f) for f in wire.CONN_STATS_FIELDS} if s.has_conn else None,
+            table={f: getattr(s.table, f) for f in wire.TABLE_STATS_FIELDS}
+            if s.has_table
+            else None,
+            detail=_detail(m),
+            query_conn=bool(m.flags & 1),
+            query_table=bool(m.flags & 2),
+        )
     if k == "event":
         e = m.u.event
-        return wire.Event(code=wire._EVENT_NAMES.get(e.code, e.code), seq=m.request_id,
-                          index=m.index, direction=d, status=wire._status_name(m.status),
-                          count=e.count if e.has_count else None,
-                          pn=e.pn if e.has_pn else None,
-                          key_generation=e.key_generation if e.has_key_generation else None,
-                          level=wire.LEVELS[e.level] if e.has_level else None,
-                          dcid=_b(e.dcid, e.dcid_len) if e.has_dcid else None,
-                          local_addr=_addr(e.local_addr), remote_addr=_addr(e.remote_addr),
-                          detail=_detail(m), mtu=e.mtu if e.has_mtu else None)
+        return wire.Event(
+            code=wire._EVENT_NAMES.get(e.code, e.code),
+            seq=m.request_id,
+            index=m.index,
+            direction=d,
+            status=wire._status_name(m.status),
+            count=e.count if e.has_count else None,
+            pn=e.pn if e.has_pn else None,
+            key_generation=e.key_generation if e.has_key_generation else None,
+            level=wire.LEVELS[e.level] if e.has_level else None,
+            dcid=_b(e.dcid, e.dcid_len) if e.has_dcid else None,
+            local_addr=_addr(e.local_addr),
+            remote_addr=_addr(e.remote_addr),
+            detail=_detail(m),
+            mtu=e.mtu if e.has_mtu else None,
+        )
     if k in ("data_to_offload", "data_to_host", "compat_data"):
         x = m.u.data
         pkt = _b(x.payload, x.payload_len) if x.payload_len else b""
@@ -182,18 +229,38 @@ def c_to_py(m):
             return wire.DataToOffload(index=x.index, pn=x.pn, packet=pkt, flags=x.flags)
         if k == "compat_data":
             return wire.CompatData(index=x.index, full_pn=x.pn, packet=pkt)
-        return wire.DataToHost(index=x.index, pn=x.pn, packet=pkt,
-                               status=wire._status_name(x.status), level=wire.LEVELS[x.level],
-                               key_phase=x.key_phase, flags=x.flags)
+        return wire.DataToHost(
+            index=x.index,
+            pn=x.pn,
+            packet=pkt,
+            status=wire._status_name(x.status),
+            level=wire.LEVELS[x.level],
+            key_phase=x.key_phase,
+            flags=x.flags,
+        )
     c = m.u.add.cfg
     klen = wire.suite_key_len(c.suite)
-    common = dict(index=m.index, suite=wire.SUITES[c.suite], hp_key=_b(c.keys.hp, klen),
-                  quic_key=_b(c.keys.key, klen), iv=_b(c.keys.iv, 12), path_id=c.path_id)
+    common = dict(
+        index=m.index,
+        suite=wire.SUITES[c.suite],
+        hp_key=_b(c.keys.hp, klen),
+        quic_key=_b(c.keys.key, klen),
+        iv=_b(c.keys.iv, 12),
+        path_id=c.path_id,
+    )
     if k == "compat_peer":
-        return wire.CompatPeer(dcid=_b(c.dcid, 8), full_pn=c.largest_pn,
-                               right_padded=m.u.add.compat_right_padded, **common)
-    return wire.CompatHost(dcid_len=c.dcid_len, right_padded=m.u.add.compat_right_padded,
-                           dcid_len_bits=m.u.add.compat_dcid_len_bits, **common)
+        return wire.CompatPeer(
+            dcid=_b(c.dcid, 8),
+            full_pn=c.largest_pn,
+            right_padded=m.u.add.compat_right_padded,
+            **common,
+        )
+    return wire.CompatHost(
+        dcid_len=c.dcid_len,
+        right_padded=m.u.add.compat_right_padded,
+        dcid_len_bits=m.u.add.compat_dcid_len_bits,
+        **common,
+    )
 
 
 def _fill(arr, data):
@@ -367,48 +434,149 @@ def py_to_c(x):
 
 K16, K32 = bytes(range(16)), bytes(range(32, 64))
 IV = bytes(range(100, 112))
-ENC4 = wire.Encap(dst_mac=MAC_B, src_mac=MAC_A, src_ip="10.0.0.1", dst_ip="10.0.0.2",
-                  src_port=50000, dst_port=443, vlan=0x2064, ttl=61, tos=0x10)
+ENC4 = wire.Encap(
+    dst_mac=MAC_B,
+    src_mac=MAC_A,
+    src_ip="10.0.0.1",
+    dst_ip="10.0.0.2",
+    src_port=50000,
+    dst_port=443,
+    vlan=0x2064,
+    ttl=61,
+    tos=0x10,
+)
 ENC6 = wire.Encap(src_ip="2001:db8::1", dst_ip="2001:db8::2", src_port=1, dst_port=2)
 
 SAMPLES = [
-    wire.Add(request_id=0x01020304, index=7, direction="tx", suite="aes-128-gcm",
-             dcid=bytes(8), path_id=3, nonce_layout="multipath", usage_threshold=1000,
-             key=K16, iv=IV, hp=K16[::-1], encap=ENC4, replace=True),
-    wire.Add(request_id=0xfffffffe, index=0xabcdef, direction="rx", suite="chacha20-poly1305",
-             quic_version=0x6b3343cf, local_addr=("2001:db8::5", 4433), fail_action="pass",
-             largest_pn=123456789, key_generation=4, key=K32, iv=IV, hp=K32[::-1],
-             next_key=bytes(32), next_iv=bytes(12)),
-    wire.Add(request_id=9, index=0, direction="rx", suite="aes-256-gcm", level="handshake",
-             dcid=bytes(range(20)), secret=bytes(range(48)), encap=ENC6),
+    wire.Add(
+        request_id=0x01020304,
+        index=7,
+        direction="tx",
+        suite="aes-128-gcm",
+        dcid=bytes(8),
+        path_id=3,
+        nonce_layout="multipath",
+        usage_threshold=1000,
+        key=K16,
+        iv=IV,
+        hp=K16[::-1],
+        encap=ENC4,
+        replace=True,
+    ),
+    wire.Add(
+        request_id=0xFFFFFFFE,
+        index=0xABCDEF,
+        direction="rx",
+        suite="chacha20-poly1305",
+        quic_version=0x6B3343CF,
+        local_addr=("2001:db8::5", 4433),
+        fail_action="pass",
+        largest_pn=123456789,
+        key_generation=4,
+        key=K32,
+        iv=IV,
+        hp=K32[::-1],
+        next_key=bytes(32),
+        next_iv=bytes(12),
+    ),
+    wire.Add(
+        request_id=9,
+        index=0,
+        direction="rx",
+        suite="aes-256-gcm",
+        level="handshake",
+        dcid=bytes(range(20)),
+        secret=bytes(range(48)),
+        encap=ENC6,
+    ),
     wire.Update(request_id=10, index=7, key_generation=1, key=K16, iv=IV),
-    wire.Update(request_id=11, index=8, direction="rx", roll_generation=2, drop_old=True,
-                largest_pn=wire.PN_NONE, fail_action="pass", usage_threshold=77, encap=ENC4),
+    wire.Update(
+        request_id=11,
+        index=8,
+        direction="rx",
+        roll_generation=2,
+        drop_old=True,
+        largest_pn=wire.PN_NONE,
+        fail_action="pass",
+        usage_threshold=77,
+        encap=ENC4,
+    ),
     wire.Update(request_id=12, index=9, key_generation=5, secret=bytes(range(32))),
     wire.Remove(request_id=0x01020304, index=7),
     wire.Query(request_id=13, index=7, direction="rx", conn=True, table=True),
     wire.Ack(request_id=0x01020304, index=7, acked="remove"),
-    wire.Ack(request_id=14, index=7, direction="rx", acked="add", status="exists",
-             detail="entry 7 already present"),
-    wire.Stats(request_id=13, index=7, direction="rx", query_conn=True, query_table=True,
-               conn={f: (1 << 60) + i for i, f in enumerate(wire.CONN_STATS_FIELDS)},
-               table={f: (2 << 60) + 3 * i for i, f in enumerate(wire.TABLE_STATS_FIELDS)}),
-    wire.Stats(request_id=15, status="unknown_connection", query_table=True,
-               table={"rx_packets": 5}),
-    wire.Event(code="auth_failed", seq=1, index=7, status="auth_failed", count=17,
-               pn=wire.PN_MAX),
-    wire.Event(code="unknown_connection", seq=2, status="unknown_connection", level="initial",
-               dcid=bytes(8), local_addr=("192.0.2.1", 443), remote_addr=("2001:db8::9", 1234),
-               key_generation=3, count=99, detail="x"),
-    wire.Event(code="too_big", seq=3, index=7, direction="tx", status="no_space", count=4,
-               pn=1234, mtu=1500),
+    wire.Ack(
+        request_id=14,
+        index=7,
+        direction="rx",
+        acked="add",
+        status="exists",
+        detail="entry 7 already present",
+    ),
+    wire.Stats(
+        request_id=13,
+        index=7,
+        direction="rx",
+        query_conn=True,
+        query_table=True,
+        conn={f: (1 << 60) + i for i, f in enumerate(wire.CONN_STATS_FIELDS)},
+        table={f: (2 << 60) + 3 * i for i, f in enumerate(wire.TABLE_STATS_FIELDS)},
+    ),
+    wire.Stats(
+        request_id=15, status="unknown_connection", query_table=True, table={"rx_packets": 5}
+    ),
+    wire.Event(code="auth_failed", seq=1, index=7, status="auth_failed", count=17, pn=wire.PN_MAX),
+    wire.Event(
+        code="unknown_connection",
+        seq=2,
+        status="unknown_connection",
+        level="initial",
+        dcid=bytes(8),
+        local_addr=("192.0.2.1", 443),
+        remote_addr=("2001:db8::9", 1234),
+        key_generation=3,
+        count=99,
+        detail="x",
+    ),
+    wire.Event(
+        code="too_big",
+        seq=3,
+        index=7,
+        direction="tx",
+        status="no_space",
+        count=4,
+        pn=1234,
+        mtu=1500,
+    ),
     wire.DataToOffload(index=7, pn=42, packet=bytes(40)),
-    wire.DataToHost(index=0x01000002, pn=wire.PN_MAX, packet=bytes(range(256)) + bytes(44),
-                    status="usage_limit_reached", level="handshake", key_phase=1, flags=9),
-    wire.CompatPeer(index=0x0102, suite="aes-128-ccm", hp_key=K16, quic_key=K16[::-1], iv=IV,
-                    path_id=0x01020304, dcid=bytes(range(8)), full_pn=1000),
-    wire.CompatHost(index=0xffff, suite="aes-256-gcm", hp_key=K32, quic_key=K32[::-1], iv=IV,
-                    path_id=1, dcid_len=20),
+    wire.DataToHost(
+        index=0x01000002,
+        pn=wire.PN_MAX,
+        packet=bytes(range(256)) + bytes(44),
+        status="usage_limit_reached",
+        level="handshake",
+        key_phase=1,
+        flags=9,
+    ),
+    wire.CompatPeer(
+        index=0x0102,
+        suite="aes-128-ccm",
+        hp_key=K16,
+        quic_key=K16[::-1],
+        iv=IV,
+        path_id=0x01020304,
+        dcid=bytes(range(8)),
+        full_pn=1000,
+    ),
+    wire.CompatHost(
+        index=0xFFFF,
+        suite="aes-256-gcm",
+        hp_key=K32,
+        quic_key=K32[::-1],
+        iv=IV,
+        path_id=1,
+        dcid_len=20,
+    ),
     wire.CompatData(index=7, full_pn=42, packet=bytes(128)),
 ]
 
@@ -418,6 +586,7 @@ def _et(msg):
 
 
 # ---------------------------------------------------------------------------
+
 
 def test_constants_match_c():
     assert wire.ETHERTYPE_SIGNAL == lib.QUICOFF_WIRE_ETHERTYPE_SIGNAL == 0x88B5
@@ -434,11 +603,13 @@ def test_constants_match_c():
     for name, value in vars(wire.TLV).items():
         if name.isupper():
             assert getattr(lib, "QUICOFF_WIRE_T_" + name) == value
-    assert wire.SUITES == tuple(ffi.string(lib.quicoff_suite_name(i)).decode()
-                                for i in range(lib.QUICOFF_SUITE_COUNT))
+    assert wire.SUITES == tuple(
+        ffi.string(lib.quicoff_suite_name(i)).decode() for i in range(lib.QUICOFF_SUITE_COUNT)
+    )
     # the stats blocks follow the C structs' field order
     assert wire.CONN_STATS_FIELDS == tuple(
-        f for f, _ in ffi.typeof("struct quicoff_conn_stats").fields)
+        f for f, _ in ffi.typeof("struct quicoff_conn_stats").fields
+    )
     table_fields = tuple(f for f, _ in ffi.typeof("struct quicoff_table_stats").fields)
     assert wire.TABLE_STATS_FIELDS == table_fields
     for name, bit in wire.RESULT_FLAGS.items():
@@ -513,7 +684,7 @@ def test_differential_mutations():
             c = bytearray(b)
             for _ in range(rng.randint(1, 3)):
                 c[rng.randrange(len(c))] = rng.randrange(256)
-            s = _same_outcome(bytes(c)[:len(c) - rng.randrange(3)], _et(msg))
+            s = _same_outcome(bytes(c)[: len(c) - rng.randrange(3)], _et(msg))
             outcomes[s] = outcomes.get(s, 0) + 1
     # the mutations must reach every outcome, not just one
     assert {"ok", "malformed", "unsupported", "invalid_argument"} <= set(outcomes), outcomes
@@ -527,12 +698,20 @@ def test_differential_random_tlvs():
         tlvs = b""
         for _ in range(rng.randint(0, 6)):
             t = rng.choice([rng.randrange(0x36), rng.randrange(0x10000)])
-            n = rng.choice([0, 1, 4, 7, 8, 12, 16, 19, 20, 30, 32, 48, 54, 72, 112,
-                            rng.randrange(60)])
-            tlvs += t.to_bytes(2, "big") + n.to_bytes(2, "big") + bytes(
-                rng.choice([0, rng.randrange(256)]) for _ in range(n))
-        hdr = bytes([0x51, 1, typ, rng.randrange(4)]) + rng.randbytes(8) + bytes(
-            [rng.randrange(3), rng.randrange(14)]) + len(tlvs).to_bytes(2, "big")
+            n = rng.choice(
+                [0, 1, 4, 7, 8, 12, 16, 19, 20, 30, 32, 48, 54, 72, 112, rng.randrange(60)]
+            )
+            tlvs += (
+                t.to_bytes(2, "big")
+                + n.to_bytes(2, "big")
+                + bytes(rng.choice([0, rng.randrange(256)]) for _ in range(n))
+            )
+        hdr = (
+            bytes([0x51, 1, typ, rng.randrange(4)])
+            + rng.randbytes(8)
+            + bytes([rng.randrange(3), rng.randrange(14)])
+            + len(tlvs).to_bytes(2, "big")
+        )
         seen.add(_same_outcome(hdr + tlvs + rng.randbytes(rng.choice([0, 0, 5]))))
     assert "ok" in seen and "malformed" in seen
 
@@ -544,25 +723,48 @@ def test_hypothesis_add_update(data):
     klen = wire.suite_key_len(suite)
     use_secret = data.draw(st.booleans())
     key = lambda n: st.binary(min_size=n, max_size=n)  # noqa: E731
-    addr = st.one_of(st.none(), st.tuples(
-        st.one_of(st.ip_addresses(v=4), st.ip_addresses(v=6)).map(str),
-        st.integers(0, 0xFFFF)))
-    encap = st.one_of(st.none(), st.builds(
-        lambda v6, s, d, sp, dp, vlan, ttl, tos, sm, dm: wire.Encap(
-            src_ip=str(ipaddress.ip_address(s[:16] if v6 else s[:4])),
-            dst_ip=str(ipaddress.ip_address(d[:16] if v6 else d[:4])),
-            src_port=sp, dst_port=dp, vlan=vlan, ttl=ttl, tos=tos,
-            src_mac=wire._mac_str(sm), dst_mac=wire._mac_str(dm)),
-        st.booleans(), key(16), key(16), st.integers(0, 0xFFFF), st.integers(0, 0xFFFF),
-        st.one_of(st.none(), st.integers(0, 0xFFFF)), st.integers(0, 255), st.integers(0, 255),
-        key(6), key(6)))
+    addr = st.one_of(
+        st.none(),
+        st.tuples(
+            st.one_of(st.ip_addresses(v=4), st.ip_addresses(v=6)).map(str), st.integers(0, 0xFFFF)
+        ),
+    )
+    encap = st.one_of(
+        st.none(),
+        st.builds(
+            lambda v6, s, d, sp, dp, vlan, ttl, tos, sm, dm: wire.Encap(
+                src_ip=str(ipaddress.ip_address(s[:16] if v6 else s[:4])),
+                dst_ip=str(ipaddress.ip_address(d[:16] if v6 else d[:4])),
+                src_port=sp,
+                dst_port=dp,
+                vlan=vlan,
+                ttl=ttl,
+                tos=tos,
+                src_mac=wire._mac_str(sm),
+                dst_mac=wire._mac_str(dm),
+            ),
+            st.booleans(),
+            key(16),
+            key(16),
+            st.integers(0, 0xFFFF),
+            st.integers(0, 0xFFFF),
+            st.one_of(st.none(), st.integers(0, 0xFFFF)),
+            st.integers(0, 255),
+            st.integers(0, 255),
+            key(6),
+            key(6),
+        ),
+    )
     nxt = data.draw(st.booleans())
     add = wire.Add(
-        request_id=data.draw(st.integers(0, 2**32 - 1)), index=data.draw(st.integers(0, 2**32 - 1)),
-        direction=data.draw(st.sampled_from(wire.DIRECTIONS)), suite=suite,
+        request_id=data.draw(st.integers(0, 2**32 - 1)),
+        index=data.draw(st.integers(0, 2**32 - 1)),
+        direction=data.draw(st.sampled_from(wire.DIRECTIONS)),
+        suite=suite,
         level=data.draw(st.sampled_from(wire.LEVELS)),
         quic_version=data.draw(st.integers(0, 2**32 - 1)),
-        dcid=data.draw(st.binary(max_size=20)), local_addr=data.draw(addr),
+        dcid=data.draw(st.binary(max_size=20)),
+        local_addr=data.draw(addr),
         path_id=data.draw(st.integers(0, 2**32 - 1)),
         nonce_layout=data.draw(st.sampled_from(wire.NONCE_LAYOUTS)),
         fail_action=data.draw(st.sampled_from(wire.FAIL_ACTIONS)),
@@ -573,25 +775,32 @@ def test_hypothesis_add_update(data):
         iv=None if use_secret else data.draw(key(12)),
         hp=None if use_secret else data.draw(key(klen)),
         secret=data.draw(key(wire.suite_secret_len(suite))) if use_secret else None,
-        next_key=data.draw(key(klen)) if nxt else None, next_iv=data.draw(key(12)) if nxt else None,
-        encap=data.draw(encap), replace=data.draw(st.booleans()),
-        grease_quic_bit=data.draw(st.booleans()))
+        next_key=data.draw(key(klen)) if nxt else None,
+        next_iv=data.draw(key(12)) if nxt else None,
+        encap=data.draw(encap),
+        replace=data.draw(st.booleans()),
+        grease_quic_bit=data.draw(st.booleans()),
+    )
     upd_keys = data.draw(st.sampled_from(["none", "raw", "secret"]))
     upd = wire.Update(
-        request_id=data.draw(st.integers(0, 2**32 - 1)), index=data.draw(st.integers(0, 2**32 - 1)),
+        request_id=data.draw(st.integers(0, 2**32 - 1)),
+        index=data.draw(st.integers(0, 2**32 - 1)),
         direction=data.draw(st.sampled_from(wire.DIRECTIONS)),
         key_generation=None if upd_keys == "none" else data.draw(st.integers(0, 2**32 - 1)),
         key=data.draw(key(data.draw(st.sampled_from([16, 32])))) if upd_keys == "raw" else None,
         iv=data.draw(key(12)) if upd_keys == "raw" else None,
-        secret=(data.draw(key(data.draw(st.sampled_from([32, 48]))))
-                if upd_keys == "secret" else None),
+        secret=(
+            data.draw(key(data.draw(st.sampled_from([32, 48])))) if upd_keys == "secret" else None
+        ),
         roll_generation=data.draw(st.one_of(st.none(), st.integers(0, 2**32 - 1))),
         drop_old=data.draw(st.booleans()),
-        largest_pn=data.draw(st.one_of(st.none(), st.just(wire.PN_NONE),
-                                       st.integers(0, wire.PN_MAX))),
+        largest_pn=data.draw(
+            st.one_of(st.none(), st.just(wire.PN_NONE), st.integers(0, wire.PN_MAX))
+        ),
         fail_action=data.draw(st.one_of(st.none(), st.sampled_from(wire.FAIL_ACTIONS))),
         usage_threshold=data.draw(st.one_of(st.none(), st.integers(0, 2**64 - 1))),
-        encap=data.draw(encap))
+        encap=data.draw(encap),
+    )
     for msg in (add, upd):
         py = msg.encode()
         cm, keep = py_to_c(msg)
@@ -608,37 +817,71 @@ def test_hypothesis_replies_and_data(data):
     u64 = st.integers(0, 2**64 - 1)
     status = st.sampled_from(wire.STATUSES)
     msgs = [
-        wire.Ack(request_id=data.draw(u32), index=data.draw(u32),
-                 direction=data.draw(st.sampled_from(wire.DIRECTIONS)),
-                 acked=data.draw(st.sampled_from(["add", "update", "remove", "query"])),
-                 status=data.draw(status),
-                 detail=data.draw(st.one_of(st.none(), st.text(
-                     alphabet=st.characters(min_codepoint=32, max_codepoint=126),
-                     min_size=1, max_size=255)))),
-        wire.Stats(request_id=data.draw(u32), index=data.draw(u32), status=data.draw(status),
-                   conn=data.draw(st.one_of(st.none(), st.fixed_dictionaries(
-                       {f: u64 for f in wire.CONN_STATS_FIELDS}))),
-                   table=data.draw(st.one_of(st.none(), st.fixed_dictionaries(
-                       {f: u64 for f in wire.TABLE_STATS_FIELDS}))),
-                   query_conn=data.draw(st.booleans()), query_table=data.draw(st.booleans())),
-        wire.Event(code=data.draw(st.sampled_from(sorted(wire.EVENTS))), seq=data.draw(u32),
-                   index=data.draw(u32), status=data.draw(status),
-                   count=data.draw(st.one_of(st.none(), u64)),
-                   pn=data.draw(st.one_of(st.none(), st.integers(0, wire.PN_MAX))),
-                   key_generation=data.draw(st.one_of(st.none(), u32)),
-                   level=data.draw(st.one_of(st.none(), st.sampled_from(wire.LEVELS))),
-                   dcid=data.draw(st.one_of(st.none(), st.binary(max_size=20)))),
-        wire.DataToOffload(index=data.draw(u32), pn=data.draw(st.integers(0, wire.PN_MAX)),
-                           packet=data.draw(st.binary(max_size=1500)),
-                           flags=data.draw(st.integers(0, 255))),
-        wire.DataToHost(index=data.draw(u32), pn=data.draw(st.integers(0, wire.PN_MAX)),
-                        packet=data.draw(st.binary(max_size=1500)), status=data.draw(status),
-                        level=data.draw(st.sampled_from(wire.LEVELS)),
-                        key_phase=data.draw(st.integers(0, 1)),
-                        flags=data.draw(st.integers(0, 255))),
-        wire.CompatData(index=data.draw(st.integers(0, 0xFFFF)),
-                        full_pn=data.draw(st.integers(0, wire.PN_MAX)),
-                        packet=data.draw(st.binary(max_size=1500))),
+        wire.Ack(
+            request_id=data.draw(u32),
+            index=data.draw(u32),
+            direction=data.draw(st.sampled_from(wire.DIRECTIONS)),
+            acked=data.draw(st.sampled_from(["add", "update", "remove", "query"])),
+            status=data.draw(status),
+            detail=data.draw(
+                st.one_of(
+                    st.none(),
+                    st.text(
+                        alphabet=st.characters(min_codepoint=32, max_codepoint=126),
+                        min_size=1,
+                        max_size=255,
+                    ),
+                )
+            ),
+        ),
+        wire.Stats(
+            request_id=data.draw(u32),
+            index=data.draw(u32),
+            status=data.draw(status),
+            conn=data.draw(
+                st.one_of(
+                    st.none(), st.fixed_dictionaries({f: u64 for f in wire.CONN_STATS_FIELDS})
+                )
+            ),
+            table=data.draw(
+                st.one_of(
+                    st.none(), st.fixed_dictionaries({f: u64 for f in wire.TABLE_STATS_FIELDS})
+                )
+            ),
+            query_conn=data.draw(st.booleans()),
+            query_table=data.draw(st.booleans()),
+        ),
+        wire.Event(
+            code=data.draw(st.sampled_from(sorted(wire.EVENTS))),
+            seq=data.draw(u32),
+            index=data.draw(u32),
+            status=data.draw(status),
+            count=data.draw(st.one_of(st.none(), u64)),
+            pn=data.draw(st.one_of(st.none(), st.integers(0, wire.PN_MAX))),
+            key_generation=data.draw(st.one_of(st.none(), u32)),
+            level=data.draw(st.one_of(st.none(), st.sampled_from(wire.LEVELS))),
+            dcid=data.draw(st.one_of(st.none(), st.binary(max_size=20))),
+        ),
+        wire.DataToOffload(
+            index=data.draw(u32),
+            pn=data.draw(st.integers(0, wire.PN_MAX)),
+            packet=data.draw(st.binary(max_size=1500)),
+            flags=data.draw(st.integers(0, 255)),
+        ),
+        wire.DataToHost(
+            index=data.draw(u32),
+            pn=data.draw(st.integers(0, wire.PN_MAX)),
+            packet=data.draw(st.binary(max_size=1500)),
+            status=data.draw(status),
+            level=data.draw(st.sampled_from(wire.LEVELS)),
+            key_phase=data.draw(st.integers(0, 1)),
+            flags=data.draw(st.integers(0, 255)),
+        ),
+        wire.CompatData(
+            index=data.draw(st.integers(0, 0xFFFF)),
+            full_pn=data.draw(st.integers(0, wire.PN_MAX)),
+            packet=data.draw(st.binary(max_size=1500)),
+        ),
     ]
     for msg in msgs:
         py = msg.encode()
@@ -708,40 +951,51 @@ def test_bad_direction_is_answered_c_and_python():
         # C: the same ACK from the same request, byte for byte, and it decodes
         cm = ffi.new("struct quicoff_wire_msg *")
         buf = ffi.from_buffer("uint8_t[]", bytes(bad))
-        assert lib.quicoff_wire_decode_payload(wire.ETHERTYPE_SIGNAL, buf, len(bad), cm) == \
-            lib.QUICOFF_INVALID_ARGUMENT
+        assert (
+            lib.quicoff_wire_decode_payload(wire.ETHERTYPE_SIGNAL, buf, len(bad), cm)
+            == lib.QUICOFF_INVALID_ARGUMENT
+        )
         ack = ffi.new("struct quicoff_wire_msg *")
         lib.quicoff_wire_ack_for(cm, lib.QUICOFF_INVALID_ARGUMENT, ack)
         assert c_encode(ack) == raw
-        assert lib.quicoff_wire_decode_payload(wire.ETHERTYPE_SIGNAL, ffi.from_buffer(raw),
-                                               len(raw), cm) == lib.QUICOFF_OK
+        assert (
+            lib.quicoff_wire_decode_payload(
+                wire.ETHERTYPE_SIGNAL, ffi.from_buffer(raw), len(raw), cm
+            )
+            == lib.QUICOFF_OK
+        )
     # "none" is an ACK's only: a request cannot carry it
     with pytest.raises(wire.WireError):
         wire.Remove(request_id=1, index=1, direction="none").encode()
 
 
 def test_doc_examples():
-    assert wire.Remove(request_id=0x01020304, index=7).encode() == \
-        H("51 01 03 00 01 02 03 04 00 00 00 07 00 00 00 00")
-    assert wire.Ack(request_id=0x01020304, index=7, acked="remove").encode() == \
-        H("51 01 81 03 01 02 03 04 00 00 00 07 00 00 00 00")
-    assert wire.DataToOffload(index=7, pn=42, packet=bytes(40)).encode()[:20] == \
-        H("51 01 10 00 00 00 00 07 00 00 00 00 00 00 00 2a 00 28 00 00")
+    assert wire.Remove(request_id=0x01020304, index=7).encode() == H(
+        "51 01 03 00 01 02 03 04 00 00 00 07 00 00 00 00"
+    )
+    assert wire.Ack(request_id=0x01020304, index=7, acked="remove").encode() == H(
+        "51 01 81 03 01 02 03 04 00 00 00 07 00 00 00 00"
+    )
+    assert wire.DataToOffload(index=7, pn=42, packet=bytes(40)).encode()[:20] == H(
+        "51 01 10 00 00 00 00 07 00 00 00 00 00 00 00 2a 00 28 00 00"
+    )
     assert wire.CompatData(index=7, full_pn=42).encode() == H("00 07 00 00 00 00 00 00 00 2a")
 
 
 def test_python_rejections():
     ok_add = wire.Add(suite="aes-128-gcm", key=K16, iv=IV, hp=K16)
     ok_add.encode()
-    for bad in (wire.Add(suite="aes-256-gcm", key=K16, iv=IV, hp=K16),
-                wire.Add(suite="aes-128-gcm"),
-                wire.Add(suite="nope", key=K16, iv=IV, hp=K16),
-                wire.Add(suite="aes-128-gcm", key=K16, iv=IV, hp=K16, dcid=bytes(21)),
-                wire.Add(suite="aes-128-gcm", key=K16, iv=IV, hp=K16, secret=bytes(32)),
-                wire.Update(key=K16, iv=IV),
-                wire.CompatPeer(dcid=bytes(4)),
-                wire.CompatHost(index=0x10000),
-                wire.DataToOffload(pn=wire.PN_MAX + 1)):
+    for bad in (
+        wire.Add(suite="aes-256-gcm", key=K16, iv=IV, hp=K16),
+        wire.Add(suite="aes-128-gcm"),
+        wire.Add(suite="nope", key=K16, iv=IV, hp=K16),
+        wire.Add(suite="aes-128-gcm", key=K16, iv=IV, hp=K16, dcid=bytes(21)),
+        wire.Add(suite="aes-128-gcm", key=K16, iv=IV, hp=K16, secret=bytes(32)),
+        wire.Update(key=K16, iv=IV),
+        wire.CompatPeer(dcid=bytes(4)),
+        wire.CompatHost(index=0x10000),
+        wire.DataToOffload(pn=wire.PN_MAX + 1),
+    ):
         with pytest.raises(wire.WireError) as ei:
             bad.encode()
         assert ei.value.status == "invalid_argument"
@@ -758,8 +1012,14 @@ def thesis_signaling(i, algo, peer):
     hp = bytes((i * 7 + j) & 0xFF for j in range(klen))
     key = bytes((i * 11 + j + 1) & 0xFF for j in range(klen))
     iv = bytes((i * 13 + j + 2) & 0xFF for j in range(12))
-    common = dict(Index=i, Algo=algo, Hp_key=int.from_bytes(hp, "big"),
-                  Quic_key=int.from_bytes(key, "big"), IV=int.from_bytes(iv, "big"), Path_id=0)
+    common = dict(
+        Index=i,
+        Algo=algo,
+        Hp_key=int.from_bytes(hp, "big"),
+        Quic_key=int.from_bytes(key, "big"),
+        IV=int.from_bytes(iv, "big"),
+        Path_id=0,
+    )
     dcid = 0x1000000000000000 + i
     if peer:
         layer = signaling_peer(DCID=dcid, Full_pn=0, **common)
@@ -772,18 +1032,45 @@ def test_thesis_classes_verbatim():
     # the fields, widths and defaults of listings 4.9-4.11
     def desc(cls):
         return [(f.name, f.default, f.size) for f in cls.fields_desc]
-    assert desc(signaling_host) == [("Type", 1, 8), ("Index", 0, 16), ("Algo", 0, 8),
-                                    ("Hp_key", 0, 256), ("Quic_key", 0, 256), ("IV", 0, 96),
-                                    ("Path_id", 0, 32), ("DCID_len", 0, 8)]
-    assert desc(signaling_peer) == [("Type", 0, 8), ("Index", 0, 16), ("Algo", 0, 8),
-                                    ("Hp_key", 0, 256), ("Quic_key", 0, 256), ("IV", 0, 96),
-                                    ("Path_id", 0, 32), ("DCID", 0, 64), ("Full_pn", 0, 64)]
+
+    assert desc(signaling_host) == [
+        ("Type", 1, 8),
+        ("Index", 0, 16),
+        ("Algo", 0, 8),
+        ("Hp_key", 0, 256),
+        ("Quic_key", 0, 256),
+        ("IV", 0, 96),
+        ("Path_id", 0, 32),
+        ("DCID_len", 0, 8),
+    ]
+    assert desc(signaling_peer) == [
+        ("Type", 0, 8),
+        ("Index", 0, 16),
+        ("Algo", 0, 8),
+        ("Hp_key", 0, 256),
+        ("Quic_key", 0, 256),
+        ("IV", 0, 96),
+        ("Path_id", 0, 32),
+        ("DCID", 0, 64),
+        ("Full_pn", 0, 64),
+    ]
     assert desc(data_pkt) == [("Index", 0, 16), ("Full_pn", 0, 64)]
-    assert desc(quic) == [("Header_form", 0, 1), ("Fixed_bit", 1, 1), ("Spin_bit", 0, 1),
-                          ("Reserved_bits", 0, 2), ("Key_phase", 0, 1), ("Pn_len", 0, 2),
-                          ("DCID", 0, 64), ("Pn", 0, 16)]
-    assert tuple(c().name for c in (signaling_host, signaling_peer, data_pkt, quic)) == \
-        ("signaling_host", "signaling_peer", "data_pkt_host", "quic")
+    assert desc(quic) == [
+        ("Header_form", 0, 1),
+        ("Fixed_bit", 1, 1),
+        ("Spin_bit", 0, 1),
+        ("Reserved_bits", 0, 2),
+        ("Key_phase", 0, 1),
+        ("Pn_len", 0, 2),
+        ("DCID", 0, 64),
+        ("Pn", 0, 16),
+    ]
+    assert tuple(c().name for c in (signaling_host, signaling_peer, data_pkt, quic)) == (
+        "signaling_host",
+        "signaling_peer",
+        "data_pkt_host",
+        "quic",
+    )
     # Ether()/... gets the thesis's EtherTypes
     assert bytes(Ether() / signaling_host())[12:14] == H("88b5")
     assert bytes(Ether() / signaling_peer())[12:14] == H("88b5")
@@ -829,6 +1116,7 @@ def test_thesis_traffic_runs_through():
     classes -> C decode -> quicoff_conn_add; data_pkt/quic frames -> C decode
     -> protect with the TX entry -> unprotect with the peer's RX entry."""
     from quicoff import Engine
+
     rng = random.Random(7)
     with Engine(local_cid_len=8) as eng:
         tx, rx = {}, {}
@@ -839,16 +1127,21 @@ def test_thesis_traffic_runs_through():
                 status, m, _buf = c_decode_frame(bytes(pkt))
                 assert status == "ok"
                 h = ffi.new("quicoff_conn_t *")
-                assert c_status(lib.quicoff_conn_add(eng._t(), lib.quicoff_wire_conn_config(m),
-                                                     h)) == "ok"
+                assert (
+                    c_status(lib.quicoff_conn_add(eng._t(), lib.quicoff_wire_conn_config(m), h))
+                    == "ok"
+                )
                 (rx if peer else tx)[i] = int(h[0])
                 lib.quicoff_wire_msg_clear(m)
         for i in range(10):
             for full_pn in (0, 1, 255, 4660):
                 payload = rng.randbytes(rng.choice([128, 256, 512, 1024, 1400]))
-                frame = (Ether(dst=MAC_B, src=MAC_A) / data_pkt(Index=i, Full_pn=full_pn) /
-                         quic(DCID=0x1000000000000000 + i, Pn_len=1, Pn=full_pn & 0xFFFF) /
-                         payload)
+                frame = (
+                    Ether(dst=MAC_B, src=MAC_A)
+                    / data_pkt(Index=i, Full_pn=full_pn)
+                    / quic(DCID=0x1000000000000000 + i, Pn_len=1, Pn=full_pn & 0xFFFF)
+                    / payload
+                )
                 status, m, _buf = c_decode_frame(bytes(frame))
                 assert status == "ok" and m.kind == lib.QUICOFF_WIRE_COMPAT_DATA
                 d = m.u.data
@@ -870,14 +1163,16 @@ def test_thesis_traffic_runs_through():
 def test_thesis_defaults_run_through():
     """The listings' all-default frames (Algo 0, zero keys, Pn_len 0, Pn 0, Full_pn 0)."""
     from quicoff import Engine
+
     with Engine(local_cid_len=8) as eng:
         handles = []
         for layer in (signaling_host(DCID_len=8), signaling_peer()):
             status, m, _ = c_decode_frame(bytes(Ether() / layer))
             assert status == "ok"
             h = ffi.new("quicoff_conn_t *")
-            assert c_status(lib.quicoff_conn_add(eng._t(), lib.quicoff_wire_conn_config(m),
-                                                 h)) == "ok"
+            assert (
+                c_status(lib.quicoff_conn_add(eng._t(), lib.quicoff_wire_conn_config(m), h)) == "ok"
+            )
             handles.append(int(h[0]))
         frame = Ether() / data_pkt() / quic() / bytes(128)
         status, m, _ = c_decode_frame(bytes(frame))
@@ -902,27 +1197,57 @@ def test_scapy_v1_layers_match_wire():
             assert q.type == wire.KINDS[msg.kind]
             assert q.tlv_len == len(raw) - 14 - 16
             # rebuild from the dissected TLVs
-            rebuilt = QOSignal(type=q.type, flags=q.flags, request_id=q.request_id,
-                               index=q.index, dir=q.dir, status=q.status,
-                               tlvs=[QOTLV(type=t.type, value=t.value) for t in q.tlvs])
+            rebuilt = QOSignal(
+                type=q.type,
+                flags=q.flags,
+                request_id=q.request_id,
+                index=q.index,
+                dir=q.dir,
+                status=q.status,
+                tlvs=[QOTLV(type=t.type, value=t.value) for t in q.tlvs],
+            )
             assert bytes(rebuilt) == raw[14:]
         else:
             q = p[QOData]
             assert (q.index, q.pn, q.length) == (msg.index, msg.pn, len(msg.packet))
     # built from scratch with qo_tlv == quicoff.wire
-    add = wire.Add(request_id=5, index=2, suite="aes-128-gcm", dcid=bytes(8), key=K16, iv=IV,
-                   hp=K16)
-    s = QOSignal(type=1, request_id=5, index=2, tlvs=[
-        qo_tlv("SUITE", 0), qo_tlv("LEVEL", 0), qo_tlv("QUIC_VERSION", 1),
-        qo_tlv("DCID", bytes(8)), qo_tlv("PATH_ID", 0), qo_tlv("NONCE_LAYOUT", 0),
-        qo_tlv("FAIL_ACTION", 0), qo_tlv("LARGEST_PN", wire.PN_NONE),
-        qo_tlv("USAGE_THRESHOLD", 0), qo_tlv("KEY_GENERATION", 0), qo_tlv("PACKET_KEY", K16),
-        qo_tlv("IV", IV), qo_tlv("HP_KEY", K16)])
+    add = wire.Add(
+        request_id=5, index=2, suite="aes-128-gcm", dcid=bytes(8), key=K16, iv=IV, hp=K16
+    )
+    s = QOSignal(
+        type=1,
+        request_id=5,
+        index=2,
+        tlvs=[
+            qo_tlv("SUITE", 0),
+            qo_tlv("LEVEL", 0),
+            qo_tlv("QUIC_VERSION", 1),
+            qo_tlv("DCID", bytes(8)),
+            qo_tlv("PATH_ID", 0),
+            qo_tlv("NONCE_LAYOUT", 0),
+            qo_tlv("FAIL_ACTION", 0),
+            qo_tlv("LARGEST_PN", wire.PN_NONE),
+            qo_tlv("USAGE_THRESHOLD", 0),
+            qo_tlv("KEY_GENERATION", 0),
+            qo_tlv("PACKET_KEY", K16),
+            qo_tlv("IV", IV),
+            qo_tlv("HP_KEY", K16),
+        ],
+    )
     assert bytes(s) == add.encode()
     d = QOData(type=0x90, index=3, pn=9, status=5, level=3, key_phase=1, flags=1) / b"abc"
-    assert bytes(d) == wire.DataToHost(index=3, pn=9, packet=b"abc",
-                                       status="usage_limit_reached", level="handshake",
-                                       key_phase=1, flags=1).encode()
+    assert (
+        bytes(d)
+        == wire.DataToHost(
+            index=3,
+            pn=9,
+            packet=b"abc",
+            status="usage_limit_reached",
+            level="handshake",
+            key_phase=1,
+            flags=1,
+        ).encode()
+    )
     # Ethernet padding after a short v1 frame is not taken as data
     raw = wire.frame(wire.DataToOffload(index=1, pn=2, packet=b"xy")) + bytes(20)
     p = Ether(raw)
@@ -976,6 +1301,7 @@ def test_cdef_covers_wire_header():
     """Every function, #define and enum constant of wire.h is in the cffi cdef."""
     import os
     import re
+
     path = os.path.join(os.path.dirname(__file__), "..", "..", "include", "quicoff", "wire.h")
     text = re.sub(r"/\*.*?\*/", "", open(path).read(), flags=re.S)
     funcs = set(re.findall(r"\b(quicoff_wire_\w+)\s*\(", text))
@@ -1006,14 +1332,22 @@ def test_cdef_covers_wire_header():
 # ---------------------------------------------------------------------------
 # GREASE_QUIC_BIT (0x0014, RFC 9287): 1 byte, absent = 1
 
-GREASE_ADD = dict(request_id=3, index=4, direction="rx", suite="aes-128-gcm",
-                  dcid=H("0102030405060708"), key=bytes(16), iv=bytes(12), hp=bytes(16))
+GREASE_ADD = dict(
+    request_id=3,
+    index=4,
+    direction="rx",
+    suite="aes-128-gcm",
+    dcid=H("0102030405060708"),
+    key=bytes(16),
+    iv=bytes(12),
+    hp=bytes(16),
+)
 
 
 def _with_tlv(add_bytes, value):
     """add_bytes with one more TLV 0x0014 (value as given), lengths patched."""
     tlv = (0x0014).to_bytes(2, "big") + len(value).to_bytes(2, "big") + value
-    hdr, body = add_bytes[:wire.SIGNAL_HDR_LEN], add_bytes[wire.SIGNAL_HDR_LEN:]
+    hdr, body = add_bytes[: wire.SIGNAL_HDR_LEN], add_bytes[wire.SIGNAL_HDR_LEN :]
     hdr = hdr[:-2] + (len(body) + len(tlv)).to_bytes(2, "big")
     return hdr + body + tlv
 
@@ -1023,7 +1357,7 @@ def test_grease_quic_bit_tlv_c_and_python():
     off = wire.Add(**GREASE_ADD, grease_quic_bit=False)
     assert on.grease_quic_bit is True
     b_on, b_off = on.encode(), off.encode()
-    assert b"\x00\x14\x00\x01\x00" in b_off and b"\x00\x14" not in b_on[wire.SIGNAL_HDR_LEN:]
+    assert b"\x00\x14\x00\x01\x00" in b_off and b"\x00\x14" not in b_on[wire.SIGNAL_HDR_LEN :]
     for msg, b in ((on, b_on), (off, b_off)):
         cm, keep = py_to_c(msg)
         assert c_encode(cm) == b, "C encodes the flag as Python does"
@@ -1032,8 +1366,13 @@ def test_grease_quic_bit_tlv_c_and_python():
         assert c_to_py(dm) == msg and wire.decode(b) == msg
         lib.quicoff_wire_msg_clear(dm)
     # explicit 1 = absent; other values and lengths refused, the same way
-    for value, want in ((b"\x01", "ok"), (b"\x00", "ok"), (b"\x02", "invalid_argument"),
-                        (b"", "malformed"), (b"\x01\x00", "malformed")):
+    for value, want in (
+        (b"\x01", "ok"),
+        (b"\x00", "ok"),
+        (b"\x02", "invalid_argument"),
+        (b"", "malformed"),
+        (b"\x01\x00", "malformed"),
+    ):
         b = _with_tlv(b_on, value)
         status, dm, _buf = c_decode(b)
         assert status == want, (value, status)
@@ -1051,9 +1390,21 @@ def test_grease_quic_bit_tlv_c_and_python():
 _TPIDS = (0x8100, 0x88A8, 0x9100, 0x9200, 0x9300)
 
 
-@pytest.mark.parametrize("stack", [(), (0x8100,), (0x9100,), (0x88A8, 0x8100), (0x9100, 0x8100),
-                                   (0x8100, 0x9200), (0x9300, 0x88A8), (0x8100, 0x8100, 0x8100),
-                                   (0x9100, 0x8100, 0x8100), (0x88A8,) * 4])
+@pytest.mark.parametrize(
+    "stack",
+    [
+        (),
+        (0x8100,),
+        (0x9100,),
+        (0x88A8, 0x8100),
+        (0x9100, 0x8100),
+        (0x8100, 0x9200),
+        (0x9300, 0x88A8),
+        (0x8100, 0x8100, 0x8100),
+        (0x9100, 0x8100, 0x8100),
+        (0x88A8,) * 4,
+    ],
+)
 def test_tag_stacks_python_as_c(stack):
     """Python's decode_frame walks tag stacks as quicoff_wire_decode does (up to
     two tags of any TPID, the innermost 802.1Q is the VLAN; deeper is no frame
@@ -1076,7 +1427,7 @@ def test_tag_stacks_python_as_c(stack):
             wire.decode_frame(raw)
     # a tag cut short: malformed on both sides
     if stack:
-        cut = raw[:14 + 2]
+        cut = raw[: 14 + 2]
         assert c_decode_frame(cut)[0] == "malformed"
         with pytest.raises(wire.WireError):
             wire.decode_frame(cut)

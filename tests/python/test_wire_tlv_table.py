@@ -8,6 +8,7 @@ the registry table of docs/protocol.md §5.1 (type, name, length, messages).
 The widths are also checked on the bytes: every TLV that quicoff.wire and the
 C library encode has a length its kind allows.
 """
+
 import importlib.util
 import os
 import re
@@ -24,14 +25,32 @@ FFI_BUILD = os.path.join(ROOT, "python", "quicoff", "_ffi_build.py")
 
 #: lengths a value of each kind may have (None: any multiple of 8)
 KIND_LENGTHS = {
-    "U8": {1}, "U32": {4}, "U64": {8}, "CID": set(range(21)), "ADDR": {7, 19},
-    "KEY": {16, 32}, "IV": {12}, "SECRET": {32, 48}, "ENCAP": {30, 54}, "STATS": None,
+    "U8": {1},
+    "U32": {4},
+    "U64": {8},
+    "CID": set(range(21)),
+    "ADDR": {7, 19},
+    "KEY": {16, 32},
+    "IV": {12},
+    "SECRET": {32, 48},
+    "ENCAP": {30, 54},
+    "STATS": None,
     "TEXT": set(range(256)),
 }
 #: how docs/protocol.md writes each kind's length
-KIND_DOC = {"U8": "1", "U32": "4", "U64": "8", "CID": "0..20", "ADDR": "7 or 19",
-            "KEY": "16 or 32", "IV": "12", "SECRET": "32 or 48", "ENCAP": "30 or 54",
-            "STATS": "8·n", "TEXT": "0..255"}
+KIND_DOC = {
+    "U8": "1",
+    "U32": "4",
+    "U64": "8",
+    "CID": "0..20",
+    "ADDR": "7 or 19",
+    "KEY": "16 or 32",
+    "IV": "12",
+    "SECRET": "32 or 48",
+    "ENCAP": "30 or 54",
+    "STATS": "8·n",
+    "TEXT": "0..255",
+}
 
 
 def registry():
@@ -43,9 +62,12 @@ def registry():
             if m:
                 name, typ, crit, kind, msgs = m.groups()
                 assert name not in rows, "%s twice in the registry" % name
-                rows[name] = (int(typ, 16), crit == "CRITICAL", kind,
-                              {x.strip().replace("QUICOFF_WIRE_IN_", "").lower()
-                               for x in msgs.split("|")})
+                rows[name] = (
+                    int(typ, 16),
+                    crit == "CRITICAL",
+                    kind,
+                    {x.strip().replace("QUICOFF_WIRE_IN_", "").lower() for x in msgs.split("|")},
+                )
     return rows
 
 
@@ -98,7 +120,7 @@ def test_cdef_names_every_registered_tlv():
 
 def test_protocol_md_registry_matches():
     text = open(PROTOCOL_MD, encoding="utf-8").read()
-    section = text[text.index("### 5.1 Registry"):text.index("### 5.2")]
+    section = text[text.index("### 5.1 Registry") : text.index("### 5.2")]
     rows = {}
     for line in section.splitlines():
         m = re.match(r"\| (0x[0-9A-F]{4}) \| (\w+) \| ([^|]+) \|[^|]*\| ([^|]+) \|", line)
@@ -112,11 +134,11 @@ def test_protocol_md_registry_matches():
 def _tlvs(payload):
     """(type, length) of every TLV after a v1 signaling header."""
     n = int.from_bytes(payload[14:16], "big")
-    p, out = payload[16:16 + n], []
+    p, out = payload[16 : 16 + n], []
     while p:
         t, ln = int.from_bytes(p[:2], "big"), int.from_bytes(p[2:4], "big")
         out.append((t, ln))
-        p = p[4 + ln:]
+        p = p[4 + ln :]
     return out
 
 
@@ -124,19 +146,45 @@ def _every_tlv_messages():
     enc4 = wire.Encap(src_ip="10.0.0.1", dst_ip="10.0.0.2", src_port=1, dst_port=2)
     enc6 = wire.Encap(src_ip="::1", dst_ip="::2", src_port=1, dst_port=2, vlan=5)
     return [
-        wire.Add(suite="aes-256-gcm", dcid=bytes(20), local_addr=("10.0.0.1", 443),
-                 key=bytes(32), iv=bytes(12), hp=bytes(32), next_key=bytes(32),
-                 next_iv=bytes(12), encap=enc6, grease_quic_bit=False),
+        wire.Add(
+            suite="aes-256-gcm",
+            dcid=bytes(20),
+            local_addr=("10.0.0.1", 443),
+            key=bytes(32),
+            iv=bytes(12),
+            hp=bytes(32),
+            next_key=bytes(32),
+            next_iv=bytes(12),
+            encap=enc6,
+            grease_quic_bit=False,
+        ),
         wire.Add(suite="aes-128-gcm", local_addr=("::1", 443), secret=bytes(32), encap=enc4),
         wire.Add(suite="aes-256-gcm", secret=bytes(48)),
-        wire.Update(key_generation=1, key=bytes(16), iv=bytes(12), roll_generation=1,
-                    largest_pn=5, fail_action="pass", usage_threshold=9, encap=enc4),
+        wire.Update(
+            key_generation=1,
+            key=bytes(16),
+            iv=bytes(12),
+            roll_generation=1,
+            largest_pn=5,
+            fail_action="pass",
+            usage_threshold=9,
+            encap=enc4,
+        ),
         wire.Update(key_generation=1, secret=bytes(48)),
         wire.Ack(detail="x" * 255),
         wire.Stats(conn={}, table={}, detail=""),
-        wire.Event(code="too_big", count=1, pn=2, key_generation=3, level="handshake",
-                   dcid=bytes(8), local_addr=("10.0.0.1", 1), remote_addr=("::2", 2),
-                   detail="d", mtu=1500),
+        wire.Event(
+            code="too_big",
+            count=1,
+            pn=2,
+            key_generation=3,
+            level="handshake",
+            dcid=bytes(8),
+            local_addr=("10.0.0.1", 1),
+            remote_addr=("::2", 2),
+            detail="d",
+            mtu=1500,
+        ),
     ]
 
 
@@ -156,7 +204,8 @@ def test_encoded_tlvs_have_the_registered_widths():
         # both decoders accept it (test_wire.py holds their results against each other)
         wire.decode(raw)
         m = ffi.new("struct quicoff_wire_msg *")
-        assert lib.quicoff_wire_decode_payload(wire.ETHERTYPE_SIGNAL, raw, len(raw), m) == 0, \
+        assert lib.quicoff_wire_decode_payload(wire.ETHERTYPE_SIGNAL, raw, len(raw), m) == 0, (
             msg.kind
+        )
         lib.quicoff_wire_msg_clear(m)
     assert seen == set(REG), "not exercised: %s" % sorted(set(REG) - seen)

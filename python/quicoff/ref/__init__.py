@@ -11,38 +11,84 @@ Versions: 1 (VERSION_1) and 0x6b3343cf (VERSION_2).
 """
 
 from .errors import AuthFailed, Malformed, RefError
-from .header import (MAX_CID_LEN, PACKET_TYPES, HeaderInfo, build_long_header,
-                     build_short_header, is_padding, parse_header, split_coalesced,
-                     walk_coalesced)
+from .header import (
+    MAX_CID_LEN,
+    PACKET_TYPES,
+    HeaderInfo,
+    build_long_header,
+    build_short_header,
+    is_padding,
+    parse_header,
+    split_coalesced,
+    walk_coalesced,
+)
 from .hp import hp_mask
-from .keys import (PacketKeys, derive_packet_keys, hkdf_expand,
-                   hkdf_expand_label, hkdf_extract, initial_keys,
-                   initial_secrets, next_packet_keys, next_secret)
+from .keys import (
+    PacketKeys,
+    derive_packet_keys,
+    hkdf_expand,
+    hkdf_expand_label,
+    hkdf_extract,
+    initial_keys,
+    initial_secrets,
+    next_packet_keys,
+    next_secret,
+)
 from .nonce import NONCE_LAYOUTS, nonce
 from .pn import PN_MAX, decode_pn, encode_pn_len, truncate_pn
 from .protect import MIN_PN_PLUS_PAYLOAD, Unprotected, protect, unprotect
 from .retry import retry_integrity_tag
 from .suites import SUITES, TAG_LEN, secret_len
 from .varint import VARINT_MAX, decode_varint, encode_varint, varint_size
-from .versions import (INITIAL_SALT, SUPPORTED_VERSIONS, VERSION_1, VERSION_2,
-                       VERSION_NEGOTIATION)
+from .versions import INITIAL_SALT, SUPPORTED_VERSIONS, VERSION_1, VERSION_2, VERSION_NEGOTIATION
 
 SUITE_NAMES = tuple(SUITES)
 
 __all__ = [
-    "AuthFailed", "Malformed", "RefError",
-    "HeaderInfo", "MAX_CID_LEN", "PACKET_TYPES", "build_long_header",
-    "build_short_header", "is_padding", "parse_header", "split_coalesced", "walk_coalesced",
+    "AuthFailed",
+    "Malformed",
+    "RefError",
+    "HeaderInfo",
+    "MAX_CID_LEN",
+    "PACKET_TYPES",
+    "build_long_header",
+    "build_short_header",
+    "is_padding",
+    "parse_header",
+    "split_coalesced",
+    "walk_coalesced",
     "hp_mask",
-    "PacketKeys", "derive_packet_keys", "hkdf_expand", "hkdf_expand_label",
-    "hkdf_extract", "initial_keys", "initial_secrets", "next_packet_keys",
+    "PacketKeys",
+    "derive_packet_keys",
+    "hkdf_expand",
+    "hkdf_expand_label",
+    "hkdf_extract",
+    "initial_keys",
+    "initial_secrets",
+    "next_packet_keys",
     "next_secret",
-    "NONCE_LAYOUTS", "nonce",
-    "PN_MAX", "decode_pn", "encode_pn_len", "truncate_pn",
-    "MIN_PN_PLUS_PAYLOAD", "Unprotected", "protect", "unprotect",
+    "NONCE_LAYOUTS",
+    "nonce",
+    "PN_MAX",
+    "decode_pn",
+    "encode_pn_len",
+    "truncate_pn",
+    "MIN_PN_PLUS_PAYLOAD",
+    "Unprotected",
+    "protect",
+    "unprotect",
     "retry_integrity_tag",
-    "SUITES", "SUITE_NAMES", "TAG_LEN", "secret_len",
-    "VARINT_MAX", "decode_varint", "encode_varint", "varint_size",
-    "INITIAL_SALT", "SUPPORTED_VERSIONS", "VERSION_1", "VERSION_2",
+    "SUITES",
+    "SUITE_NAMES",
+    "TAG_LEN",
+    "secret_len",
+    "VARINT_MAX",
+    "decode_varint",
+    "encode_varint",
+    "varint_size",
+    "INITIAL_SALT",
+    "SUPPORTED_VERSIONS",
+    "VERSION_1",
+    "VERSION_2",
     "VERSION_NEGOTIATION",
 ]

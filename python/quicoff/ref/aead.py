@@ -5,8 +5,7 @@
 from __future__ import annotations
 
 from cryptography.exceptions import InvalidTag
-from cryptography.hazmat.primitives.ciphers.aead import (AESCCM, AESGCM,
-                                                         ChaCha20Poly1305)
+from cryptography.hazmat.primitives.ciphers.aead import AESCCM, AESGCM, ChaCha20Poly1305
 
 from .errors import AuthFailed
 from .suites import IV_LEN, TAG_LEN, get_suite
@@ -23,15 +22,13 @@ def _aead(suite: str, key: bytes) -> AESGCM | AESCCM | ChaCha20Poly1305:
     return ChaCha20Poly1305(key)
 
 
-def seal(suite: str, key: bytes, nonce: bytes, aad: bytes,
-         plaintext: bytes) -> bytes:
+def seal(suite: str, key: bytes, nonce: bytes, aad: bytes, plaintext: bytes) -> bytes:
     """Returns ciphertext || 16-byte tag."""
     assert len(nonce) == IV_LEN
     return _aead(suite, key).encrypt(nonce, plaintext, aad)
 
 
-def open_(suite: str, key: bytes, nonce: bytes, aad: bytes,
-          ciphertext: bytes) -> bytes:
+def open_(suite: str, key: bytes, nonce: bytes, aad: bytes, ciphertext: bytes) -> bytes:
     """Inverse of :func:`seal`; raises :class:`AuthFailed`."""
     assert len(nonce) == IV_LEN
     if len(ciphertext) < TAG_LEN:

@@ -26,11 +26,17 @@ from .errors import Malformed
 from .pn import encode_pn_len, truncate_pn
 from .suites import TAG_LEN
 from .varint import decode_varint, encode_varint
-from .versions import (LONG_TYPE_CODES, LONG_TYPE_NAMES, PROTECTED_LONG_TYPES,
-                       VERSION_1, VERSION_NEGOTIATION, check_version)
+from .versions import (
+    LONG_TYPE_CODES,
+    LONG_TYPE_NAMES,
+    PROTECTED_LONG_TYPES,
+    VERSION_1,
+    VERSION_NEGOTIATION,
+    check_version,
+)
 
-MAX_CID_LEN = 20        # RFC 9000 §17.2, for versions 1 and 2
-RETRY_TAG_LEN = 16      # Retry Integrity Tag (RFC 9001 §5.8)
+MAX_CID_LEN = 20  # RFC 9000 §17.2, for versions 1 and 2
+RETRY_TAG_LEN = 16  # Retry Integrity Tag (RFC 9001 §5.8)
 
 PACKET_TYPES = ("initial", "0rtt", "handshake", "retry", "1rtt", "vn", "unknown")
 
@@ -86,8 +92,7 @@ def _need(buf: bytes, end: int, what: str) -> None:
         raise Malformed(f"truncated {what}: need {end} bytes, have {len(buf)}")
 
 
-def _parse(buf: bytes, offset: int, dcid_len: int | None,
-           check_end: bool = True) -> HeaderInfo:
+def _parse(buf: bytes, offset: int, dcid_len: int | None, check_end: bool = True) -> HeaderInfo:
     """Parse one header at ``offset``. With ``check_end=False`` a Length that
     points past the end of ``buf`` is accepted (used by ``protect`` to
     validate a header supplied without its payload)."""
@@ -102,14 +107,24 @@ def _parse(buf: bytes, offset: int, dcid_len: int | None,
             raise ValueError("short headers need dcid_len in 0..20")
         pos = offset + 1
         _need(buf, pos + dcid_len, "short header DCID")
-        return HeaderInfo("short", first, None, "1rtt",
-                          buf[pos:pos + dcid_len], None, None, None,
-                          pos + dcid_len, len(buf), offset)
+        return HeaderInfo(
+            "short",
+            first,
+            None,
+            "1rtt",
+            buf[pos : pos + dcid_len],
+            None,
+            None,
+            None,
+            pos + dcid_len,
+            len(buf),
+            offset,
+        )
 
     # ---- long header (RFC 9000 §17.2) ----
     pos = offset + 1
     _need(buf, pos + 4, "version")
-    version = int.from_bytes(buf[pos:pos + 4], "big")
+    version = int.from_bytes(buf[pos : pos + 4], "big")
     pos += 4
     known = version in LONG_TYPE_NAMES
     cids = []
@@ -120,44 +135,57 @@ def _parse(buf: bytes, offset: int, dcid_len: int | None,
         if known and n > MAX_CID_LEN:
             raise Malformed(f"{name} length {n} > {MAX_CID_LEN}")
         _need(buf, pos + n, name)
-        cids.append(buf[pos:pos + n])
+        cids.append(buf[pos : pos + n])
         pos += n
     dcid, scid = cids
 
     if version == VERSION_NEGOTIATION:
-        return HeaderInfo("long", first, version, "vn", dcid, scid, None, None,
-                          None, len(buf), offset)
+        return HeaderInfo(
+            "long", first, version, "vn", dcid, scid, None, None, None, len(buf), offset
+        )
     if not known:
-        return HeaderInfo("long", first, version, "unknown", dcid, scid, None,
-                          None, None, len(buf), offset)
+        return HeaderInfo(
+            "long", first, version, "unknown", dcid, scid, None, None, None, len(buf), offset
+        )
 
     ptype = LONG_TYPE_NAMES[version][(first >> 4) & 0x03]
     if ptype == "retry":
         # RFC 9000 §17.2.5: Retry Token fills the rest, then a 16-byte tag.
         if len(buf) - pos < RETRY_TAG_LEN:
             raise Malformed("Retry packet shorter than its integrity tag")
-        return HeaderInfo("long", first, version, "retry", dcid, scid,
-                          buf[pos:len(buf) - RETRY_TAG_LEN], None, None,
-                          len(buf), offset)
+        return HeaderInfo(
+            "long",
+            first,
+            version,
+            "retry",
+            dcid,
+            scid,
+            buf[pos : len(buf) - RETRY_TAG_LEN],
+            None,
+            None,
+            len(buf),
+            offset,
+        )
 
     token = None
     if ptype == "initial":
         token_len, pos = decode_varint(buf, pos)
         _need(buf, pos + token_len, "token")
-        token = buf[pos:pos + token_len]
+        token = buf[pos : pos + token_len]
         pos += token_len
     length_offset = pos
     length, pos = decode_varint(buf, pos)
     end = pos + length
     if check_end and end > len(buf):
-        raise Malformed(f"Length {length} runs past the datagram "
-                        f"({len(buf) - pos} bytes left)")
-    return HeaderInfo("long", first, version, ptype, dcid, scid, token, length,
-                      pos, end, offset, length_offset)
+        raise Malformed(f"Length {length} runs past the datagram ({len(buf) - pos} bytes left)")
+    return HeaderInfo(
+        "long", first, version, ptype, dcid, scid, token, length, pos, end, offset, length_offset
+    )
 
 
-def parse_header(datagram: bytes, offset: int = 0,
-                 dcid_len: int | None = None, *, check_end: bool = True) -> HeaderInfo:
+def parse_header(
+    datagram: bytes, offset: int = 0, dcid_len: int | None = None, *, check_end: bool = True
+) -> HeaderInfo:
     """Parse the (possibly protected) header of the packet at ``offset``.
 
     ``dcid_len`` is needed only for short headers, whose DCID length is not
@@ -168,8 +196,7 @@ def parse_header(datagram: bytes, offset: int = 0,
     return _parse(datagram, offset, dcid_len, check_end=check_end)
 
 
-def split_coalesced(datagram: bytes, dcid_len: int | None = None
-                    ) -> list[tuple[int, int]]:
+def split_coalesced(datagram: bytes, dcid_len: int | None = None) -> list[tuple[int, int]]:
     """Split a UDP datagram into its coalesced packets (RFC 9000 §12.2).
 
     Returns ``[(offset, end), ...]``. A packet without a Length field (short
@@ -180,8 +207,9 @@ def split_coalesced(datagram: bytes, dcid_len: int | None = None
     return [(offset, info.packet_end) for offset, info in walk_coalesced(datagram, dcid_len)]
 
 
-def walk_coalesced(datagram: bytes, dcid_len: int | None = None
-                   ) -> Iterator[tuple[int, HeaderInfo]]:
+def walk_coalesced(
+    datagram: bytes, dcid_len: int | None = None
+) -> Iterator[tuple[int, HeaderInfo]]:
     """The coalesced packets of a UDP datagram one by one: ``(offset,
     header)`` of each, as :func:`split_coalesced` finds them; it stops at the
     trailing padding (:func:`is_padding`) or the end. A packet whose header
@@ -218,12 +246,20 @@ def _pn_len_for(pn: int, pn_len: int | None, largest_acked: int | None) -> int:
     return pn_len
 
 
-def build_long_header(packet_type: str, dcid: bytes, scid: bytes, pn: int,
-                      payload_len: int, *, version: int = VERSION_1,
-                      pn_len: int | None = None,
-                      largest_acked: int | None = None, token: bytes = b"",
-                      reserved_bits: int = 0,
-                      length_size: int | None = None) -> bytes:
+def build_long_header(
+    packet_type: str,
+    dcid: bytes,
+    scid: bytes,
+    pn: int,
+    payload_len: int,
+    *,
+    version: int = VERSION_1,
+    pn_len: int | None = None,
+    largest_acked: int | None = None,
+    token: bytes = b"",
+    reserved_bits: int = 0,
+    length_size: int | None = None,
+) -> bytes:
     """Plaintext long header for an Initial, 0-RTT or Handshake packet.
 
     ``payload_len`` is the plaintext payload length; the Length field is set to
@@ -244,8 +280,9 @@ def build_long_header(packet_type: str, dcid: bytes, scid: bytes, pn: int,
     if payload_len < 0:
         raise ValueError("payload_len must be >= 0")
     pn_len = _pn_len_for(pn, pn_len, largest_acked)
-    first = (0xC0 | (LONG_TYPE_CODES[version][packet_type] << 4)
-             | (reserved_bits << 2) | (pn_len - 1))
+    first = (
+        0xC0 | (LONG_TYPE_CODES[version][packet_type] << 4) | (reserved_bits << 2) | (pn_len - 1)
+    )
     out = bytearray([first])
     out += version.to_bytes(4, "big")
     out += bytes([len(dcid)]) + dcid
@@ -257,9 +294,16 @@ def build_long_header(packet_type: str, dcid: bytes, scid: bytes, pn: int,
     return bytes(out)
 
 
-def build_short_header(dcid: bytes, pn: int, *, pn_len: int | None = None,
-                       largest_acked: int | None = None, key_phase: int = 0,
-                       spin: int = 0, reserved_bits: int = 0) -> bytes:
+def build_short_header(
+    dcid: bytes,
+    pn: int,
+    *,
+    pn_len: int | None = None,
+    largest_acked: int | None = None,
+    key_phase: int = 0,
+    spin: int = 0,
+    reserved_bits: int = 0,
+) -> bytes:
     """Plaintext 1-RTT short header: 0 1 S RR K PP | DCID | PN."""
     if len(dcid) > MAX_CID_LEN:
         raise ValueError("connection IDs are at most 20 bytes")
@@ -268,6 +312,5 @@ def build_short_header(dcid: bytes, pn: int, *, pn_len: int | None = None,
     if not 0 <= reserved_bits <= 3:
         raise ValueError("reserved_bits is a 2-bit field")
     pn_len = _pn_len_for(pn, pn_len, largest_acked)
-    first = (0x40 | (spin << 5) | (reserved_bits << 3) | (key_phase << 2)
-             | (pn_len - 1))
+    first = 0x40 | (spin << 5) | (reserved_bits << 3) | (key_phase << 2) | (pn_len - 1)
     return bytes([first]) + dcid + truncate_pn(pn, pn_len)

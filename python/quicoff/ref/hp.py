@@ -18,7 +18,7 @@ from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
 
 from .suites import SAMPLE_LEN, get_suite
 
-SAMPLE_OFFSET = 4          # sample starts at pn_offset + 4
+SAMPLE_OFFSET = 4  # sample starts at pn_offset + 4
 LONG_FIRST_BYTE_MASK = 0x0F
 SHORT_FIRST_BYTE_MASK = 0x1F
 
@@ -37,9 +37,9 @@ def hp_mask(suite: str, hp_key: bytes, sample: bytes) -> bytes:
     # block counter (32 bits, little-endian) followed by the 96-bit nonce.
     counter = int.from_bytes(sample[0:4], "little")
     chacha_nonce = sample[4:16]
-    enc = Cipher(algorithms.ChaCha20(hp_key,
-                                     counter.to_bytes(4, "little") + chacha_nonce),
-                 mode=None).encryptor()
+    enc = Cipher(
+        algorithms.ChaCha20(hp_key, counter.to_bytes(4, "little") + chacha_nonce), mode=None
+    ).encryptor()
     return enc.update(b"\x00" * 5) + enc.finalize()
 
 

@@ -22,12 +22,11 @@ class PacketKeys:
     """Keys for one direction and one key phase of one packet number space."""
 
     key: bytes  # AEAD key
-    iv: bytes   # 12-byte AEAD IV, XORed with the packet number for the nonce
-    hp: bytes   # header-protection key
+    iv: bytes  # 12-byte AEAD IV, XORed with the packet number for the nonce
+    hp: bytes  # header-protection key
 
     def __repr__(self) -> str:  # hex is what people compare against RFCs
-        return (f"PacketKeys(key={self.key.hex()}, iv={self.iv.hex()}, "
-                f"hp={self.hp.hex()})")
+        return f"PacketKeys(key={self.key.hex()}, iv={self.iv.hex()}, hp={self.hp.hex()})"
 
 
 def _hmac(hash_alg: hashes.HashAlgorithm, key: bytes, data: bytes) -> bytes:
@@ -36,15 +35,15 @@ def _hmac(hash_alg: hashes.HashAlgorithm, key: bytes, data: bytes) -> bytes:
     return h.finalize()
 
 
-def hkdf_extract(salt: bytes, ikm: bytes,
-                 hash_alg: hashes.HashAlgorithm | None = None) -> bytes:
+def hkdf_extract(salt: bytes, ikm: bytes, hash_alg: hashes.HashAlgorithm | None = None) -> bytes:
     """RFC 5869 §2.2: PRK = HMAC-Hash(salt, IKM)."""
     hash_alg = hash_alg or hashes.SHA256()
     return _hmac(hash_alg, salt, ikm)
 
 
-def hkdf_expand(prk: bytes, info: bytes, length: int,
-                hash_alg: hashes.HashAlgorithm | None = None) -> bytes:
+def hkdf_expand(
+    prk: bytes, info: bytes, length: int, hash_alg: hashes.HashAlgorithm | None = None
+) -> bytes:
     """RFC 5869 §2.3: T(i) = HMAC-Hash(PRK, T(i-1) | info | i); OKM = T(1)|T(2)|..."""
     hash_alg = hash_alg or hashes.SHA256()
     if length > 255 * hash_alg.digest_size:
@@ -70,23 +69,24 @@ def hkdf_label(label: str | bytes, context: bytes, length: int) -> bytes:
     full = b"tls13 " + label
     if not 7 <= len(full) <= 255 or len(context) > 255 or not 0 <= length < 65536:
         raise ValueError("HkdfLabel field out of range")
-    return (length.to_bytes(2, "big") + bytes([len(full)]) + full
-            + bytes([len(context)]) + context)
+    return length.to_bytes(2, "big") + bytes([len(full)]) + full + bytes([len(context)]) + context
 
 
-def hkdf_expand_label(secret: bytes, label: str | bytes, context: bytes,
-                      length: int,
-                      hash_alg: hashes.HashAlgorithm | None = None) -> bytes:
+def hkdf_expand_label(
+    secret: bytes,
+    label: str | bytes,
+    context: bytes,
+    length: int,
+    hash_alg: hashes.HashAlgorithm | None = None,
+) -> bytes:
     """RFC 8446 §7.1 HKDF-Expand-Label(Secret, Label, Context, Length)."""
-    return hkdf_expand(secret, hkdf_label(label, context, length), length,
-                       hash_alg)
+    return hkdf_expand(secret, hkdf_label(label, context, length), length, hash_alg)
 
 
 def _check_secret(suite: str, secret: bytes) -> None:
     s = get_suite(suite)
     if len(secret) != s.secret_len:
-        raise ValueError(f"{suite} secrets are {s.secret_len} bytes, "
-                         f"got {len(secret)}")
+        raise ValueError(f"{suite} secrets are {s.secret_len} bytes, got {len(secret)}")
 
 
 def derive_packet_keys(suite: str, secret: bytes, version: int = 1) -> PacketKeys:
@@ -117,8 +117,7 @@ def next_secret(suite: str, secret: bytes, version: int = 1) -> bytes:
     s = get_suite(suite)
     _check_secret(suite, secret)
     prefix = LABEL_PREFIX[check_version(version)]
-    return hkdf_expand_label(secret, f"{prefix} ku", b"", s.secret_len,
-                             s.hash_algorithm())
+    return hkdf_expand_label(secret, f"{prefix} ku", b"", s.secret_len, s.hash_algorithm())
 
 
 def initial_secrets(dcid: bytes, version: int = 1) -> tuple[bytes, bytes]:
@@ -133,19 +132,24 @@ def initial_secrets(dcid: bytes, version: int = 1) -> tuple[bytes, bytes]:
     salt = INITIAL_SALT[check_version(version)]
     h = hashes.SHA256()
     initial = hkdf_extract(salt, dcid, h)
-    return (hkdf_expand_label(initial, "client in", b"", 32, h),
-            hkdf_expand_label(initial, "server in", b"", 32, h))
+    return (
+        hkdf_expand_label(initial, "client in", b"", 32, h),
+        hkdf_expand_label(initial, "server in", b"", 32, h),
+    )
 
 
 def initial_keys(dcid: bytes, version: int = 1) -> tuple[PacketKeys, PacketKeys]:
     """(client, server) Initial packet keys; Initial packets use AES-128-GCM."""
     client, server = initial_secrets(dcid, version)
-    return (derive_packet_keys("aes-128-gcm", client, version),
-            derive_packet_keys("aes-128-gcm", server, version))
+    return (
+        derive_packet_keys("aes-128-gcm", client, version),
+        derive_packet_keys("aes-128-gcm", server, version),
+    )
 
 
-def next_packet_keys(suite: str, secret: bytes, keys: PacketKeys,
-                     version: int = 1) -> tuple[bytes, PacketKeys]:
+def next_packet_keys(
+    suite: str, secret: bytes, keys: PacketKeys, version: int = 1
+) -> tuple[bytes, PacketKeys]:
     """One key update (RFC 9001 §6.1): returns ``(next_secret, next_keys)``
     where ``next_keys`` has the new key and iv and keeps ``keys.hp``."""
     new_secret = next_secret(suite, secret, version)

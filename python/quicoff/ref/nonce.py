@@ -27,8 +27,7 @@ from .suites import IV_LEN
 NONCE_LAYOUTS = ("rfc9001", "multipath", "multipath-path-id-le")
 
 
-def nonce(iv: bytes, pn: int, path_id: int | None = None,
-          layout: str = "rfc9001") -> bytes:
+def nonce(iv: bytes, pn: int, path_id: int | None = None, layout: str = "rfc9001") -> bytes:
     if len(iv) != IV_LEN:
         raise ValueError(f"iv must be {IV_LEN} bytes, got {len(iv)}")
     if not 0 <= pn <= PN_MAX:
@@ -39,9 +38,9 @@ def nonce(iv: bytes, pn: int, path_id: int | None = None,
         pid = 0 if path_id is None else path_id
         if not 0 <= pid < (1 << 32):
             raise ValueError(f"path_id must fit 32 bits: {pid}")
-        block = (pid.to_bytes(4, "big" if layout == "multipath" else "little")
-                 + pn.to_bytes(8, "big"))
+        block = pid.to_bytes(4, "big" if layout == "multipath" else "little") + pn.to_bytes(
+            8, "big"
+        )
     else:
-        raise ValueError(f"unknown nonce layout {layout!r}; "
-                         f"expected one of {NONCE_LAYOUTS}")
+        raise ValueError(f"unknown nonce layout {layout!r}; expected one of {NONCE_LAYOUTS}")
     return bytes(a ^ b for a, b in zip(iv, block))

@@ -55,9 +55,16 @@ class Unprotected:
     packet_len: int
 
 
-def protect(suite: str, keys: PacketKeys, header: bytes, payload: bytes,
-            pn: int, path_id: int | None = None,
-            nonce_layout: str = "rfc9001", grease_quic_bit: bool = True) -> bytes:
+def protect(
+    suite: str,
+    keys: PacketKeys,
+    header: bytes,
+    payload: bytes,
+    pn: int,
+    path_id: int | None = None,
+    nonce_layout: str = "rfc9001",
+    grease_quic_bit: bool = True,
+) -> bytes:
     """Apply packet and header protection; returns the protected packet.
 
     ``header`` is the complete plaintext header ending with the encoded
@@ -103,7 +110,8 @@ def protect(suite: str, keys: PacketKeys, header: bytes, payload: bytes,
         raise ValueError(
             f"pn_len + payload = {pn_len + len(payload)} bytes < "
             f"{MIN_PN_PLUS_PAYLOAD}: too short for the header protection "
-            "sample, pad the payload")
+            "sample, pad the payload"
+        )
     truncated = int.from_bytes(header[pn_offset:], "big")
     if truncated != pn & ((1 << (8 * pn_len)) - 1):
         raise ValueError("packet number bytes in the header do not match pn")
@@ -111,8 +119,8 @@ def protect(suite: str, keys: PacketKeys, header: bytes, payload: bytes,
     n = make_nonce(keys.iv, pn, path_id, nonce_layout)
     ciphertext = aead.seal(suite, keys.key, n, header, payload)
 
-    sample_start = SAMPLE_OFFSET - pn_len       # relative to the ciphertext
-    sample = ciphertext[sample_start:sample_start + SAMPLE_LEN]
+    sample_start = SAMPLE_OFFSET - pn_len  # relative to the ciphertext
+    sample = ciphertext[sample_start : sample_start + SAMPLE_LEN]
     mask = hp_mask(suite, keys.hp, sample)
 
     out = bytearray(header)
@@ -122,11 +130,16 @@ def protect(suite: str, keys: PacketKeys, header: bytes, payload: bytes,
     return bytes(out) + ciphertext
 
 
-def unprotect(suite: str, keys: PacketKeys, packet: bytes,
-              dcid_len: int | None = None, largest_pn: int | None = None,
-              path_id: int | None = None,
-              nonce_layout: str = "rfc9001",
-              grease_quic_bit: bool = True) -> Unprotected:
+def unprotect(
+    suite: str,
+    keys: PacketKeys,
+    packet: bytes,
+    dcid_len: int | None = None,
+    largest_pn: int | None = None,
+    path_id: int | None = None,
+    nonce_layout: str = "rfc9001",
+    grease_quic_bit: bool = True,
+) -> Unprotected:
     """Remove header and packet protection from the packet at ``packet[0]``.
 
     ``dcid_len`` is used for short headers only. ``largest_pn`` is the
@@ -152,9 +165,11 @@ def unprotect(suite: str, keys: PacketKeys, packet: bytes,
 
     sample_start = pn_offset + SAMPLE_OFFSET
     if sample_start + SAMPLE_LEN > end:
-        raise Malformed(f"packet too short for the header protection sample "
-                        f"({end - pn_offset} bytes from the packet number)")
-    mask = hp_mask(suite, keys.hp, packet[sample_start:sample_start + SAMPLE_LEN])
+        raise Malformed(
+            f"packet too short for the header protection sample "
+            f"({end - pn_offset} bytes from the packet number)"
+        )
+    mask = hp_mask(suite, keys.hp, packet[sample_start : sample_start + SAMPLE_LEN])
 
     first = packet[0] ^ (mask[0] & first_byte_mask(packet[0]))
     pn_len = (first & 0x03) + 1
@@ -162,7 +177,7 @@ def unprotect(suite: str, keys: PacketKeys, packet: bytes,
     pn = decode_pn(largest_pn, int.from_bytes(pn_bytes, "big"), 8 * pn_len)
 
     header = bytes([first]) + packet[1:pn_offset] + pn_bytes
-    ciphertext = packet[pn_offset + pn_len:end]
+    ciphertext = packet[pn_offset + pn_len : end]
     n = make_nonce(keys.iv, pn, path_id, nonce_layout)
     payload = aead.open_(suite, keys.key, n, header, ciphertext)
 

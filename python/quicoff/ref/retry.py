@@ -14,8 +14,7 @@ from cryptography.hazmat.primitives.ciphers.aead import AESGCM
 from .versions import RETRY_KEY, RETRY_NONCE, check_version
 
 
-def retry_integrity_tag(odcid: bytes, retry_without_tag: bytes,
-                        version: int = 1) -> bytes:
+def retry_integrity_tag(odcid: bytes, retry_without_tag: bytes, version: int = 1) -> bytes:
     check_version(version)
     if len(odcid) > 255:
         raise ValueError("ODCID too long")

@@ -16,9 +16,9 @@ from cryptography.hazmat.primitives import hashes
 @dataclass(frozen=True)
 class Suite:
     name: str
-    key_len: int       # AEAD key and header-protection key length (bytes)
-    hash_name: str     # "sha256" or "sha384"
-    hp: str            # "aes" (AES-ECB, §5.4.3) or "chacha20" (§5.4.4)
+    key_len: int  # AEAD key and header-protection key length (bytes)
+    hash_name: str  # "sha256" or "sha384"
+    hp: str  # "aes" (AES-ECB, §5.4.3) or "chacha20" (§5.4.4)
 
     def hash_algorithm(self) -> hashes.HashAlgorithm:
         return hashes.SHA384() if self.hash_name == "sha384" else hashes.SHA256()
@@ -28,8 +28,8 @@ class Suite:
         return 48 if self.hash_name == "sha384" else 32
 
 
-IV_LEN = 12    # every QUIC AEAD uses a 96-bit nonce
-TAG_LEN = 16   # every QUIC AEAD has a 128-bit tag
+IV_LEN = 12  # every QUIC AEAD uses a 96-bit nonce
+TAG_LEN = 16  # every QUIC AEAD has a 128-bit tag
 SAMPLE_LEN = 16
 
 SUITES: dict[str, Suite] = {
@@ -44,9 +44,7 @@ def get_suite(name: str) -> Suite:
     try:
         return SUITES[name]
     except KeyError:
-        raise ValueError(
-            f"unknown suite {name!r}; expected one of {sorted(SUITES)}"
-        ) from None
+        raise ValueError(f"unknown suite {name!r}; expected one of {sorted(SUITES)}") from None
 
 
 def secret_len(suite: str) -> int:

@@ -44,8 +44,7 @@ LONG_TYPE_NAMES = {
     VERSION_2: {0b01: "initial", 0b10: "0rtt", 0b11: "handshake", 0b00: "retry"},
 }
 LONG_TYPE_CODES = {
-    v: {name: code for code, name in names.items()}
-    for v, names in LONG_TYPE_NAMES.items()
+    v: {name: code for code, name in names.items()} for v, names in LONG_TYPE_NAMES.items()
 }
 
 # Long-header packet types that carry a Length, a Packet Number and an
