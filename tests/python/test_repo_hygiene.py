@@ -34,3 +34,53 @@ def test_every_source_file_has_an_spdx_header():
         if not any("SPDX-License-Identifier: Apache-2.0" in line for line in head):
             missing.append(str(rel))
     assert not missing, "no SPDX header in the first three lines: " + ", ".join(missing)
+
+
+def _layout_block():
+    text = (ROOT / "README.md").read_text()
+    start = text.index("## Layout")
+    block = text[text.index("```", start) + 3 :]
+    return block[: block.index("```")]
+
+
+def test_readme_layout_names_every_part_of_the_tree():
+    """README's Layout names every top-level directory, every module of the
+    two Python packages, every C file of the libraries and of quicoff-dpdk,
+    every docs page and every tool, and nothing that is not there."""
+    layout = _layout_block()
+    words = set(
+        layout.replace(",", " ").replace(";", " ").replace("(", " ").replace(")", " ").split()
+    )
+    tracked = [Path(p) for p in _tracked_sources()] + [
+        Path(p)
+        for p in subprocess.run(
+            ["git", "ls-files", "docs", "tools"], cwd=ROOT, capture_output=True, text=True
+        ).stdout.split()
+    ]
+    top = {p.parts[0] for p in tracked if len(p.parts) > 1 and not p.parts[0].startswith(".")}
+    missing = sorted(d for d in top if not any(w.startswith(d + "/") for w in words))
+    groups = {
+        "python/quicoff": ".py",
+        "lab/quicoff_lab": ".py",
+        "src": ".c",
+        "wire": ".c",
+        "apps/dpdk": ".c",
+        "docs": ".md",
+    }
+    for folder, suffix in groups.items():
+        for p in tracked:
+            if str(p.parent) == folder and p.suffix == suffix:
+                name = p.stem
+                if name.startswith("__") or name.startswith("test_") or name == "_ffi_build":
+                    continue
+                if name not in words:
+                    missing.append(str(p))
+    for p in tracked:
+        if str(p.parent) == "tools" and p.suffix in (".sh", ".py", ".c") and p.name not in words:
+            if p.name not in layout:
+                missing.append(str(p))
+    assert not missing, "README's Layout does not name: " + ", ".join(sorted(set(missing)))
+    for line in layout.splitlines():
+        first = line.split()[0] if line and not line[0].isspace() else ""
+        if first.endswith("/"):
+            assert (ROOT / first).is_dir(), "README's Layout names %s, not in the tree" % first
