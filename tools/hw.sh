@@ -84,7 +84,7 @@ synth() {
     # synthesis and place and route are not part of the tests: their tools
     # (large PyPI wheels) are installed the first time they are wanted
     { [ -x "$Y" ] && [ -x "$N" ]; } || deps
-    local shared="hw/rtl/qo_aes_pipe.v hw/rtl/qo_ghash.v hw/rtl/qo_ctrl_port.v hw/rtl/qo_entry_table.v hw/rtl/qo_frame_buf.v"
+    local shared="hw/rtl/qo_aes_pipe.v hw/rtl/qo_ghash.v hw/rtl/qo_ctrl_port.v hw/rtl/qo_entry_table.v hw/rtl/qo_frame_buf.v hw/rtl/qo_frame_parse.v"
     local src="$shared hw/rtl/quicoff_rx.v"
     if [ ! -s "$OUT/xc7_rx_stat.json" ]; then
         nice -n 10 "$Y" -q -l "$OUT/xc7_rx.log" -p "read_verilog -Ihw/rtl $src; synth_xilinx -family xc7 -top quicoff_rx; tee -q -o $OUT/xc7_rx_stat.json stat -json"

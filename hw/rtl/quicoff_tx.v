@@ -132,11 +132,16 @@ module quicoff_tx #(
     reg [15:0] tx_idx;
     reg [61:0] tx_pn;
 
-    reg        vlan, is4, is6;
-    reg [15:0] l3, l4, q, ip_end, udp_end, udplen, pn_off;
-    reg [3:0]  ihl;
-    reg [15:0] iptot;
-    reg        p_pass, p_malf;
+    wire        vlan, is4, is6;
+    wire [15:0] l3, l4, q, ip_end, udp_end, udplen, pn_off;
+    wire [3:0]  ihl;
+    wire [15:0] iptot;
+    wire        p_pass, p_malf;
+    qo_frame_parse parse (
+        .clk(clk), .step(state == S_P1 ? 2'd1 : state == S_P2 ? 2'd2 : state == S_P3 ? 2'd3 : 2'd0),
+        .hdr(hdr), .flen(flen), .cfg_dcid_len(cfg_dcid_len),
+        .vlan(vlan), .is4(is4), .is6(is6), .l3(l3), .l4(l4), .q(q), .ip_end(ip_end), .udp_end(udp_end),
+        .udplen(udplen), .pn_off(pn_off), .ihl(ihl), .iptot(iptot), .p_pass(p_pass), .p_malf(p_malf));
     reg [39:0]  mask;
     reg [2:0]   pn_len;
     reg         kp;
@@ -162,9 +167,7 @@ module quicoff_tx #(
         hb = hdr[8*i[6:0] +: 8];
     endfunction
     wire [15:0] l4p8 = l4 + 16'd8;
-    wire [7:0]  b_l3 = hdr[8*l3[6:0] +: 8];
     wire [7:0]  b_q  = hdr[8*l4p8[6:0] +: 8];
-    wire [3:0]  hp_ver = b_l3[7:4];
 
     reg          a_v;
     reg [127:0]  a_blk;
@@ -247,53 +250,10 @@ module quicoff_tx #(
             if (cmd_op != 4'd5) cmd_done <= 1'b1;
         end
         S_CS: state <= S_ENT;
-        // -------- parse: one layer per clock
-        S_P1: begin
-            vlan <= ({hb(12), hb(13)} == 16'h8100);
-            l3   <= ({hb(12), hb(13)} == 16'h8100) ? 16'd18 : 16'd14;
-            is4  <= ({hb(12), hb(13)} == 16'h8100) ? ({hb(16), hb(17)} == 16'h0800) : ({hb(12), hb(13)} == 16'h0800);
-            is6  <= ({hb(12), hb(13)} == 16'h8100) ? ({hb(16), hb(17)} == 16'h86dd) : ({hb(12), hb(13)} == 16'h86dd);
-            state <= S_P2;
-        end
-        S_P2: begin
-            p_pass <= 1'b0; p_malf <= 1'b0;
-            ihl   <= hb(l3) & 8'h0f;
-            iptot <= is6 ? {hb(l3 + 4), hb(l3 + 5)} : {hb(l3 + 2), hb(l3 + 3)};   // v6: payload length
-            if (is4) begin
-                l4     <= l3 + {b_l3[3:0], 2'b00};
-                ip_end <= l3 + {hb(l3 + 2), hb(l3 + 3)};
-                if (hp_ver != 4'd4 || b_l3[3:0] < 4'd5 || hb(l3 + 9) != 8'd17 ||
-                    ({hb(l3 + 6), hb(l3 + 7)} & 16'h3fff) != 16'd0)
-                    p_pass <= 1'b1;
-                else if ({hb(l3 + 2), hb(l3 + 3)} < {b_l3[3:0], 2'b00} + 16'd8 ||
-                         l3 + {hb(l3 + 2), hb(l3 + 3)} > flen)
-                    p_malf <= 1'b1;
-            end else if (is6) begin
-                l4     <= l3 + 16'd40;
-                ip_end <= l3 + 16'd40 + {hb(l3 + 4), hb(l3 + 5)};
-                if (hp_ver != 4'd6 || hb(l3 + 6) != 8'd17)
-                    p_pass <= 1'b1;
-                else if (l3 + 16'd40 + {hb(l3 + 4), hb(l3 + 5)} > flen)
-                    p_malf <= 1'b1;
-            end else
-                p_pass <= 1'b1;
-            state <= S_P3;
-        end
-        S_P3: begin
-            udplen  <= {hb(l4 + 4), hb(l4 + 5)};
-            udp_end <= l4 + {hb(l4 + 4), hb(l4 + 5)};
-            q       <= l4 + 16'd8;
-            pn_off  <= l4 + 16'd9 + cfg_dcid_len;
-            if (!p_pass && !p_malf) begin
-                if ({hb(l4 + 4), hb(l4 + 5)} < 16'd8 || l4 + {hb(l4 + 4), hb(l4 + 5)} > ip_end)
-                    p_malf <= 1'b1;
-                else if ({hb(l4 + 4), hb(l4 + 5)} == 16'd8 || b_q[7] || !b_q[6])
-                    p_pass <= 1'b1;        // empty, long header or no QUIC bit: not ours
-                else if ({hb(l4 + 4), hb(l4 + 5)} < 16'd9 + cfg_dcid_len)
-                    p_malf <= 1'b1;        // too short for the DCID
-            end
-            state <= S_P4;
-        end
+        // -------- parse: qo_frame_parse takes one layer per clock
+        S_P1: state <= S_P2;
+        S_P2: state <= S_P3;
+        S_P3: state <= S_P4;
         S_P4: begin
             eidx <= tx_idx[EW-1:0];
             if (p_pass || p_malf) begin

@@ -18,7 +18,7 @@ from cocotb_tools.check_results import get_results
 HERE = Path(__file__).resolve().parent
 RTL = HERE.parent / "rtl"
 # what quicoff_rx and quicoff_tx are built from besides their own file
-SHARED = ["qo_aes_pipe.v", "qo_ghash.v", "qo_ctrl_port.v", "qo_entry_table.v", "qo_frame_buf.v"]
+SHARED = ["qo_aes_pipe.v", "qo_ghash.v", "qo_ctrl_port.v", "qo_entry_table.v", "qo_frame_buf.v", "qo_frame_parse.v"]
 SOURCES = {
     "qo_aes_pipe": ["qo_aes_pipe.v"],
     "qo_gf128_mul": ["qo_ghash.v"],
