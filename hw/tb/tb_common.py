@@ -99,9 +99,7 @@ def lookup_key20(s, dcid_len):
     return (ipaddress.ip_address(s.addr[0]).packed + s.addr[1].to_bytes(2, "big")).ljust(20, b"\0")
 
 
-def add_stats(name, **counts):
-    """Adds counts to section `name` of $QO_STATS_FILE (runs accumulate: tools/hw.sh
-    test --long runs a suite several times)."""
+def _update_stats(name, update):
     fn = os.environ.get("QO_STATS_FILE")
     if not fn:
         return
@@ -109,7 +107,31 @@ def add_stats(name, **counts):
     if os.path.exists(fn):
         with open(fn) as fh:
             d = json.load(fh)
-    old = d.get(name, {})
-    d[name] = {k: old.get(k, 0) + v for k, v in counts.items()}
+    d[name] = update(d.get(name, {}))
     with open(fn, "w") as fh:
         json.dump(d, fh, indent=1)
+
+
+def add_stats(name, **counts):
+    """Adds to section `name` of $QO_STATS_FILE, so that runs accumulate (tools/hw.sh
+    test --long runs a suite several times): numbers are added, dicts of numbers
+    added key by key, lists merged as sorted sets."""
+    def update(old):
+        new = {}
+        for k, v in counts.items():
+            o = old.get(k)
+            if isinstance(v, dict):
+                new[k] = dict(o or {})
+                for kk, vv in v.items():
+                    new[k][kk] = new[k].get(kk, 0) + vv
+            elif isinstance(v, (list, tuple, set)):
+                new[k] = sorted(set(o or []) | set(v))
+            else:
+                new[k] = (o or 0) + v
+        return new
+    _update_stats(name, update)
+
+
+def set_stats(name, **values):
+    """Replaces section `name` of $QO_STATS_FILE (figures of one run, such as cycle counts)."""
+    _update_stats(name, lambda old: dict(values))

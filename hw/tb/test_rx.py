@@ -13,7 +13,6 @@ quicoff.rtl_driver (the same arguments as Engine.add_connection).
 Environment: QO_PACKETS (packets per DCID length, default 60), QO_DCID_LENS
 (comma list, default "8,0,20,1"), QO_SEED, QO_STATS_FILE (JSON summary)."""
 import ipaddress
-import json
 import os
 import random
 import struct
@@ -30,7 +29,7 @@ from quicoff import ref
 from quicoff.rtl_driver import RtlDriver
 
 import rxmodel as M
-from tb_common import Bench, Bus, Sender, SUITES, pauses
+from tb_common import Bench, Bus, Sender, SUITES, add_stats, pauses, set_stats
 
 
 
@@ -299,25 +298,9 @@ async def rx_random(dut):
 
 
 def write_stats(env, name):
-    fn = os.environ.get("QO_STATS_FILE")
-    if not fn:
-        return
-    d = {}
-    if os.path.exists(fn):
-        with open(fn) as fh:
-            d = json.load(fh)
-    # runs accumulate (tools/hw.sh test --long runs the DCID lengths in groups)
-    old = d.get(name, {})
-    sts = dict(old.get("statuses", {}))
-    for k, v in env.by_status.items():
-        sts[k] = sts.get(k, 0) + v
-    d[name] = {"frames": old.get("frames", 0) + env.compared,
-               "mismatches": old.get("mismatches", 0) + env.mismatches, "statuses": sts,
-               "engine_checked": old.get("engine_checked", 0) + env.engine_checked,
-               "engine_disagree": old.get("engine_disagree", 0) + env.engine_disagree,
-               "dcid_lens": sorted(set(old.get("dcid_lens", [])) | set(env.dcid_lens))}
-    with open(fn, "w") as fh:
-        json.dump(d, fh, indent=1)
+    add_stats(name, frames=env.compared, mismatches=env.mismatches, statuses=env.by_status,
+              engine_checked=env.engine_checked, engine_disagree=env.engine_disagree,
+              dcid_lens=env.dcid_lens)
 
 
 @cocotb.test()
@@ -376,12 +359,8 @@ async def rx_perf(dut):
     lat = ev["out_first"][0] - ev["in_first"][0]
     dut._log.info("perf: %s, latency 88 B: %d cycles; frames compared %d, mismatches %d",
                   res, lat, env.compared, env.mismatches)
-    fn = os.environ.get("QO_STATS_FILE")
-    if fn:
-        d = json.load(open(fn)) if os.path.exists(fn) else {}
-        d["rx_perf"] = {"sizes": res, "latency_cycles_88B": lat, "frames": env.compared,
-                        "mismatches": env.mismatches}
-        json.dump(d, open(fn, "w"), indent=1)
+    set_stats("rx_perf", sizes=res, latency_cycles_88B=lat, frames=env.compared,
+              mismatches=env.mismatches)
     assert env.mismatches == 0
 
 
