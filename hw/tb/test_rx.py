@@ -13,17 +13,13 @@ quicoff.rtl_driver (the same arguments as Engine.add_connection).
 Environment: QO_PACKETS (packets per DCID length, default 60), QO_DCID_LENS
 (comma list, default "8,0,20,1"), QO_SEED, QO_STATS_FILE (JSON summary)."""
 import ipaddress
-import logging
-import json
 import os
 import random
 import struct
 
 import cocotb
-from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, ReadOnly, with_timeout, SimTimeoutError
-from cocotbext.axi import (AxiLiteBus, AxiLiteMaster, AxiStreamBus, AxiStreamFrame,
-                           AxiStreamSink, AxiStreamSource)
+from cocotbext.axi import AxiStreamFrame
 from scapy.layers.inet import IP, TCP, UDP
 from scapy.layers.inet6 import IPv6
 from scapy.layers.l2 import ARP, Dot1Q, Ether
@@ -33,51 +29,14 @@ from quicoff import ref
 from quicoff.rtl_driver import RtlDriver
 
 import rxmodel as M
+from tb_common import Bench, Bus, Sender, SUITES, add_stats, pauses, set_stats
 
-SUITES = ("aes-128-gcm", "aes-256-gcm")
-
-
-class Bus:
-    def __init__(self, m):
-        self.m = m
-
-    async def write(self, addr, value):
-        await self.m.write_dword(addr, value)
-
-    async def read(self, addr):
-        return await self.m.read_dword(addr)
-
-
-def pauses(rng, p):
-    while True:
-        yield rng.random() < p
-
-
-class Sender:
-    """One connection's sending side."""
-
-    def __init__(self, rng, suite, dcid, secret, addr, v6):
-        self.suite, self.dcid, self.addr, self.v6 = suite, dcid, addr, v6
-        self.secret = secret
-        self.gens = [ref.derive_packet_keys(suite, secret)]
-        s = secret
-        for _ in range(12):
-            s, k = ref.next_packet_keys(suite, s, self.gens[-1])
-            self.gens.append(k)
-        self.gen = 0
-        self.pn = rng.randrange(0, 1 << 20)
-        self.held = []          # PNs of the previous generation sent late
-        self.upd_pending = False
 
 
 class Env:
-    def __init__(self, dut, rng):
-        self.dut, self.rng = dut, rng
-        self.src = AxiStreamSource(AxiStreamBus.from_prefix(dut, "s_axis"), dut.clk, dut.rst)
-        self.sink = AxiStreamSink(AxiStreamBus.from_prefix(dut, "m_axis"), dut.clk, dut.rst)
-        self.axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
-        for x in (self.src, self.sink, self.axil.write_if, self.axil.read_if):
-            x.log.setLevel(logging.WARNING)
+    def __init__(self, bench, rng):
+        self.dut, self.rng = bench.dut, rng
+        self.src, self.sink, (self.axil,) = bench.src, bench.sink, bench.axil
         self.compared = self.mismatches = self.engine_disagree = 0
         self.by_status = {}
         self.cycles_busy = 0
@@ -206,16 +165,7 @@ def non_quic(rng, s: Sender, dcid_len):
 
 
 async def setup(dut, seed):
-    rng = random.Random(seed)
-    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-    env = Env(dut, rng)
-    dut.rst.value = 1
-    for _ in range(5):
-        await RisingEdge(dut.clk)
-    dut.rst.value = 0
-    for _ in range(2):
-        await RisingEdge(dut.clk)
-    return env
+    return Env(await Bench.start(dut), random.Random(seed))
 
 
 async def traffic(env, rng, dcid_len, n_packets, engine_check=True, max_payload=1500):
@@ -348,25 +298,9 @@ async def rx_random(dut):
 
 
 def write_stats(env, name):
-    fn = os.environ.get("QO_STATS_FILE")
-    if not fn:
-        return
-    d = {}
-    if os.path.exists(fn):
-        with open(fn) as fh:
-            d = json.load(fh)
-    # runs accumulate (tools/hw.sh test --long runs the DCID lengths in groups)
-    old = d.get(name, {})
-    sts = dict(old.get("statuses", {}))
-    for k, v in env.by_status.items():
-        sts[k] = sts.get(k, 0) + v
-    d[name] = {"frames": old.get("frames", 0) + env.compared,
-               "mismatches": old.get("mismatches", 0) + env.mismatches, "statuses": sts,
-               "engine_checked": old.get("engine_checked", 0) + env.engine_checked,
-               "engine_disagree": old.get("engine_disagree", 0) + env.engine_disagree,
-               "dcid_lens": sorted(set(old.get("dcid_lens", [])) | set(env.dcid_lens))}
-    with open(fn, "w") as fh:
-        json.dump(d, fh, indent=1)
+    add_stats(name, frames=env.compared, mismatches=env.mismatches, statuses=env.by_status,
+              engine_checked=env.engine_checked, engine_disagree=env.engine_disagree,
+              dcid_lens=env.dcid_lens)
 
 
 @cocotb.test()
@@ -425,12 +359,8 @@ async def rx_perf(dut):
     lat = ev["out_first"][0] - ev["in_first"][0]
     dut._log.info("perf: %s, latency 88 B: %d cycles; frames compared %d, mismatches %d",
                   res, lat, env.compared, env.mismatches)
-    fn = os.environ.get("QO_STATS_FILE")
-    if fn:
-        d = json.load(open(fn)) if os.path.exists(fn) else {}
-        d["rx_perf"] = {"sizes": res, "latency_cycles_88B": lat, "frames": env.compared,
-                        "mismatches": env.mismatches}
-        json.dump(d, open(fn, "w"), indent=1)
+    set_stats("rx_perf", sizes=res, latency_cycles_88B=lat, frames=env.compared,
+              mismatches=env.mismatches)
     assert env.mismatches == 0
 
 

@@ -10,22 +10,19 @@ checked against), so RX of what TX produced is checked at the model level.
 
 Environment: QO_PACKETS (per DCID length, default 60), QO_DCID_LENS, QO_SEED,
 QO_STATS_FILE."""
-import json
-import logging
 import os
 import random
 
 import cocotb
-from cocotb.clock import Clock
-from cocotb.triggers import RisingEdge, with_timeout, SimTimeoutError
-from cocotbext.axi import (AxiLiteBus, AxiLiteMaster, AxiStreamBus, AxiStreamFrame,
-                           AxiStreamSink, AxiStreamSource)
+from cocotb.triggers import with_timeout, SimTimeoutError
+from cocotbext.axi import AxiStreamFrame
 
 from quicoff import ref
 from quicoff.rtl_driver import RtlDriver
 
 import rxmodel as M
-from test_rx import Bus, Sender, l2l3, non_quic, pauses, SUITES
+from tb_common import Bench, Bus, add_stats, lookup_key20, random_sender
+from test_rx import l2l3, non_quic
 
 
 class TxConn:
@@ -40,18 +37,8 @@ class TxConn:
 async def tx_random(dut):
     seed = int(os.environ.get("QO_SEED", "21"))
     rng = random.Random(seed)
-    cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
-    src = AxiStreamSource(AxiStreamBus.from_prefix(dut, "s_axis"), dut.clk, dut.rst)
-    sink = AxiStreamSink(AxiStreamBus.from_prefix(dut, "m_axis"), dut.clk, dut.rst)
-    axil = AxiLiteMaster(AxiLiteBus.from_prefix(dut, "s_axil"), dut.clk, dut.rst)
-    for x in (src, sink, axil.write_if, axil.read_if):
-        x.log.setLevel(logging.WARNING)
-    src.set_pause_generator(pauses(rng, 0.2))
-    sink.set_pause_generator(pauses(rng, 0.3))
-    dut.rst.value = 1
-    for _ in range(5):
-        await RisingEdge(dut.clk)
-    dut.rst.value = 0
+    b = await Bench.start(dut, rng=rng, src_pause=0.2, sink_pause=0.3)
+    src, sink, (axil,) = b.src, b.sink, b.axil
     n = int(os.environ.get("QO_PACKETS", "60"))
     lens = [int(x) for x in os.environ.get("QO_DCID_LENS", "8,0,20").split(",")]
     compared = mismatches = rx_checked = rx_bad = 0
@@ -60,19 +47,14 @@ async def tx_random(dut):
         drv = RtlDriver(Bus(axil), local_cid_len=dl, direction="tx")
         conns = []
         for i in range(5):
-            suite = rng.choice(SUITES)
-            v6 = rng.random() < 0.4
-            addr = ("2001:db8::%x" % (i + 2), 4433 + i) if v6 else ("192.0.2.%d" % (i + 2), 4433 + i)
-            s = Sender(rng, suite, rng.randbytes(dl), rng.randbytes(ref.secret_len(suite)), addr, v6)
-            idx = drv.add_connection("tx", suite, s.dcid, keys=s.gens[0], next_keys=s.gens[1])
+            s = random_sender(rng, i, dl)
+            idx = drv.add_connection("tx", s.suite, s.dcid, keys=s.gens[0], next_keys=s.gens[1])
             conns.append(TxConn(s, idx))
         await drv.commit()
         # the receiving side's model (RX of what TX produced)
         rx_conns = {}
         for c in conns:
-            key20 = (c.s.dcid.ljust(20, b"\0") if dl else
-                     (__import__("ipaddress").ip_address(c.s.addr[0]).packed + c.s.addr[1].to_bytes(2, "big")).ljust(20, b"\0"))
-            c.key20 = key20
+            key20 = c.key20 = lookup_key20(c.s, dl)
             rx_conns[key20] = M.MConn(c.s.suite, key20, c.s.gens[0], c.s.gens[1], 0, True)
         sent = 0
         while sent < n:
@@ -171,15 +153,8 @@ async def tx_random(dut):
         await drv.commit()
     dut._log.info("TX frames compared: %d, mismatches: %d, statuses: %s; RX model opened %d, failures %d",
                   compared, mismatches, by_status, rx_checked, rx_bad)
-    fn = os.environ.get("QO_STATS_FILE")
-    if fn:
-        d = json.load(open(fn)) if os.path.exists(fn) else {}
-        old = d.get("tx_random", {})
-        d["tx_random"] = {"frames": old.get("frames", 0) + compared,
-                          "mismatches": old.get("mismatches", 0) + mismatches,
-                          "rx_model_opened": old.get("rx_model_opened", 0) + rx_checked,
-                          "rx_model_failed": old.get("rx_model_failed", 0) + rx_bad}
-        json.dump(d, open(fn, "w"), indent=1)
+    add_stats("tx_random", frames=compared, mismatches=mismatches, rx_model_opened=rx_checked,
+              rx_model_failed=rx_bad)
     assert compared > 0
     assert mismatches == 0
     assert rx_bad == 0

@@ -1,0 +1,88 @@
+// SPDX-License-Identifier: Apache-2.0
+// qo_entry_table: the per-entry memories quicoff_rx and quicoff_tx share
+// (seed 002 tables 3.1 and 3.2) and the control commands that program them.
+//
+// Per entry: configuration {valid, aes256, fail_pass, 20-byte lookup key},
+// the header-protection key, two payload key slots {key256, iv96} indexed by
+// the key-phase bit, the PN/phase state {lp_valid, largest62, first62,
+// cur_phase, other2} and counters {ok, auth_failed, key_updates}. Keys are
+// stored raw, not expanded (qo_aes_pipe.v says why).
+//
+// Two writers, never in the same clock: cmd_apply (the pipeline's FSM is
+// between frames) programs an entry from the staging words; st_we / cnt_we
+// write back a frame's PN state and counters. The read of rd_idx is
+// registered (block RAM), so its r_* outputs are valid one clock later.
+//
+// Commands (python/quicoff/rtl_driver.py builds the staging words):
+//   1 entry config + HP key + PN/phase state; counters reset
+//   2 payload key + IV of one phase slot (staging word 11 bit 1 picks it)
+//   4 remove (the entry becomes invalid)
+//   6 PN/phase state only
+// (3, the lookup bucket, is quicoff_rx's; 5, counter read-back, is a read.)
+module qo_entry_table #(
+    parameter CAP = 256,
+    parameter EW  = 8
+) (
+    input  wire          clk,
+    input  wire          cmd_apply,
+    input  wire [3:0]    cmd_op,
+    input  wire [EW-1:0] cmd_idx,
+    input  wire [1023:0] stage,
+    input  wire          st_we,
+    input  wire          cnt_we,
+    input  wire [EW-1:0] wr_idx,
+    input  wire [127:0]  st_wdata,
+    input  wire [95:0]   cnt_wdata,
+    input  wire [EW-1:0] rd_idx,
+    output reg  [162:0]  r_cfg,
+    output reg  [255:0]  r_hp,
+    output reg  [351:0]  r_k0,
+    output reg  [351:0]  r_k1,
+    output reg  [127:0]  r_st,
+    output reg  [95:0]   r_cnt
+);
+    reg [162:0] e_cfg [0:CAP-1];
+    reg [255:0] e_hp  [0:CAP-1];
+    reg [351:0] e_k0  [0:CAP-1];
+    reg [351:0] e_k1  [0:CAP-1];
+    reg [127:0] e_st  [0:CAP-1];
+    reg [95:0]  e_cnt [0:CAP-1];
+
+    wire [31:0] sw [0:22];   // the staging words the commands use
+    genvar gs;
+    generate for (gs = 0; gs < 23; gs = gs + 1) begin : stage_words
+        assign sw[gs] = stage[32*gs +: 32];
+    end endgenerate
+
+    wire [127:0] st_staged = {sw[18][31], sw[18][29:0], sw[19], sw[21][29:0], sw[22], sw[20][0], sw[20][2:1]};
+    wire [351:0] key_staged = {sw[0], sw[1], sw[2], sw[3], sw[4], sw[5], sw[6], sw[7], sw[8], sw[9], sw[10]};
+
+    always @(posedge clk) begin
+        if (cmd_apply) begin
+            case (cmd_op)
+            4'd1: begin
+                e_cfg[cmd_idx] <= {sw[17][0], sw[17][8], sw[17][9], sw[12], sw[13], sw[14], sw[15], sw[16]};
+                e_hp[cmd_idx]  <= key_staged[351:96];
+                e_st[cmd_idx]  <= st_staged;
+                e_cnt[cmd_idx] <= 96'd0;
+            end
+            4'd2: if (sw[11][1]) e_k1[cmd_idx] <= key_staged; else e_k0[cmd_idx] <= key_staged;
+            4'd4: e_cfg[cmd_idx] <= 163'd0;
+            4'd6: e_st[cmd_idx]  <= st_staged;
+            default: ;
+            endcase
+        end else begin
+            if (st_we)  e_st[wr_idx]  <= st_wdata;
+            if (cnt_we) e_cnt[wr_idx] <= cnt_wdata;
+        end
+    end
+
+    always @(posedge clk) begin
+        r_cfg <= e_cfg[rd_idx];
+        r_hp  <= e_hp[rd_idx];
+        r_k0  <= e_k0[rd_idx];
+        r_k1  <= e_k1[rd_idx];
+        r_st  <= e_st[rd_idx];
+        r_cnt <= e_cnt[rd_idx];
+    end
+endmodule

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: Apache-2.0
+// qo_frame_buf: the store-and-forward frame buffer quicoff_rx and quicoff_tx
+// share. Both pipelines hold a whole frame before anything of it leaves (the
+// UDP checksum sits before the bytes it covers; quicoff_rx.v says more).
+//
+// Write side: beats of the incoming AXI4-Stream; it counts them, keeps the
+// first 128 bytes as a flat header window the parser reads in one clock,
+// latches the frame length at tlast and flags a frame longer than MAXBEATS
+// (its extra beats are not stored; the pipeline drops it). restart makes it
+// ready for the next frame.
+// Read side, asynchronous (LUT RAM): a 16-byte window at any byte offset
+// (GHASH input, tag, HP sample) and one whole beat (the output stream).
+module qo_frame_buf #(
+    parameter DATA_W   = 128,
+    parameter MAXBEATS = 128,
+    parameter NB       = DATA_W / 8,
+    parameter MW       = $clog2(MAXBEATS)
+) (
+    input  wire              clk,
+    input  wire              rst,
+    input  wire              restart,
+    input  wire              in_beat,
+    input  wire [DATA_W-1:0] in_data,
+    input  wire [NB-1:0]     in_keep,
+    input  wire              in_last,
+    output reg  [15:0]       wbeat,     // beats received of this frame
+    output reg               ovf,       // a beat did not fit
+    output reg  [15:0]       flen,      // frame length in bytes (valid after tlast)
+    output reg  [1023:0]     hdr,       // bytes 0..127, zero past the frame's end
+    input  wire [15:0]       win_off,
+    output wire [127:0]      win,
+    input  wire [MW-1:0]     beat_idx,
+    output wire [DATA_W-1:0] beat
+);
+    `include "qo_util.vh"
+
+    reg [DATA_W-1:0] fbuf [0:MAXBEATS-1];
+
+    always @(posedge clk) begin
+        if (rst || restart) begin
+            wbeat <= 0;
+            ovf   <= 0;
+        end else if (in_beat) begin
+            if (wbeat < MAXBEATS) fbuf[wbeat[MW-1:0]] <= in_data; else ovf <= 1'b1;
+            // the header window restarts at zero so that a short frame never
+            // parses bytes of the frame before it
+            if (wbeat == 0) hdr <= {896'd0, in_data};
+            else if (wbeat < 8) hdr[wbeat[2:0]*128 +: 128] <= in_data;
+            wbeat <= wbeat + 1;
+            if (in_last) flen <= {wbeat[11:0], 4'b0} + popc(in_keep);
+        end
+    end
+
+    wire [MW-1:0] wb   = win_off[MW+3:4];
+    wire [255:0]  win2 = {fbuf[wb + 1'b1], fbuf[wb]};
+    assign win  = win2 >> {win_off[3:0], 3'b000};
+    assign beat = fbuf[beat_idx];
+endmodule
