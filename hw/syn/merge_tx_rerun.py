@@ -5,21 +5,28 @@
 import glob
 import json
 import re
+
 out = "/work/wt-rtl/hw/syn/out"
 st = json.load(open(f"{out}/sim_stats.json"))
 runs = sorted(glob.glob(f"{out}/sim_quicoff_tx_test_tx_*.log"))
+
+
 def nums(f):
     t = open(f).read()
-    m = re.search(r"TX frames compared: (\d+), mismatches: (\d+).*RX model opened (\d+), failures (\d+)", t)
+    m = re.search(
+        r"TX frames compared: (\d+), mismatches: (\d+).*RX model opened (\d+), failures (\d+)", t
+    )
     r = re.search(r"tests=(\d+) failed=(\d+)", t)
     return [int(x) for x in m.groups()], [int(x) for x in r.groups()]
+
+
 bad = []
 for f in runs:
     (fr, mm, op, fl), (t, fa) = nums(f)
     if fa:
         bad.append((f, fr, mm, op, fl))
 tx = st["tx_random"]
-print("long-run TX before:", tx, "replaced runs:", [(b[0].split('/')[-1], b[1:]) for b in bad])
+print("long-run TX before:", tx, "replaced runs:", [(b[0].split("/")[-1], b[1:]) for b in bad])
 for f, fr, mm, op, fl in bad:
     tx["frames"] -= fr
     tx["mismatches"] -= mm
@@ -30,8 +37,10 @@ for f in reruns:
     d = json.load(open(f))["tx_random"]
     for k in ("frames", "mismatches", "rx_model_opened", "rx_model_failed"):
         tx[k] += d[k]
-tx["note"] = ("DCID lengths 0-13: reruns of the fixed test (the long run's two TX runs for them failed on a "
-              "test-generator bug: frames with a 4-byte PN and an empty payload expected 'malformed')")
+tx["note"] = (
+    "DCID lengths 0-13: reruns of the fixed test (the long run's two TX runs for them failed on a "
+    "test-generator bug: frames with a 4-byte PN and an empty payload expected 'malformed')"
+)
 json.dump(st, open(f"{out}/sim_stats.json", "w"), indent=1)
 # test counts: drop the two failed runs' lines, add the reruns' results
 lines = open(f"{out}/test_counts").read().split("\n")

@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Markdown table of a `tools/hw.sh report --json` file, for docs/hw.md
 (so the figures there are the measured ones, not retyped)."""
+
 import json
 import sys
 
@@ -11,30 +12,52 @@ sim, x, e = r["sim"], r["xc7z020"], r["ecp5_85f"]
 rx, tx = x.get("quicoff_rx") or {}, x.get("quicoff_tx") or {}
 print("| figure | quicoff RTL (DATA_W=128) | seed 002 |")
 print("|---|---|---|")
-print(f"| simulation | {sim['tests']} tests, {sim['failed']} failed; {sim['packets']} frames compared "
-      f"(RX {sim['rx_frames']}, TX {sim['tx_frames']}, TX->RX {sim['tx_to_rx_frames']}), "
-      f"{sim['mismatches']} mismatches; libquicoff checked {sim['libquicoff_checked']} datagrams, "
-      f"{sim['libquicoff_disagree']} disagreements | crafted packets |")
+print(
+    f"| simulation | {sim['tests']} tests, {sim['failed']} failed; {sim['packets']} frames compared "
+    f"(RX {sim['rx_frames']}, TX {sim['tx_frames']}, TX->RX {sim['tx_to_rx_frames']}), "
+    f"{sim['mismatches']} mismatches; libquicoff checked {sim['libquicoff_checked']} datagrams, "
+    f"{sim['libquicoff_disagree']} disagreements | crafted packets |"
+)
 for k, v in sorted(r["cycles_per_packet"].items(), key=lambda kv: int(kv[0])):
-    print(f"| cycles per packet, {k}-byte QUIC packet ({r['frame_bytes'][k]}-byte frame), back to back | {v:g} | |")
-print(f"| latency, 88-byte packet, first byte in to first byte out | {r['latency_cycles_88B']} cycles | {S002['lat']} cycles |")
+    print(
+        f"| cycles per packet, {k}-byte QUIC packet ({r['frame_bytes'][k]}-byte frame), back to back | {v:g} | |"
+    )
+print(
+    f"| latency, 88-byte packet, first byte in to first byte out | {r['latency_cycles_88B']} cycles | {S002['lat']} cycles |"
+)
 if rx:
-    print(f"| xc7z020 RX: LUT (logic + as RAM) / FF / BRAM36 / DSP (Yosys) | {rx['lut']} ({rx['lut_logic']} + {rx['lut_as_ram']}) / {rx['ff']} / {rx['bram']:g} / {rx['dsp']} | {S002['lut']} / {S002['ff']} (Vivado) |")
+    print(
+        f"| xc7z020 RX: LUT (logic + as RAM) / FF / BRAM36 / DSP (Yosys) | {rx['lut']} ({rx['lut_logic']} + {rx['lut_as_ram']}) / {rx['ff']} / {rx['bram']:g} / {rx['dsp']} | {S002['lut']} / {S002['ff']} (Vivado) |"
+    )
 if tx:
-    print(f"| xc7z020 TX: LUT (logic + as RAM) / FF / BRAM36 / DSP (Yosys) | {tx['lut']} ({tx['lut_logic']} + {tx['lut_as_ram']}) / {tx['ff']} / {tx['bram']:g} / {tx['dsp']} | - |")
+    print(
+        f"| xc7z020 TX: LUT (logic + as RAM) / FF / BRAM36 / DSP (Yosys) | {tx['lut']} ({tx['lut_logic']} + {tx['lut_as_ram']}) / {tx['ff']} / {tx['bram']:g} / {tx['dsp']} | - |"
+    )
 if not e.get("routed") and e.get("lut"):
-    print(f"| LFE5UM-85F RX (with pin harness): placement | does not fit: {e['lut']} LUT4 needed, "
-          f"{e.get('lut4_available')} available; {e['ff']} FF, {e['bram_dp16kd']} DP16KD; no routed fmax | - |")
+    print(
+        f"| LFE5UM-85F RX (with pin harness): placement | does not fit: {e['lut']} LUT4 needed, "
+        f"{e.get('lut4_available')} available; {e['ff']} FF, {e['bram_dp16kd']} DP16KD; no routed fmax | - |"
+    )
 if e.get("fmax_mhz"):
-    print(f"| LFE5UM-85F RX (with pin harness): fmax after routing / LUT4 / FF / DP16KD | {e['fmax_mhz']} MHz / {e['lut']} / {e['ff']} / {e['bram_dp16kd']} | 83.33 MHz (Zynq-7020) |")
+    print(
+        f"| LFE5UM-85F RX (with pin harness): fmax after routing / LUT4 / FF / DP16KD | {e['fmax_mhz']} MHz / {e['lut']} / {e['ff']} / {e['bram_dp16kd']} | 83.33 MHz (Zynq-7020) |"
+    )
 if r.get("gbps_at_fmax"):
     g = r["gbps_at_fmax"]
-    print(f"| line rate at fmax, 1,400-byte packets | {g} Gbit/s | {S002['gbps']} Gbit/s (32 bit x 83.33 MHz) |")
+    print(
+        f"| line rate at fmax, 1,400-byte packets | {g} Gbit/s | {S002['gbps']} Gbit/s (32 bit x 83.33 MHz) |"
+    )
     if rx:
-        print(f"| xc7 LUT per Gbit/s (RX) | {rx['lut'] / g:.0f} | {S002['lut'] / S002['gbps']:.0f} |")
+        print(
+            f"| xc7 LUT per Gbit/s (RX) | {rx['lut'] / g:.0f} | {S002['lut'] / S002['gbps']:.0f} |"
+        )
 w = r.get("data_w_32")
 if w:
     c = w["cycles_per_packet"]
-    print(f"| DATA_W=32 build: frames compared / mismatches | {w['sim']['packets']} / {w['sim']['mismatches']} | |")
-    print(f"| DATA_W=32 build: cycles per packet 64 / 88 / 1,400 B; 88 B latency | "
-          f"{c.get('64'):g} / {c.get('88'):g} / {c.get('1400'):g}; {w['latency_cycles_88B']} cycles | - / - / -; 63 cycles |")
+    print(
+        f"| DATA_W=32 build: frames compared / mismatches | {w['sim']['packets']} / {w['sim']['mismatches']} | |"
+    )
+    print(
+        f"| DATA_W=32 build: cycles per packet 64 / 88 / 1,400 B; 88 B latency | "
+        f"{c.get('64'):g} / {c.get('88'):g} / {c.get('1400'):g}; {w['latency_cycles_88B']} cycles | - / - / -; 63 cycles |"
+    )

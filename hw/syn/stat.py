@@ -2,6 +2,7 @@
 # SPDX-License-Identifier: Apache-2.0
 """Reads Yosys `stat -json` output and nextpnr's --report JSON; prints one
 JSON object with the figures tools/hw.sh reports (no number is typed in)."""
+
 import json
 import re
 import sys
@@ -17,18 +18,39 @@ def xc7(path, top):
         cells = m.get("num_cells_by_type", {})
         lut = sum(v for k, v in cells.items() if re.fullmatch(r"LUT[1-6]", k))
         ff = sum(v for k, v in cells.items() if re.fullmatch(r"FD[A-Z]*", k))
-        bram = sum(v for k, v in cells.items() if k.startswith("RAMB36")) + \
-            0.5 * sum(v for k, v in cells.items() if k.startswith("RAMB18"))
-        lutram_cells = {k: v for k, v in cells.items() if re.fullmatch(r"RAM(32|64|128|256)[XM0-9A-Z]*", k)}
+        bram = sum(v for k, v in cells.items() if k.startswith("RAMB36")) + 0.5 * sum(
+            v for k, v in cells.items() if k.startswith("RAMB18")
+        )
+        lutram_cells = {
+            k: v for k, v in cells.items() if re.fullmatch(r"RAM(32|64|128|256)[XM0-9A-Z]*", k)
+        }
         # LUTs per distributed-RAM primitive (7-series: RAM32M/RAM64M use 4, RAMxX1D 2, RAMxX1S 1..)
-        per = {"RAM32M": 4, "RAM64M": 4, "RAM32M16": 8, "RAM64M8": 8, "RAM32X1D": 2, "RAM64X1D": 2,
-               "RAM128X1D": 4, "RAM256X1S": 4, "RAM32X1S": 1, "RAM64X1S": 1, "RAM128X1S": 2}
+        per = {
+            "RAM32M": 4,
+            "RAM64M": 4,
+            "RAM32M16": 8,
+            "RAM64M8": 8,
+            "RAM32X1D": 2,
+            "RAM64X1D": 2,
+            "RAM128X1D": 4,
+            "RAM256X1S": 4,
+            "RAM32X1S": 1,
+            "RAM64X1S": 1,
+            "RAM128X1S": 2,
+        }
         lutram = sum(v * per.get(k, 1) for k, v in lutram_cells.items())
         dsp = sum(v for k, v in cells.items() if k.startswith("DSP48"))
         carry = sum(v for k, v in cells.items() if k.startswith("CARRY"))
         mux = sum(v for k, v in cells.items() if k in ("MUXF7", "MUXF8"))
-        out[name.lstrip("\\")] = {"lut": lut, "lutram_luts": lutram, "ff": ff, "bram36": bram,
-                                  "dsp": dsp, "carry4": carry, "muxf": mux}
+        out[name.lstrip("\\")] = {
+            "lut": lut,
+            "lutram_luts": lutram,
+            "ff": ff,
+            "bram36": bram,
+            "dsp": dsp,
+            "carry4": carry,
+            "muxf": mux,
+        }
     return out
 
 
@@ -42,13 +64,27 @@ def ecp5(report):
     if crit:
         p = crit[0]
         for seg in p.get("path", []):
-            path.append("%s %s -> %s (%.2f ns)" % (seg.get("type"), seg.get("from", {}).get("cell", "?"),
-                                                    seg.get("to", {}).get("cell", "?"), seg.get("delay", 0)))
-    return {"fmax_mhz": round(clk.get("achieved", 0.0), 2), "constraint_mhz": clk.get("constraint"),
-            "lut4": util.get("TRELLIS_COMB", {}).get("used"), "ff": util.get("TRELLIS_FF", {}).get("used"),
-            "dp16kd": util.get("DP16KD", {}).get("used"), "mult18": util.get("MULT18X18D", {}).get("used"),
-            "lut4_available": util.get("TRELLIS_COMB", {}).get("available"),
-            "critical_path": path[:6] + (["..."] if len(path) > 12 else []) + path[-6:] if len(path) > 12 else path}
+            path.append(
+                "%s %s -> %s (%.2f ns)"
+                % (
+                    seg.get("type"),
+                    seg.get("from", {}).get("cell", "?"),
+                    seg.get("to", {}).get("cell", "?"),
+                    seg.get("delay", 0),
+                )
+            )
+    return {
+        "fmax_mhz": round(clk.get("achieved", 0.0), 2),
+        "constraint_mhz": clk.get("constraint"),
+        "lut4": util.get("TRELLIS_COMB", {}).get("used"),
+        "ff": util.get("TRELLIS_FF", {}).get("used"),
+        "dp16kd": util.get("DP16KD", {}).get("used"),
+        "mult18": util.get("MULT18X18D", {}).get("used"),
+        "lut4_available": util.get("TRELLIS_COMB", {}).get("available"),
+        "critical_path": path[:6] + (["..."] if len(path) > 12 else []) + path[-6:]
+        if len(path) > 12
+        else path,
+    }
 
 
 def ecp5_log(log):
@@ -56,8 +92,12 @@ def ecp5_log(log):
     utilisation it printed is still the measured demand."""
     out = {"fmax_mhz": None, "routed": False}
     txt = open(log).read()
-    for cell, key in (("TRELLIS_COMB", "lut4"), ("TRELLIS_FF", "ff"), ("DP16KD", "dp16kd"),
-                      ("TRELLIS_RAMW", "ramw")):
+    for cell, key in (
+        ("TRELLIS_COMB", "lut4"),
+        ("TRELLIS_FF", "ff"),
+        ("DP16KD", "dp16kd"),
+        ("TRELLIS_RAMW", "ramw"),
+    ):
         m = re.findall(r"%s:\s+(\d+)/\s*(\d+)" % cell, txt)
         if m:
             out[key], out[key + "_available"] = int(m[-1][0]), int(m[-1][1])

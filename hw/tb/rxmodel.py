@@ -4,6 +4,7 @@ golden models: the QUIC part is quicoff.ref (header protection, RFC 9000 A.3
 PN decoding, AES-GCM open), the key-phase rules are libquicoff's
 (docs/design.md), the frame rewrite (lengths, IPv4 header checksum, UDP
 checksum) is done by scapy. Nothing here is taken from the RTL."""
+
 from __future__ import annotations
 
 import struct
@@ -16,8 +17,14 @@ from scapy.packet import Raw
 from quicoff import ref
 
 OK, AUTH, UNKNOWN, MALFORMED, PASS, KPU = range(6)
-NAMES = ("ok", "auth_failed", "unknown_connection", "malformed", "passthrough",
-         "key_phase_unavailable")
+NAMES = (
+    "ok",
+    "auth_failed",
+    "unknown_connection",
+    "malformed",
+    "passthrough",
+    "key_phase_unavailable",
+)
 OT_NONE, OT_NEXT, OT_PREV = 0, 1, 2
 
 
@@ -43,7 +50,7 @@ class MConn:
 
 def lookup_key(frame_info, dcid_len, data):
     if dcid_len:
-        return bytes(data[frame_info["q"] + 1:frame_info["q"] + 1 + dcid_len]).ljust(20, b"\0")
+        return bytes(data[frame_info["q"] + 1 : frame_info["q"] + 1 + dcid_len]).ljust(20, b"\0")
     return (frame_info["dst"] + frame_info["dport"].to_bytes(2, "big")).ljust(20, b"\0")
 
 
@@ -73,7 +80,7 @@ def parse_frame(f: bytes):
         if tot < ihl * 4 + 8 or l3 + tot > n:
             return MALFORMED, None
         l4, ip_end = l3 + 4 * ihl, l3 + tot
-        info.update(v=4, dst=f[l3 + 16:l3 + 20])
+        info.update(v=4, dst=f[l3 + 16 : l3 + 20])
     elif et == 0x86DD:
         if n < l3 + 40:
             f = f + bytes(l3 + 40 - n)
@@ -83,7 +90,7 @@ def parse_frame(f: bytes):
         if l3 + 40 + plen > n:
             return MALFORMED, None
         l4, ip_end = l3 + 40, l3 + 40 + plen
-        info.update(v=6, dst=f[l3 + 24:l3 + 40])
+        info.update(v=6, dst=f[l3 + 24 : l3 + 40])
     else:
         return PASS, None
     ulen = struct.unpack_from("!H", f, l4 + 4)[0]
@@ -134,7 +141,7 @@ def expect(frame: bytes, dcid_len: int, conns: dict[bytes, MConn]):
     if pn_off + 20 > end:
         return MALFORMED, frame, 0
     pkt = frame[q:end]
-    mask = ref.hp_mask(c.suite, c.hp, pkt[1 + dcid_len + 4:1 + dcid_len + 20])
+    mask = ref.hp_mask(c.suite, c.hp, pkt[1 + dcid_len + 4 : 1 + dcid_len + 20])
     first = pkt[0] ^ (mask[0] & 0x1F)
     pn_len = (first & 3) + 1
     kp = first >> 2 & 1

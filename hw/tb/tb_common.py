@@ -3,6 +3,7 @@
 AXI4-Stream source and sink and the AXI4-Lite masters (cocotbext-axi), the
 driver's bus adapter, random pause generators, a random connection's sending
 side, and the statistics file tools/hw.sh report reads."""
+
 import ipaddress
 import json
 import logging
@@ -11,8 +12,7 @@ import os
 import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge
-from cocotbext.axi import (AxiLiteBus, AxiLiteMaster, AxiStreamBus, AxiStreamSink,
-                           AxiStreamSource)
+from cocotbext.axi import AxiLiteBus, AxiLiteMaster, AxiStreamBus, AxiStreamSink, AxiStreamSource
 
 from quicoff import ref
 
@@ -79,7 +79,7 @@ class Sender:
             self.gens.append(k)
         self.gen = 0
         self.pn = rng.randrange(0, 1 << 20)
-        self.held = []          # PNs of the previous generation sent late
+        self.held = []  # PNs of the previous generation sent late
         self.upd_pending = False
 
 
@@ -89,7 +89,9 @@ def random_sender(rng, i, dcid_len):
     suite = rng.choice(SUITES)
     v6 = rng.random() < 0.4
     addr = ("2001:db8::%x" % (i + 2), 4433 + i) if v6 else ("192.0.2.%d" % (i + 2), 4433 + i)
-    return Sender(rng, suite, rng.randbytes(dcid_len), rng.randbytes(ref.secret_len(suite)), addr, v6)
+    return Sender(
+        rng, suite, rng.randbytes(dcid_len), rng.randbytes(ref.secret_len(suite)), addr, v6
+    )
 
 
 def lookup_key20(s, dcid_len):
@@ -116,6 +118,7 @@ def add_stats(name, **counts):
     """Adds to section `name` of $QO_STATS_FILE, so that runs accumulate (tools/hw.sh
     test --long runs a suite several times): numbers are added, dicts of numbers
     added key by key, lists merged as sorted sets."""
+
     def update(old):
         new = {}
         for k, v in counts.items():
@@ -129,6 +132,7 @@ def add_stats(name, **counts):
             else:
                 new[k] = (o or 0) + v
         return new
+
     _update_stats(name, update)
 
 

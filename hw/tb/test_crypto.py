@@ -2,6 +2,7 @@
 """qo_aes_pipe against FIPS-197 vectors and `cryptography` (random keys and blocks,
 AES-128 and AES-256 interleaved back to back, one block per clock), and
 qo_gf128_mul against a bit-serial model of NIST SP 800-38D Algorithm 1."""
+
 import os
 import random
 
@@ -36,8 +37,13 @@ async def aes_vectors_and_random(dut):
     cocotb.start_soon(Clock(dut.clk, 10, unit="ns").start())
     rng = random.Random(1)
     # FIPS-197 C.1 / C.3 plus random cases, each its own key size
-    cases = [(bytes.fromhex("000102030405060708090a0b0c0d0e0f"), bytes.fromhex("00112233445566778899aabbccddeeff")),
-             (bytes(range(32)), bytes.fromhex("00112233445566778899aabbccddeeff"))]
+    cases = [
+        (
+            bytes.fromhex("000102030405060708090a0b0c0d0e0f"),
+            bytes.fromhex("00112233445566778899aabbccddeeff"),
+        ),
+        (bytes(range(32)), bytes.fromhex("00112233445566778899aabbccddeeff")),
+    ]
     for _ in range(N_RANDOM):
         cases.append((rng.randbytes(rng.choice((16, 32))), rng.randbytes(16)))
     expect = {i: ecb(k, b) for i, (k, b) in enumerate(cases)}
@@ -56,6 +62,7 @@ async def aes_vectors_and_random(dut):
             await ReadOnly()
             if int(dut.out_valid.value):
                 got[int(dut.out_tag.value)] = int(dut.out_block.value).to_bytes(16, "big")
+
     mon = cocotb.start_soon(collect())
     for i, (k, b) in enumerate(cases):
         dut.in_valid.value = 1
@@ -64,7 +71,7 @@ async def aes_vectors_and_random(dut):
         dut.in_aes256.value = int(len(k) == 32)
         dut.in_tag.value = i
         await RisingEdge(dut.clk)
-        if rng.random() < 0.1:     # gaps: the pipeline must not care
+        if rng.random() < 0.1:  # gaps: the pipeline must not care
             dut.in_valid.value = 0
             await RisingEdge(dut.clk)
     dut.in_valid.value = 0
@@ -90,5 +97,8 @@ async def gf128_random(dut):
         if int(dut.p.value) != gf_mul_spec(x, y):
             bad += 1
     dut._log.info("GF(2^128) products compared: %d, mismatches: %d", len(vals), bad)
-    assert gf_mul_spec(1 << 127, 0x66E94BD4EF8A2C3B884CFA59CA342B2E) == 0x66E94BD4EF8A2C3B884CFA59CA342B2E
+    assert (
+        gf_mul_spec(1 << 127, 0x66E94BD4EF8A2C3B884CFA59CA342B2E)
+        == 0x66E94BD4EF8A2C3B884CFA59CA342B2E
+    )
     assert bad == 0

@@ -6,6 +6,7 @@ room removed and lengths/checksums fixed (scapy), status ok, and the TX
 status between the blocks ok. Includes host-started key updates (RX follows
 them through its next-phase trial). Environment: QO_PACKETS, QO_DCID_LENS,
 QO_SEED, QO_STATS_FILE."""
+
 import os
 import random
 
@@ -39,7 +40,9 @@ async def loop_tx_rx(dut):
             s.pn = rng.randrange(0, 100)
             kw = dict(keys=s.gens[0], next_keys=s.gens[1])
             ti = tdrv.add_connection("tx", s.suite, s.dcid, **kw)
-            ri = rdrv.add_connection("rx", s.suite, s.dcid, local_addr=(s.addr if dl == 0 else None), **kw)
+            ri = rdrv.add_connection(
+                "rx", s.suite, s.dcid, local_addr=(s.addr if dl == 0 else None), **kw
+            )
             s.ti, s.ri, s.largest = ti, ri, None
             conns.append(s)
         await tdrv.commit()
@@ -55,13 +58,17 @@ async def loop_tx_rx(dut):
                 pn = s.pn
                 s.pn += 1
                 pn_len = max(rng.choice((1, 2, 3, 4)), ref.encode_pn_len(pn, s.largest))
-                hdr = ref.build_short_header(s.dcid if dl else b"", pn, pn_len=pn_len, key_phase=s.gen & 1)
-                payload = rng.randbytes(max(4 - pn_len, rng.choice((rng.randrange(1, 64), rng.randrange(1, 1400)))))
+                hdr = ref.build_short_header(
+                    s.dcid if dl else b"", pn, pn_len=pn_len, key_phase=s.gen & 1
+                )
+                payload = rng.randbytes(
+                    max(4 - pn_len, rng.choice((rng.randrange(1, 64), rng.randrange(1, 1400))))
+                )
                 f = l2l3(rng, s, hdr + payload + bytes(16))
                 batch.append((f, s.ti | (pn << 16), M.rewrite(f, hdr + payload), upd, s))
                 s.largest = pn
                 if upd:
-                    break     # install the next keys before this connection sends again
+                    break  # install the next keys before this connection sends again
             for f, tu, want, upd, s in batch:
                 await src.send(AxiStreamFrame(f, tuser=tu))
             for f, tu, want, upd, s in batch:
@@ -72,12 +79,21 @@ async def loop_tx_rx(dut):
                 if data != want or (t & 15) != M.OK or ((t >> 4) & 1) != int(upd):
                     mismatches += 1
                     if mismatches <= 5:
-                        dut._log.error("loop mismatch: status %d\n want %s\n got  %s", t, want.hex(), data.hex())
+                        dut._log.error(
+                            "loop mismatch: status %d\n want %s\n got  %s",
+                            t,
+                            want.hex(),
+                            data.hex(),
+                        )
             for f, tu, want, upd, s in batch:
                 if upd:
                     g = s.gen
-                    tdrv.update_connection(s.ti, keys=s.gens[g + 1], key_generation=g + 1, current_generation=g)
-                    rdrv.update_connection(s.ri, keys=s.gens[g + 1], key_generation=g + 1, current_generation=g)
+                    tdrv.update_connection(
+                        s.ti, keys=s.gens[g + 1], key_generation=g + 1, current_generation=g
+                    )
+                    rdrv.update_connection(
+                        s.ri, keys=s.gens[g + 1], key_generation=g + 1, current_generation=g
+                    )
                     await tdrv.commit()
                     await rdrv.commit()
             sent += len(batch)

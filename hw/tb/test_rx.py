@@ -12,6 +12,7 @@ quicoff.rtl_driver (the same arguments as Engine.add_connection).
 
 Environment: QO_PACKETS (packets per DCID length, default 60), QO_DCID_LENS
 (comma list, default "8,0,20,1"), QO_SEED, QO_STATS_FILE (JSON summary)."""
+
 import ipaddress
 import os
 import random
@@ -30,7 +31,6 @@ from quicoff.rtl_driver import RtlDriver
 
 import rxmodel as M
 from tb_common import Bench, Bus, Sender, SUITES, add_stats, pauses, set_stats
-
 
 
 class Env:
@@ -66,12 +66,23 @@ class Env:
             if data != out or gst != st or gflags != flags:
                 self.mismatches += 1
                 if self.mismatches <= 5:
-                    self.dut._log.error("mismatch: want %s flags %d len %d, got %s flags %d len %d\n in  %s\n want %s\n got  %s",
-                                        M.NAMES[st], flags, len(out), M.NAMES.get(gst, gst) if hasattr(M.NAMES, "get") else gst,
-                                        gflags, len(data), f.hex(), out.hex(), data.hex())
+                    self.dut._log.error(
+                        "mismatch: want %s flags %d len %d, got %s flags %d len %d\n in  %s\n want %s\n got  %s",
+                        M.NAMES[st],
+                        flags,
+                        len(out),
+                        M.NAMES.get(gst, gst) if hasattr(M.NAMES, "get") else gst,
+                        gflags,
+                        len(data),
+                        f.hex(),
+                        out.hex(),
+                        data.hex(),
+                    )
         for st, out, flags, f in exp:
             if out is None:
-                self.by_status["dropped_" + M.NAMES[st]] = self.by_status.get("dropped_" + M.NAMES[st], 0) + 1
+                self.by_status["dropped_" + M.NAMES[st]] = (
+                    self.by_status.get("dropped_" + M.NAMES[st], 0) + 1
+                )
         # nothing else may come out (a dropped frame that leaked, say)
         for _ in range(50):
             await RisingEdge(self.dut.clk)
@@ -81,13 +92,12 @@ class Env:
             while not self.sink.empty():
                 self.sink.recv_nowait()
 
-
     def engine_compare(self, eng, f, dcid_len, st, out):
         """libquicoff's verdict on the same QUIC datagram, in the same order."""
         pst, info = M.parse_frame(f)
         if pst is not None:
             return
-        dgram = f[info["q"]:info["udp_end"]]
+        dgram = f[info["q"] : info["udp_end"]]
         local = None
         if dcid_len == 0:
             local = (str(ipaddress.ip_address(info["dst"])), info["dport"])
@@ -99,12 +109,16 @@ class Env:
             name = "ok"
         agree = name == M.NAMES[st]
         if agree and st == M.OK:
-            agree = out[info["q"]:info["q"] + len(r.packet)] == r.packet
+            agree = out[info["q"] : info["q"] + len(r.packet)] == r.packet
         if not agree:
             self.engine_disagree += 1
             if self.engine_disagree <= 5:
-                self.dut._log.error("libquicoff says %s, the reference model %s, for %s",
-                                    name, M.NAMES[st], dgram.hex())
+                self.dut._log.error(
+                    "libquicoff says %s, the reference model %s, for %s",
+                    name,
+                    M.NAMES[st],
+                    dgram.hex(),
+                )
 
 
 def l2l3(rng, s: Sender, udp_payload: bytes, *, sport=None, pad=0, zero_csum=False):
@@ -134,9 +148,14 @@ def quic_packet(rng, s: Sender, dcid_len, payload_len, gen=None, pn=None, larges
     pn_len = rng.choice((1, 2, 3, 4)) if rng.random() < 0.3 else None
     if pn_len is not None and pn_len < 4 and largest_acked is not None:
         pn_len = max(pn_len, ref.encode_pn_len(pn, largest_acked) if largest_acked < pn else 1)
-    hdr = ref.build_short_header(s.dcid if dcid_len else b"", pn, pn_len=pn_len,
-                                 largest_acked=largest_acked if pn_len is None else None,
-                                 key_phase=gen & 1, spin=rng.randrange(2))
+    hdr = ref.build_short_header(
+        s.dcid if dcid_len else b"",
+        pn,
+        pn_len=pn_len,
+        largest_acked=largest_acked if pn_len is None else None,
+        key_phase=gen & 1,
+        spin=rng.randrange(2),
+    )
     payload = bytes(rng.randrange(256) for _ in range(payload_len))
     if len(hdr) - 1 - dcid_len + len(payload) < 4:
         payload += bytes(4)
@@ -146,15 +165,30 @@ def quic_packet(rng, s: Sender, dcid_len, payload_len, gen=None, pn=None, larges
 def non_quic(rng, s: Sender, dcid_len):
     k = rng.randrange(6)
     if k == 0:
-        return bytes(Ether(src="02:00:00:00:00:01", dst="ff:ff:ff:ff:ff:ff") / ARP(pdst="192.0.2.9", psrc="192.0.2.1", hwsrc="02:00:00:00:00:01"))
+        return bytes(
+            Ether(src="02:00:00:00:00:01", dst="ff:ff:ff:ff:ff:ff")
+            / ARP(pdst="192.0.2.9", psrc="192.0.2.1", hwsrc="02:00:00:00:00:01")
+        )
     if k == 1:
-        return bytes(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / IP(src="192.0.2.1", dst="192.0.2.2") / TCP(dport=443) / b"hello, not quic")
-    if k == 2:   # UDP without the QUIC bit
+        return bytes(
+            Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+            / IP(src="192.0.2.1", dst="192.0.2.2")
+            / TCP(dport=443)
+            / b"hello, not quic"
+        )
+    if k == 2:  # UDP without the QUIC bit
         return l2l3(rng, s, bytes([0x00]) + bytes(rng.randrange(256) for _ in range(40)))
-    if k == 3:   # long header (Initial-looking): not offloaded, passed through
-        return l2l3(rng, s, bytes([0xC3, 0, 0, 0, 1]) + bytes(rng.randrange(256) for _ in range(60)))
-    if k == 4:   # IPv4 fragment
-        return bytes(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") / IP(src="192.0.2.1", dst=s.addr[0] if not s.v6 else "192.0.2.2", flags="MF") / UDP(dport=4433) / bytes(50))
+    if k == 3:  # long header (Initial-looking): not offloaded, passed through
+        return l2l3(
+            rng, s, bytes([0xC3, 0, 0, 0, 1]) + bytes(rng.randrange(256) for _ in range(60))
+        )
+    if k == 4:  # IPv4 fragment
+        return bytes(
+            Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+            / IP(src="192.0.2.1", dst=s.addr[0] if not s.v6 else "192.0.2.2", flags="MF")
+            / UDP(dport=4433)
+            / bytes(50)
+        )
     # malformed: UDP length beyond the IP payload
     b = bytearray(l2l3(rng, s, bytes([0x40]) + bytes(60)))
     et = struct.unpack_from("!H", b, 12)[0]
@@ -171,7 +205,11 @@ async def setup(dut, seed):
 async def traffic(env, rng, dcid_len, n_packets, engine_check=True, max_payload=1500):
     dut = env.dut
     drv = RtlDriver(Bus(env.axil), local_cid_len=dcid_len, seed=rng.getrandbits(32))
-    eng = quicoff.Engine(local_cid_len=dcid_len, backend="auto", capacity=64) if engine_check else None
+    eng = (
+        quicoff.Engine(local_cid_len=dcid_len, backend="auto", capacity=64)
+        if engine_check
+        else None
+    )
     conns = {}
     senders = []
     handles = {}
@@ -185,16 +223,29 @@ async def traffic(env, rng, dcid_len, n_packets, engine_check=True, max_payload=
         fail = rng.choice(("drop", "pass"))
         local = (addr[0], addr[1]) if dcid_len == 0 else None
         try:
-            h = drv.add_connection("rx", suite, dcid, keys=s.gens[0], next_keys=s.gens[1],
-                                   fail_action=fail, local_addr=local)
+            h = drv.add_connection(
+                "rx",
+                suite,
+                dcid,
+                keys=s.gens[0],
+                next_keys=s.gens[1],
+                fail_action=fail,
+                local_addr=local,
+            )
         except OverflowError:
             continue
         key20 = drv._conns[h].key20
         conns[key20] = M.MConn(suite, key20, s.gens[0], s.gens[1], 0, fail == "pass")
         if eng is not None:
-            eh = eng.add_connection("rx", suite, dcid, keys=(s.gens[0].key, s.gens[0].iv, s.gens[0].hp),
-                                    next_keys=(s.gens[1].key, s.gens[1].iv, s.gens[1].hp),
-                                    fail_action=fail, local_addr=local)
+            eh = eng.add_connection(
+                "rx",
+                suite,
+                dcid,
+                keys=(s.gens[0].key, s.gens[0].iv, s.gens[0].hp),
+                next_keys=(s.gens[1].key, s.gens[1].iv, s.gens[1].hp),
+                fail_action=fail,
+                local_addr=local,
+            )
         else:
             eh = None
         senders.append(s)
@@ -209,12 +260,21 @@ async def traffic(env, rng, dcid_len, n_packets, engine_check=True, max_payload=
             h, eh, key20 = handles[id(s)]
             mc = conns[key20]
             r = rng.random()
-            plen = rng.choice((rng.randrange(1, 64), rng.randrange(1, max_payload + 1), 64, max_payload))
+            plen = rng.choice(
+                (rng.randrange(1, 64), rng.randrange(1, max_payload + 1), 64, max_payload)
+            )
             if r < 0.06:
                 batch.append(non_quic(rng, s, dcid_len))
                 continue
-            if r < 0.10 and dcid_len:   # unknown DCID
-                o = Sender(rng, s.suite, rng.randbytes(dcid_len), rng.randbytes(ref.secret_len(s.suite)), s.addr, s.v6)
+            if r < 0.10 and dcid_len:  # unknown DCID
+                o = Sender(
+                    rng,
+                    s.suite,
+                    rng.randbytes(dcid_len),
+                    rng.randbytes(ref.secret_len(s.suite)),
+                    s.addr,
+                    s.v6,
+                )
                 batch.append(l2l3(rng, o, quic_packet(rng, o, dcid_len, plen)))
                 continue
             gen, pn = None, None
@@ -229,9 +289,16 @@ async def traffic(env, rng, dcid_len, n_packets, engine_check=True, max_payload=
                 s.held += [s.pn, s.pn + 1]
                 s.pn += 2
                 s.gen += 1
-            pkt = quic_packet(rng, s, dcid_len, plen, gen=gen, pn=pn,
-                              largest_acked=mc.largest - 200 if mc.largest and mc.largest > 200 else None)
-            if rng.random() < 0.08:      # tamper with one byte of the packet
+            pkt = quic_packet(
+                rng,
+                s,
+                dcid_len,
+                plen,
+                gen=gen,
+                pn=pn,
+                largest_acked=mc.largest - 200 if mc.largest and mc.largest > 200 else None,
+            )
+            if rng.random() < 0.08:  # tamper with one byte of the packet
                 b = bytearray(pkt)
                 b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
                 pkt = bytes(b)
@@ -246,12 +313,13 @@ async def traffic(env, rng, dcid_len, n_packets, engine_check=True, max_payload=
             for s in senders:
                 h, eh, key20 = handles[id(s)]
                 if h == ev:
-                    s.held.clear()      # stale old-key packets are not sent any more
+                    s.held.clear()  # stale old-key packets are not sent any more
                     s.upd_pending = False
                     mc = conns[key20]
                     g = s.gen
-                    drv.update_connection(h, keys=s.gens[g + 1], key_generation=g + 1,
-                                          current_generation=g)
+                    drv.update_connection(
+                        h, keys=s.gens[g + 1], key_generation=g + 1, current_generation=g
+                    )
                     await drv.commit()
                     mc.slot[(g + 1) & 1] = s.gens[g + 1]
                     mc.other = M.OT_NEXT
@@ -263,11 +331,22 @@ async def traffic(env, rng, dcid_len, n_packets, engine_check=True, max_payload=
         h, eh, key20 = handles[id(s)]
         mc = conns[key20]
         cs = await drv.connection_stats(h)
-        if (cs["ok"], cs["auth_failed"], cs["key_updates"], cs["largest_pn"]) != \
-                (mc.ok, mc.failed, mc.key_updates, mc.largest):
+        if (cs["ok"], cs["auth_failed"], cs["key_updates"], cs["largest_pn"]) != (
+            mc.ok,
+            mc.failed,
+            mc.key_updates,
+            mc.largest,
+        ):
             env.mismatches += 1
-            dut._log.error("entry %d counters %s, model ok=%d failed=%d kupd=%d largest=%s",
-                           h, cs, mc.ok, mc.failed, mc.key_updates, mc.largest)
+            dut._log.error(
+                "entry %d counters %s, model ok=%d failed=%d kupd=%d largest=%s",
+                h,
+                cs,
+                mc.ok,
+                mc.failed,
+                mc.key_updates,
+                mc.largest,
+            )
     for h in list(drv._conns):
         drv.remove_connection(h)
     await drv.commit()
@@ -287,10 +366,15 @@ async def rx_random(dut):
     env.dcid_lens = lens
     for dl in lens:
         await traffic(env, rng, dl, n)
-    dut._log.info("RX frames compared: %d, mismatches: %d, statuses: %s; "
-                  "libquicoff checked %d QUIC datagrams, disagreements %d",
-                  env.compared, env.mismatches, env.by_status, env.engine_checked,
-                  env.engine_disagree)
+    dut._log.info(
+        "RX frames compared: %d, mismatches: %d, statuses: %s; "
+        "libquicoff checked %d QUIC datagrams, disagreements %d",
+        env.compared,
+        env.mismatches,
+        env.by_status,
+        env.engine_checked,
+        env.engine_disagree,
+    )
     write_stats(env, "rx_random")
     assert env.compared > 0
     assert env.mismatches == 0
@@ -298,9 +382,15 @@ async def rx_random(dut):
 
 
 def write_stats(env, name):
-    add_stats(name, frames=env.compared, mismatches=env.mismatches, statuses=env.by_status,
-              engine_checked=env.engine_checked, engine_disagree=env.engine_disagree,
-              dcid_lens=env.dcid_lens)
+    add_stats(
+        name,
+        frames=env.compared,
+        mismatches=env.mismatches,
+        statuses=env.by_status,
+        engine_checked=env.engine_checked,
+        engine_disagree=env.engine_disagree,
+        dcid_lens=env.dcid_lens,
+    )
 
 
 @cocotb.test()
@@ -338,6 +428,7 @@ async def rx_perf(dut):
                 out_start = bool(int(dut.m_axis_tlast.value))
                 if out_start:
                     ev["out_last"].append(clk["n"])
+
     cocotb.start_soon(mon())
     res = {}
     for size in (64, 88, 1400):
@@ -350,17 +441,25 @@ async def rx_perf(dut):
             ev[k].clear()
         await env.run_batch(frames, dl, conns)
         outs = ev["out_last"]
-        res[size] = {"frame_bytes": len(frames[0]),
-                     "cycles_per_packet": (outs[-1] - outs[0]) / (len(outs) - 1)}
+        res[size] = {
+            "frame_bytes": len(frames[0]),
+            "cycles_per_packet": (outs[-1] - outs[0]) / (len(outs) - 1),
+        }
     # latency of one 88-byte packet alone
     for k in ev:
         ev[k].clear()
     await env.run_batch([l2l3_plain(s, quic_packet_sized(s, dl, 88))], dl, conns)
     lat = ev["out_first"][0] - ev["in_first"][0]
-    dut._log.info("perf: %s, latency 88 B: %d cycles; frames compared %d, mismatches %d",
-                  res, lat, env.compared, env.mismatches)
-    set_stats("rx_perf", sizes=res, latency_cycles_88B=lat, frames=env.compared,
-              mismatches=env.mismatches)
+    dut._log.info(
+        "perf: %s, latency 88 B: %d cycles; frames compared %d, mismatches %d",
+        res,
+        lat,
+        env.compared,
+        env.mismatches,
+    )
+    set_stats(
+        "rx_perf", sizes=res, latency_cycles_88B=lat, frames=env.compared, mismatches=env.mismatches
+    )
     assert env.mismatches == 0
 
 
@@ -374,5 +473,9 @@ def quic_packet_sized(s, dcid_len, size):
 
 
 def l2l3_plain(s, udp_payload):
-    return bytes(Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02") /
-                 IP(src="192.0.2.1", dst=s.addr[0], ttl=64) / UDP(sport=50000, dport=s.addr[1]) / udp_payload)
+    return bytes(
+        Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
+        / IP(src="192.0.2.1", dst=s.addr[0], ttl=64)
+        / UDP(sport=50000, dport=s.addr[1])
+        / udp_payload
+    )

@@ -10,6 +10,7 @@ checked against), so RX of what TX produced is checked at the model level.
 
 Environment: QO_PACKETS (per DCID length, default 60), QO_DCID_LENS, QO_SEED,
 QO_STATS_FILE."""
+
 import os
 import random
 
@@ -28,8 +29,8 @@ from test_rx import l2l3, non_quic
 class TxConn:
     def __init__(self, s, idx, gen=0):
         self.s, self.idx = s, idx
-        self.cur = gen            # generation the hardware holds as current
-        self.next_ok = True       # slot of cur+1 holds it
+        self.cur = gen  # generation the hardware holds as current
+        self.next_ok = True  # slot of cur+1 holds it
         self.removed = False
 
 
@@ -65,7 +66,9 @@ async def tx_random(dut):
                 r = rng.random()
                 if r < 0.06:
                     f = non_quic(rng, s, dl)
-                    batch.append((f, 0, M.PASS if M.parse_frame(f)[0] == M.PASS else M.MALFORMED, f, None))
+                    batch.append(
+                        (f, 0, M.PASS if M.parse_frame(f)[0] == M.PASS else M.MALFORMED, f, None)
+                    )
                     continue
                 # the host uses the next phase: a key update when the next
                 # generation is installed, key_phase_unavailable when not yet
@@ -76,14 +79,19 @@ async def tx_random(dut):
                 # what it has received), so RX of this packet is checkable
                 mc = rx_conns[c.key20]
                 pn_len = max(rng.choice((1, 2, 3, 4)), ref.encode_pn_len(pn, mc.largest))
-                hdr = ref.build_short_header(s.dcid if dl else b"", pn, pn_len=pn_len,
-                                             key_phase=gen & 1, spin=rng.randrange(2))
+                hdr = ref.build_short_header(
+                    s.dcid if dl else b"",
+                    pn,
+                    pn_len=pn_len,
+                    key_phase=gen & 1,
+                    spin=rng.randrange(2),
+                )
                 plen = rng.choice((rng.randrange(0, 64), rng.randrange(0, 1450), 64, 1400))
                 # too short for the sample: pn_len + payload < 4 (impossible
                 # with a 4-byte PN, where an empty payload is already enough)
                 short = rng.random() < 0.04 and pn_len < 4
                 if short:
-                    plen = max(0, 3 - pn_len)         # below the 4 bytes the sample needs
+                    plen = max(0, 3 - pn_len)  # below the 4 bytes the sample needs
                 elif pn_len + plen < 4:
                     plen = 4 - pn_len
                 payload = rng.randbytes(plen)
@@ -122,8 +130,15 @@ async def tx_random(dut):
                 if data != out or (t & 15) != st or ((t >> 4) & 1) != (upd or 0):
                     mismatches += 1
                     if mismatches <= 5:
-                        dut._log.error("TX mismatch: want %s upd %s, got %d\n in   %s\n want %s\n got  %s",
-                                       M.NAMES[st], upd, t, f.hex(), out.hex(), data.hex())
+                        dut._log.error(
+                            "TX mismatch: want %s upd %s, got %d\n in   %s\n want %s\n got  %s",
+                            M.NAMES[st],
+                            upd,
+                            t,
+                            f.hex(),
+                            out.hex(),
+                            data.hex(),
+                        )
                 if st == M.OK:
                     # the receiver's model opens what the hardware sealed
                     rst_, rout, _ = M.expect(data, dl, rx_conns)
@@ -134,8 +149,12 @@ async def tx_random(dut):
             # control plane: after an update the next generation goes in
             for c in conns:
                 if not c.next_ok and not c.removed:
-                    drv.update_connection(c.idx, keys=c.s.gens[c.cur + 1], key_generation=c.cur + 1,
-                                          current_generation=c.cur)
+                    drv.update_connection(
+                        c.idx,
+                        keys=c.s.gens[c.cur + 1],
+                        key_generation=c.cur + 1,
+                        current_generation=c.cur,
+                    )
                     await drv.commit()
                     c.next_ok = True
                     mc = rx_conns[c.key20]
@@ -151,10 +170,21 @@ async def tx_random(dut):
             if not c.removed:
                 drv.remove_connection(c.idx)
         await drv.commit()
-    dut._log.info("TX frames compared: %d, mismatches: %d, statuses: %s; RX model opened %d, failures %d",
-                  compared, mismatches, by_status, rx_checked, rx_bad)
-    add_stats("tx_random", frames=compared, mismatches=mismatches, rx_model_opened=rx_checked,
-              rx_model_failed=rx_bad)
+    dut._log.info(
+        "TX frames compared: %d, mismatches: %d, statuses: %s; RX model opened %d, failures %d",
+        compared,
+        mismatches,
+        by_status,
+        rx_checked,
+        rx_bad,
+    )
+    add_stats(
+        "tx_random",
+        frames=compared,
+        mismatches=mismatches,
+        rx_model_opened=rx_checked,
+        rx_model_failed=rx_bad,
+    )
     assert compared > 0
     assert mismatches == 0
     assert rx_bad == 0
