@@ -45,7 +45,7 @@ def _layout_block():
 
 def test_readme_layout_names_every_part_of_the_tree():
     """README's Layout names every top-level directory, every module of the
-    two Python packages, every C file of the libraries and of quicoff-dpdk,
+    two Python packages, every C file of the libraries and of the DPDK app,
     every docs page and every tool, and nothing that is not there."""
     layout = _layout_block()
     words = set(
