@@ -74,7 +74,7 @@ static unsigned ncpus;
 /* options                                                                   */
 
 struct size_cfg {
-    char label[24];   /* "64", "seed002-88" */
+    char label[24];   /* "64", "short-88" */
     unsigned payload; /* plaintext bytes, tag excluded */
     unsigned dcid_len;
     unsigned pn_len;
@@ -100,9 +100,10 @@ struct opts {
     unsigned active; /* packets go to this many of the N connections; 0 = all */
 };
 
-/* Seed 002's packet: a short header with a 20-byte DCID, 88 bytes in all:
+/* The FPGA prototype's benchmark packet (docs/glossary.md): a short header
+ * with a 20-byte DCID, 88 bytes in all:
  * 1 (first byte) + 20 (DCID) + 4 (PN) + 47 (payload) + 16 (tag). */
-static const struct size_cfg seed002 = {"seed002-88", 47, 20, 4};
+static const struct size_cfg short_88 = {"short-88", 47, 20, 4};
 
 static struct size_cfg plain_size(unsigned payload)
 {
@@ -119,9 +120,9 @@ static void usage(FILE *f)
         "  --quick              3 repeats of 10 ms windows (whole default run < 30 s)\n"
         "  --json FILE          write one record per measurement to FILE\n"
         "  --suite LIST         aes-128-gcm,aes-256-gcm,aes-128-ccm,chacha20-poly1305 (default all)\n"
-        "  --size LIST          payload bytes, e.g. 64,1400; 88 or seed002 = seed 002's 88-byte\n"
-        "                       packet (20-byte DCID, 47-byte payload). Default:\n"
-        "                       seed002,64,128,256,512,1024,1400\n"
+        "  --size LIST          payload bytes, e.g. 64,1400; 88 or short-88 = the FPGA prototype's\n"
+        "                       88-byte packet (20-byte DCID, 47-byte payload). Default:\n"
+        "                       short-88,64,128,256,512,1024,1400\n"
         "  --connections LIST   spread packets over N connections, e.g. 1,100000 (default 1)\n"
         "  --threads LIST       worker threads measured at once, e.g. 1,2 (default 1); thread i\n"
         "                       is pinned to the i-th allowed CPU and owns connections\n"
@@ -169,13 +170,13 @@ static int add_size(struct opts *o, const char *v)
     char *end;
     if (o->nsizes == MAX_LIST)
         return -1;
-    if (strcmp(v, "seed002") == 0 || strcmp(v, "88") == 0) {
-        o->sizes[o->nsizes++] = seed002;
+    if (strcmp(v, "short-88") == 0 || strcmp(v, "88") == 0) {
+        o->sizes[o->nsizes++] = short_88;
         return 0;
     }
     unsigned long n = strtoul(v, &end, 10);
     if (*end != '\0' || n == 0 || n > 16384) {
-        fprintf(stderr, "bad size '%s' (1..16384, or seed002)\n", v);
+        fprintf(stderr, "bad size '%s' (1..16384, or short-88)\n", v);
         return -1;
     }
     o->sizes[o->nsizes++] = plain_size((unsigned)n);
@@ -329,7 +330,7 @@ static int parse_opts(int argc, char **argv, struct opts *o)
         add_suite(o, "all");
     if (o->nsizes == 0) {
         static const unsigned def[] = {64, 128, 256, 512, 1024, 1400};
-        o->sizes[o->nsizes++] = seed002;
+        o->sizes[o->nsizes++] = short_88;
         for (size_t i = 0; i < sizeof(def) / sizeof(def[0]); i++)
             o->sizes[o->nsizes++] = plain_size(def[i]);
     }
@@ -1497,7 +1498,7 @@ int main(int argc, char **argv)
         "          packets are restored from a pristine copy OUTSIDE the timer ('restore'\n"
         "          column: its ns/packet, excluded, not subtracted). Packet data is therefore\n"
         "          warm in cache. Engine and bare-EVP repeats are interleaved. Packets: 1-byte\n"
-        "          first byte, DCID (8 B; seed002 row 20 B), 4-byte PN, payload, 16-byte tag.\n"
+        "          first byte, DCID (8 B; short-88 row 20 B), 4-byte PN, payload, 16-byte tag.\n"
         "          ratio = engine ns / bare EVP ns (same AEAD, same header length as AAD);\n"
         "          +ns = engine ns - bare EVP ns (header protection + parsing + lookup +\n"
         "          nonce + counters + backend glue).\n"

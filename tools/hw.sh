@@ -69,7 +69,7 @@ test_() {
         sim qo_loop test_loop QO_STATS_FILE="$stats" QO_PACKETS=${QO_PACKETS:-60} \
             QO_DCID_LENS=${QO_DCID_LENS:-8,0,20} || rc=1
     fi
-    # the 32-bit interface build (seed 002's width): same RX suite, its own statistics
+    # the 32-bit interface build (the FPGA prototype's width): same RX suite, its own statistics
     rm -f "$OUT/sim_stats_w32.json"
     sim quicoff_rx_w32 test_rx QO_STATS_FILE="$OUT/sim_stats_w32.json" QO_PACKETS=${QO_PACKETS_W32:-40} \
         QO_DCID_LENS=8,0,20 QO_BUILD_TAG=w32 || rc=1

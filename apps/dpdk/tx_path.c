@@ -44,7 +44,7 @@ static int decode_host_frame(struct rte_mbuf *m, struct host_data *d)
                                    p + l2, len - l2, &kind, &wd) != QUICOFF_OK ||
         kind != (compat ? QUICOFF_WIRE_COMPAT_DATA : QUICOFF_WIRE_DATA_TO_OFFLOAD))
         return -1;
-    /* listing 4.11's packet runs to the end of the frame: an empty one is no
+    /* a compat data_pkt's QUIC packet runs to the end of the frame: an empty one is no
      * packet (classification already drops those; kept for a direct caller) */
     if (compat && wd.payload_len == 0)
         return -1;

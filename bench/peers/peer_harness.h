@@ -8,7 +8,7 @@
  * The method mirrors quicoff-bench (docs/benchmarks.md) so the figures are
  * comparable:
  *   - packets are 1-RTT short headers: first byte, DCID (8 bytes, 20 in the
- *     seed002 row), a 4-byte packet number, the payload, a 16-byte tag;
+ *     short-88 row), a 4-byte packet number, the payload, a 16-byte tag;
  *   - keys are set up once per row (one context per connection and
  *     direction); per packet the peer builds the nonce (IV xor PN), seals or
  *     opens in place with the header as AAD and, if it does header
@@ -207,9 +207,9 @@ static void usage(const char *prog, const struct peer *pr)
             "usage: %s [options]   (%s: %s)\n"
             "  --quick              3 repeats of >= 10 ms (default 7 of >= 50 ms)\n"
             "  --suite LIST         aes-128-gcm,aes-256-gcm,aes-128-ccm,chacha20-poly1305\n"
-            "  --size LIST          payload bytes; 88 or seed002 = seed 002's packet\n"
+            "  --size LIST          payload bytes; 88 or short-88 = the 88-byte packet\n"
             "                       (20-byte DCID, 47-byte payload). Default:\n"
-            "                       seed002,64,128,256,512,1024,1400\n"
+            "                       short-88,64,128,256,512,1024,1400\n"
             "  --connections LIST   spread packets over N connections (default 1)\n"
             "  --repeats R, --min-ms MS, --op protect|unprotect|both\n"
             "Prints one JSON object per line on stdout.\n",
@@ -221,8 +221,8 @@ static int add_size(struct opts *o, const char *v)
     if (o->nsizes >= 32)
         return -1;
     struct size_cfg *s = &o->sizes[o->nsizes];
-    if (strcmp(v, "seed002") == 0 || strcmp(v, "88") == 0 || strcmp(v, "seed002-88") == 0) {
-        snprintf(s->label, sizeof s->label, "seed002-88");
+    if (strcmp(v, "88") == 0 || strcmp(v, "short-88") == 0) {
+        snprintf(s->label, sizeof s->label, "short-88");
         s->payload = 47;
         s->dcid_len = 20;
     } else {
@@ -278,7 +278,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, const struct peer *
             list = strdup(optarg);
             for (char *t = strtok(list, ","); t; t = strtok(NULL, ","))
                 if (add_size(o, t)) {
-                    fprintf(stderr, "bad size '%s' (20..%d, or seed002)\n", t, MAX_PAYLOAD);
+                    fprintf(stderr, "bad size '%s' (20..%d, or short-88)\n", t, MAX_PAYLOAD);
                     return -1;
                 }
             free(list);
@@ -325,7 +325,7 @@ static int parse_opts(int argc, char **argv, struct opts *o, const struct peer *
         for (int k = 0; k < SUITE_COUNT; k++)
             o->suites[o->nsuites++] = k;
     if (!o->nsizes) {
-        static const char *def[] = {"seed002", "64", "128", "256", "512", "1024", "1400"};
+        static const char *def[] = {"short-88", "64", "128", "256", "512", "1024", "1400"};
         for (unsigned i = 0; i < sizeof def / sizeof *def; i++)
             add_size(o, def[i]);
     }

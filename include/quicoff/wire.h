@@ -57,9 +57,9 @@ extern "C" {
 #define QUICOFF_WIRE_SIGNAL_HDR_LEN 16      /**< v1 signaling header (before TLVs) */
 #define QUICOFF_WIRE_DATA_HDR_LEN 20        /**< v1 data header (before the QUIC packet) */
 #define QUICOFF_WIRE_TLV_HDR_LEN 4          /**< TLV type (16) + length (16) */
-#define QUICOFF_WIRE_COMPAT_PEER_LEN 100    /**< signaling_peer (listing 4.10), bytes */
-#define QUICOFF_WIRE_COMPAT_HOST_LEN 85     /**< signaling_host (listing 4.9), bytes */
-#define QUICOFF_WIRE_COMPAT_DATA_HDR_LEN 10 /**< data_pkt (listing 4.11): Index + Full_pn */
+#define QUICOFF_WIRE_COMPAT_PEER_LEN 100    /**< signaling_peer (protocol.md §3.1), bytes */
+#define QUICOFF_WIRE_COMPAT_HOST_LEN 85     /**< signaling_host (protocol.md §3.2), bytes */
+#define QUICOFF_WIRE_COMPAT_DATA_HDR_LEN 10 /**< data_pkt (protocol.md §3.5): Index + Full_pn */
 #define QUICOFF_WIRE_COMPAT_KEY_FIELD 32    /**< 256-bit key fields in compat signaling */
 #define QUICOFF_WIRE_COMPAT_DCID_LEN 8      /**< compat RX DCID is always 64 bits */
 /** Upper bound of any frame the v1/compat encoders produce for a signaling

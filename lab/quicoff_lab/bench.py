@@ -43,8 +43,8 @@ def _csv(kind):
 
 
 def _size_token(v: str) -> str:
-    if v in ("seed002", "88", "seed002-88"):
-        return "seed002"
+    if v in ("88", "short-88"):
+        return "short-88"
     n = int(v)
     if not 20 <= n <= 16384:
         raise ValueError(v)
@@ -82,7 +82,7 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
         type=_csv(_size_token),
         default=None,
         metavar="LIST",
-        help="payload bytes; 88 or seed002 = seed 002's 88-byte packet (20-byte "
+        help="payload bytes; 88 or short-88 = the FPGA prototype's 88-byte packet (20-byte "
         "DCID, 47-byte payload). Default: %s" % ",".join(bp.DEFAULT_SIZES),
     )
     p.add_argument(
@@ -400,7 +400,7 @@ def plot(
                     lambda v, _pos: "%g" % v if str(int(v))[0] in "25" else ""
                 )
             )
-            ax.set_xlabel("payload bytes (47 = seed 002's 88-byte packet)", fontsize=8)
+            ax.set_xlabel("payload bytes (47 = the 88-byte short-88 packet)", fontsize=8)
             ax.set_ylabel("ns / packet (log)", fontsize=8)
             ax.grid(True, which="both", alpha=0.3)
             ax.tick_params(labelsize=7, which="both")

@@ -26,7 +26,7 @@ from .checkout import repo_root
 
 SUITES = ("aes-128-gcm", "aes-256-gcm", "aes-128-ccm", "chacha20-poly1305")
 OPS = ("protect", "unprotect")
-DEFAULT_SIZES = ("seed002", "64", "128", "256", "512", "1024", "1400")
+DEFAULT_SIZES = ("short-88", "64", "128", "256", "512", "1024", "1400")
 QUICK_SIZES = DEFAULT_SIZES
 QUICOFF_BACKENDS = ("openssl", "ipsec-mb")
 DPDK_DEVICES = ("crypto_aesni_gcm", "crypto_aesni_mb", "crypto_openssl")
@@ -116,8 +116,8 @@ def source_root() -> Optional[Path]:
 
 def size_info(tok: str) -> Dict:
     """Size token as quicoff-bench takes it -> label, payload, DCID and header length."""
-    if tok in ("seed002", "88", "seed002-88"):
-        return {"label": "seed002-88", "payload": 47, "dcid_len": 20, "header_len": 25}
+    if tok in ("88", "short-88"):
+        return {"label": "short-88", "payload": 47, "dcid_len": 20, "header_len": 25}
     n = int(tok)
     return {"label": str(n), "payload": n, "dcid_len": 8, "header_len": 13}
 

@@ -1,16 +1,16 @@
 # SPDX-License-Identifier: Apache-2.0
 """``quicoff demo``: the offload on a two-host testbed that needs no NIC.
 
-Builds what is missing, brings up the namespace testbed (python/quicoff/
-testbed.py: host A - offload A - wire - offload B - host B, seed 000's fig.
-5.1.1), installs connections through the host<->offload protocol (mixed
+Builds what is missing, brings up the namespace testbed (lab/quicoff_lab/
+testbed.py: host A - offload A - wire - offload B - host B, the DPU
+prototype's testbed, docs/glossary.md), installs connections through the host<->offload protocol (mixed
 suites, both directions, a multipath connection with two path IDs, a key
 update in mid-stream), then:
 
 1. checks: traffic both ways at a low rate, every payload byte compared;
 2. sweeps: throughput per suite and packet size (A -> B at full speed, as
-   seed 000's figs. 5.2.1-5.2.2), then latency and jitter at rising offered
-   load (fig. 5.2.3);
+   the DPU prototype measured it), then latency and jitter at rising offered
+   load;
 3. tampers: the wire flips a byte in every k-th datagram; offload B must drop
    each one and count it (auth_failures), and nothing corrupted reaches host B;
 4. optionally (``--bench``) compares the offload's forwarding rate with DPDK
@@ -270,7 +270,7 @@ class Demo:
         self.args = args
         self.log = log
         self.proto = tr.host_protocol(args.protocol)
-        # seed 000's compat frames have no key update: with --protocol compat
+        # the compat format has no key update: with --protocol compat
         # the key update of the check runs on a connection of its own, in v1
         self.ku_proto = self.proto if self.proto.key_updates else tr.V1Protocol()
         self.flow_proto: Dict[int, tr.HostProtocol] = {}
@@ -723,7 +723,7 @@ class Demo:
         self.results["throughput"] = rows
 
     def phase_load(self, tb, prog, dur, loads):
-        """Latency and jitter at rising offered load (fig. 5.2.3): first
+        """Latency and jitter at rising offered load: first
         suite, 512 B (or the nearest swept size), as fractions of the maximum
         the sweep measured."""
         rows = self.results.get("throughput", [])

@@ -1,8 +1,8 @@
 # SPDX-License-Identifier: Apache-2.0
 """A two-host testbed that needs no NIC: network namespaces and veth pairs.
 
-Seed 000's fig. 5.1.1 (two servers, each with an offload card, one link
-between the cards), in namespaces::
+The DPU prototype's testbed (docs/glossary.md: two servers, each with an
+offload card, one link between the cards), in namespaces::
 
     host A          offload A                 wire                 offload B          host B
     [ho0] <-veth-> [host0 | net0] <-veth-> [wa  (bridge)  wb] <-veth-> [net0 | host0] <-veth-> [ho0]
@@ -646,7 +646,7 @@ class Testbed:
                 "--idle-us",
                 str(self.idle_us_side.get(side, self.idle_us)),
                 "--compat",
-                # the static encapsulation of compat entries (seed 000's)
+                # the static encapsulation of compat-format entries
                 "--encap-src-mac",
                 MACS["off%s_net" % side],
                 "--encap-dst-mac",

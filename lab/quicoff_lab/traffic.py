@@ -237,13 +237,13 @@ def _keys(flow: Flow, generation: int = 0):
 
 
 class CompatProtocol(HostProtocol):
-    """Seed 000's frames (§3.2.1, listings 4.9-4.11) exactly as printed
-    there: signaling on 0x88B5 (type 1 signaling_host: TX entry by index;
+    """The compat format: the DPU prototype's frames exactly as it printed
+    them (docs/protocol.md, docs/glossary.md): signaling on 0x88B5 (type 1 signaling_host: TX entry by index;
     type 0 signaling_peer: RX entry by an 8-byte DCID), data on 0x88B6
     (index u16 + full PN u64 + QUIC header + payload), the same metadata on
     frames to the host (quicoff.wire's CompatHost, CompatPeer, CompatData).
 
-    The thesis has no key update: a compat flow cannot have one (use v1)."""
+    The compat format has no key update: a compat flow cannot have one (use v1)."""
 
     name = "compat"
     key_updates = False
@@ -258,7 +258,7 @@ class CompatProtocol(HostProtocol):
     @staticmethod
     def _no_key_update(flow):
         if flow.key_update_pn is not None:
-            raise ValueError("flow %s: compat (seed 000) has no key update; use v1" % flow.name)
+            raise ValueError("flow %s: the compat format has no key update; use v1" % flow.name)
 
     def data_template(self, flow, dst_mac, src_mac):
         self._no_key_update(flow)
@@ -479,7 +479,7 @@ class V1Protocol(HostProtocol):
 
 def host_protocol(name: str = "v1") -> HostProtocol:
     """The protocol the testbed speaks to the offload: "v1" (docs/protocol.md
-    §4, the default) or "compat" (seed 000's frames)."""
+    §4, the default) or "compat" (the compat format, docs/protocol.md)."""
     if name == "v1":
         return V1Protocol()
     if name == "compat":

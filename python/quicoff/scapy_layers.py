@@ -7,8 +7,8 @@ Sections:
 2. QUIC wire headers (RFC 9000 §17, RFC 9369 §3.2): ``QUICLong``,
    ``QUICShort`` and the ``QUIC`` dispatcher that picks one by the header
    form bit.
-3. Host <-> offload-engine frames (docs/protocol.md): seed 000's classes
-   verbatim (``signaling_host``, ``signaling_peer``, ``data_pkt``, ``quic``)
+3. Host <-> offload-engine frames (docs/protocol.md): the compat format's
+   classes verbatim as the DPU prototype defined them (``signaling_host``, ``signaling_peer``, ``data_pkt``, ``quic``)
    and the v1 layers ``QOSignal``, ``QOTLV``, ``QOData``.
 4. Binding and convenience helpers.
 
@@ -325,11 +325,11 @@ class QUIC(Packet):
 # =====================================================================
 # docs/protocol.md.  Two formats on EtherTypes 0x88B5 / 0x88B6:
 #
-# * compat: seed 000's classes exactly as printed in its listings 4.9-4.11
-#   (names, field names, widths and defaults), so the thesis's own Scapy
-#   scripts run unchanged: ``Ether()/signaling_host(Index=3, ...)``,
+# * compat: the DPU prototype's classes exactly as it printed them
+#   (names, field names, widths and defaults; docs/glossary.md cites the
+#   source), so its own Scapy scripts run unchanged: ``Ether()/signaling_host(Index=3, ...)``,
 #   ``Ether()/data_pkt(Index=3, Full_pn=7)/quic(DCID=...)/payload``.
-#   Note the thesis's key rule: a 128-bit key is given as the *value* of the
+#   Note the compat format's key rule: a 128-bit key is given as the *value* of the
 #   256-bit field (``Hp_key=int.from_bytes(key, "big")``), i.e. left-padded.
 # * v1: QOSignal (16-byte header + QOTLV list) and QOData (20-byte header +
 #   QUIC packet), both starting with 0x51 0x01 on 0x88B5.
@@ -350,10 +350,10 @@ ETHERTYPE_SIGNAL = 0x88B5
 ETHERTYPE_DATA = 0x88B6
 
 
-# --- compat: seed 000 listings 4.9-4.11, verbatim -------------------------
+# --- compat: the DPU prototype's classes, verbatim ------------------------
 
 
-class signaling_host(Packet):  # lower case: the thesis's name (so are the three below)
+class signaling_host(Packet):  # lower case: the prototype's name (so are the three below)
     name = "signaling_host"
     fields_desc = [
         BitField("Type", 1, 8),
@@ -407,7 +407,7 @@ class quic(Packet):
     ]
 
 
-#: The thesis's Algo codes (docs/protocol.md §3.3) = quicoff_suite_t.
+#: The compat format's Algo codes (docs/protocol.md §3.3) = quicoff_suite_t.
 COMPAT_ALGOS = {
     "AES_GCM128_AES_ECB": 0,
     "AES_GCM256_AES_ECB": 1,
@@ -417,7 +417,7 @@ COMPAT_ALGOS = {
 
 
 def compat_key_field(key: bytes) -> int:
-    """A 128- or 256-bit key as the thesis puts it in a 256-bit field: its value."""
+    """A 128- or 256-bit key as the compat format puts it in a 256-bit field: its value."""
     return int.from_bytes(bytes(key), "big")
 
 
@@ -639,7 +639,7 @@ def bind_udp_port(port: int = 443) -> None:
 def bind_host_offload() -> None:
     """Binds the host <-> offload frames to Ethernet (and 802.1Q): building
     ``Ether()/signaling_host()`` sets EtherType 0x88B5 (``/data_pkt()``: 0x88B6)
-    as the thesis's scripts expect; dissecting 0x88B5 dispatches on the first
+    as the DPU prototype's scripts expect; dissecting 0x88B5 dispatches on the first
     byte, 0x88B6 is ``data_pkt``/``quic``.  Done at import time: the two
     EtherTypes are IEEE local-experimental ones nothing else in Scapy uses."""
     for lower in (Ether, Dot1Q):

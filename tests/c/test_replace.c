@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * quicoff_conn_replace(): an entry replaced in place, as quicoff-dpdk's
- * ADD + REPLACE and seed 000's re-sent signaling need it (docs/protocol.md
- * §4.4, §3.7).
+ * ADD + REPLACE and the compat format's re-sent signaling need it
+ * (docs/protocol.md §4.4, §3.7).
  *  - success: same handle, new keys and lookup key, counters and PN state
  *    restarted, the old keys gone;
  *  - every failure (bad DCID length, a lookup key another entry has, bad

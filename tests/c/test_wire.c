@@ -4,7 +4,7 @@
  *  - round trip of every message kind (v1 and compat), at frame level (with
  *    and without a VLAN tag) and payload level, and canonical re-encoding;
  *  - the documented example bytes of docs/protocol.md §8 and a compat frame
- *    laid out by hand as the thesis's Scapy classes write it;
+ *    laid out by hand as the compat format's Scapy classes write it;
  *  - every truncation of every encoded message -> an error, with no secret
  *    left in the output; every too-small encode buffer -> NO_SPACE;
  *  - each documented rejection (unknown version/type/critical TLV, duplicate
@@ -547,7 +547,7 @@ static void test_doc_examples(void)
        "data_hdr_write refuses PN > 2^62-1, short buffer, non-data kind");
 }
 
-/* A compat frame laid out by hand from listings 4.9/4.10 (what Scapy's BitFields write). */
+/* A compat frame laid out by hand from docs/protocol.md §3.1/§3.2 (what Scapy's BitFields write). */
 static void test_compat_by_hand(void)
 {
     uint8_t f[14 + 100];
@@ -600,11 +600,11 @@ static void test_compat_by_hand(void)
     st = quicoff_wire_decode(f, sizeof(f), &d);
     ok(st == QUICOFF_INVALID_ARGUMENT && all_zero(&d.u, sizeof(d.u)),
        "a 256-bit value for a 128-bit suite: %s", S(st));
-    /* the thesis's defaults (all zero): AES-128-GCM with all-zero keys */
+    /* the compat classes' defaults (all zero): AES-128-GCM with all-zero keys */
     memset(p + 1, 0, 99);
     st = quicoff_wire_decode(f, sizeof(f), &d);
     ok(st == QUICOFF_OK && d.u.add.cfg.largest_pn == 0 && d.index == 0,
-       "listing 4.10 defaults decode: %s", S(st));
+       "signaling_peer defaults decode: %s", S(st));
     /* Full_pn all ones = none; above 2^62-1 otherwise invalid */
     memset(p + 92, 0xff, 8);
     st = quicoff_wire_decode(f, sizeof(f), &d);

@@ -465,9 +465,10 @@ def test_key_update_both_directions(host):
     assert ev is not None and ev.index == 60 and ev.u64(W.T_PN) == 2
 
 
-def test_compat_thesis_frames(host):
-    """Seed 000's own frames (listings 4.9-4.11): signaling_host / signaling_peer and
-    data_pkt, nonce with the path ID as its set_nonce() wrote it."""
+def test_compat_frames_of_the_dpu_prototype(host):
+    """The compat format's frames as the DPU prototype sends them (docs/protocol.md):
+    signaling_host / signaling_peer and data_pkt, nonce with the path ID as its
+    set_nonce() wrote it."""
     suite, path_id = "aes-128-gcm", 0x01020304
     k = keys_for(suite, 70)
     dcid = bytes(range(0x70, 0x78))
@@ -475,7 +476,7 @@ def test_compat_thesis_frames(host):
     host.send(W.compat_peer(7, 0, k.hp, k.key, k.iv, path_id, dcid, 0))
     time.sleep(0.3)
     hdr = ref.build_short_header(dcid, 1, pn_len=2)
-    host.send(W.compat_data(7, 1, hdr + b"thesis" * 10), W.ETH_DATA)
+    host.send(W.compat_data(7, 1, hdr + b"compat" * 10), W.ETH_DATA)
     f = host.app.np.recv_match(is_udp, 2)
     assert f is not None
     p = Ether(f)
@@ -488,12 +489,12 @@ def test_compat_thesis_frames(host):
     u = ref.unprotect(
         suite, k, quic_of(f), dcid_len=8, path_id=path_id, nonce_layout="multipath-path-id-le"
     )
-    assert u.payload == b"thesis" * 10
+    assert u.payload == b"compat" * 10
     # and back: the peer's packet reaches the host as a compat data_pkt
     host.app.np.send(net_frame(quic_of(f)))
     d = host.next_data_frame()
     assert d is not None and d.typ == -1 and (d.index, d.pn) == (7, 1)
-    assert d.quic == hdr + b"thesis" * 10
+    assert d.quic == hdr + b"compat" * 10
     assert host.app.stats()["compat_rejected"] == 0
     # a Full_pn past 2^62-1 (protocol.md §3.7) does not decode: a bad frame, never sent
     before = host.app.stats()
@@ -662,7 +663,7 @@ def test_workers_steering_and_changes_under_traffic(io_mode):
         app.np.send(arp)
         assert app.wait_stat("unknown_dropped", 2) == 2
         assert app.hp.recv_match(lambda f: f in (unknown, arp), 0.5) is None
-        # no --compat: seed 000 frames are refused
+        # no --compat: compat-format frames are refused
         k = keys_for(suite, 2)
         host.send(W.compat_host(5, 0, k.hp, k.key, k.iv, 0, 8))
         host.send(W.compat_data(0, 1, ref.build_short_header(dcids[0], 1) + b"y" * 30), W.ETH_DATA)

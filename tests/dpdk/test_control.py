@@ -8,12 +8,12 @@ a failed one must not (issue 8 items 4, 7, 8b).
 - every request is answered: a direction byte > 1 gets an ACK (direction 0xFF,
   invalid_argument) and a counter; key / IV / HP / secret TLVs of a wrong
   length get the status docs/protocol.md §5.1 gives;
-- compat mode keeps seed 000's RX table (keyed by DCID: a DCID re-sent under
-  another index gets the new keys; a second path's DCID is kept beside the
-  first), sends a compat host compat frames only, and decodes PNs as RFC 9000
-  A.3 does rather than listing 4.4 as printed.
+- compat mode keeps the DPU prototype's RX table (keyed by DCID: a DCID
+  re-sent under another index gets the new keys; a second path's DCID is kept
+  beside the first), sends a compat host compat frames only, and decodes PNs
+  as RFC 9000 A.3 does rather than as the prototype's printed code did.
 
-Compat frames are built with the thesis's own Scapy classes
+Compat frames are built with the compat format's own Scapy classes
 (quicoff.scapy_layers: signaling_peer, signaling_host, quic); packets are
 protected by quicoff.ref (pure Python), the golden model.
 """
@@ -56,16 +56,16 @@ def enc4() -> bytes:
     return W.encap_tlv(NEXT_HOP_MAC, "02:00:00:00:a0:01", "192.0.2.1", "198.51.100.7", 4433, 443)
 
 
-def thesis_header(dcid: bytes, pn: int) -> bytes:
-    """listing 4.11's quic class, with a header that means what it writes
+def compat_quic_header(dcid: bytes, pn: int) -> bytes:
+    """The compat format's quic class, with a header that means what it writes
     (protocol.md §3.5: Pn_len=1 = a 2-byte PN)."""
     return raw(quic(Pn_len=1, DCID=int.from_bytes(dcid, "big"), Pn=pn & 0xFFFF))
 
 
-def thesis_peer(
+def compat_signaling_peer(
     index: int, k: ref.PacketKeys, dcid: bytes, path_id: int = 0, full_pn: int = 0
 ) -> bytes:
-    """listing 4.10: signaling_peer, as the thesis's host sends it."""
+    """signaling_peer, as the DPU prototype's host sends it."""
     return raw(
         signaling_peer(
             Index=index,
@@ -83,7 +83,7 @@ def thesis_peer(
 def peer_packet(
     k: ref.PacketKeys, dcid: bytes, pn: int, payload: bytes, path_id: int = 0, compat: bool = False
 ) -> bytes:
-    hdr = thesis_header(dcid, pn) if compat else ref.build_short_header(dcid, pn, pn_len=2)
+    hdr = compat_quic_header(dcid, pn) if compat else ref.build_short_header(dcid, pn, pn_len=2)
     if compat:
         return ref.protect(
             SUITE, k, hdr, payload, pn, path_id=path_id, nonce_layout="multipath-path-id-le"
@@ -300,14 +300,14 @@ def test_key_tlv_lengths_answer_as_documented(host, what, suite, n, want):
 
 
 def test_compat_dcid_resent_under_another_index_gets_the_new_keys(host):
-    """The thesis's RX table is keyed by DCID: a signaling_peer for a DCID
+    """The compat RX table is keyed by DCID: a signaling_peer for a DCID
     already installed (under index 50) installs the new keys, under the new
     index (51)."""
     k1, k2, dcid = keys(501), keys(502), b"\x50" * 8
-    host.send(thesis_peer(50, k1, dcid))
+    host.send(compat_signaling_peer(50, k1, dcid))
     time.sleep(0.2)
     assert host.rx_ok(k1, dcid, 1, 50, compat=True)
-    host.send(thesis_peer(51, k2, dcid))
+    host.send(compat_signaling_peer(51, k2, dcid))
     time.sleep(0.2)
     assert host.rx_ok(k2, dcid, 2, 51, compat=True), "the new keys were not installed"
     before = host.app.stats()["auth_failures"]
@@ -320,8 +320,8 @@ def test_compat_second_path_keeps_both_dcids(host):
     """A second path of one connection (same index, new DCID, another path ID):
     both DCIDs stay, each with its path's nonce."""
     k, d1, d2 = keys(510), b"\x51" * 8, b"\x52" * 8
-    host.send(thesis_peer(52, k, d1, path_id=0))
-    host.send(thesis_peer(52, k, d2, path_id=1))
+    host.send(compat_signaling_peer(52, k, d1, path_id=0))
+    host.send(compat_signaling_peer(52, k, d2, path_id=1))
     time.sleep(0.2)
     assert host.rx_ok(k, d2, 1, 52, compat=True, path_id=1), "the second path"
     assert host.rx_ok(k, d1, 2, 52, compat=True, path_id=0), "the first path's DCID is gone"
@@ -336,8 +336,8 @@ def test_compat_frames_do_not_take_a_v1_hosts_entries(host):
     dv, dc = b"\x55" * 8, b"\x56" * 8
     assert host.add_rx(55, k, dv) == "ok"
     before = host.app.stats()["sig_failed"]
-    host.send(thesis_peer(55, kc, dc))  # its index
-    host.send(thesis_peer(57, kc, dv))  # its DCID
+    host.send(compat_signaling_peer(55, kc, dc))  # its index
+    host.send(compat_signaling_peer(57, kc, dv))  # its DCID
     assert host.app.wait_stat("sig_failed", before + 2) == before + 2
     assert host.rx_ok(k, dv, 1, 55), "the v1 entry was taken over"
     assert host.conn_stats(55)["packets"] == 1
@@ -346,12 +346,14 @@ def test_compat_frames_do_not_take_a_v1_hosts_entries(host):
     assert host.app.wait_stat("rx_unknown_connection", unknown + 1) == unknown + 1
 
 
-def test_compat_pn_decoding_follows_rfc9000_not_listing_4_4(host):
-    """Listing 4.4 as printed computes expected_pn - pn_hwin in uint64_t: for
-    the first packets it wraps and the listing adds pn_win. quicoff follows
-    RFC 9000 A.3 (protocol.md §3.7)."""
+def test_compat_pn_decoding_follows_rfc9000_not_the_prototype_code(host):
+    """The DPU prototype's printed decode_pkt_nr() computes expected_pn -
+    pn_hwin in uint64_t: for the first packets it wraps and adds pn_win.
+    quicoff follows RFC 9000 A.3 (protocol.md §3.7)."""
 
-    def listing_4_4(largest_pn, truncated_pn, pn_nbits):  # verbatim, uint64_t arithmetic
+    def prototype_decode_pkt_nr(
+        largest_pn, truncated_pn, pn_nbits
+    ):  # verbatim, uint64_t arithmetic
         m = (1 << 64) - 1
         expected_pn = (largest_pn + 1) & m
         pn_win = 1 << pn_nbits
@@ -364,10 +366,10 @@ def test_compat_pn_decoding_follows_rfc9000_not_listing_4_4(host):
             return candidate_pn - pn_win
         return candidate_pn
 
-    assert listing_4_4(0, 1, 16) == 65537  # what the listing would give
+    assert prototype_decode_pkt_nr(0, 1, 16) == 65537  # what the prototype would give
     assert ref.decode_pn(0, 1, 16) == 1  # RFC 9000 A.3
     k, dcid = keys(520), b"\x53" * 8
-    host.send(thesis_peer(53, k, dcid, full_pn=0))
+    host.send(compat_signaling_peer(53, k, dcid, full_pn=0))
     time.sleep(0.2)
     assert host.rx_ok(k, dcid, 1, 53, compat=True), "PN 1 after Full_pn 0 is 1 (RFC 9000 A.3)"
 
@@ -380,7 +382,7 @@ def test_compat_host_gets_no_v1_events_until_it_speaks_v1():
     try:
         h = Host(a)
         k, dcid = keys(530), b"\x54" * 8
-        h.send(thesis_peer(54, k, dcid))
+        h.send(compat_signaling_peer(54, k, dcid))
         time.sleep(0.2)
         unknown = net_frame(peer_packet(keys(531), b"\xee" * 8, 1, b"u" * 30))
         a.np.send(unknown)

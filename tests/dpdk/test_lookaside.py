@@ -224,7 +224,7 @@ def inline_result():
         (
             "crypto_openssl",
             ["aes-128-gcm", "aes-128-ccm"],
-        ),  # the thesis's PMD (no ChaCha20-Poly1305 in 22.11)
+        ),  # the DPU prototype's PMD (no ChaCha20-Poly1305 in 22.11)
         ("crypto_aesni_gcm", ["aes-128-gcm", "aes-256-gcm"]),
     ],
 )

@@ -222,7 +222,7 @@ def test_too_big_events_are_rate_limited(clean):
 
 
 def test_compat_host_gets_no_v1_event(clean):
-    """A seed 000 (compat) entry: the too-big packet is dropped and counted
+    """A compat-format entry: the too-big packet is dropped and counted
     the same, but a compat host cannot parse v1 frames: no EVENT."""
     app = clean
     k, dcid = keys(8), b"\x08" * 8

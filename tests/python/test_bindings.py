@@ -413,11 +413,12 @@ def test_matches_reference_model(suite, layout, path_id):
 
 
 def test_multipath_path_id_le_layout():
-    """The byte-reversed path ID layout is "multipath-path-id-le"; its earlier
-    name, after the document it came from, is gone (0.x: no alias)."""
+    """The byte-reversed path ID layout is "multipath-path-id-le"; the three
+    layouts are named after what they are and nothing else is accepted (its
+    earlier name, after the document it came from, has no alias in 0.x)."""
     k = keys_for("aes-128-gcm", 3)
     hdr, payload = short_header(DCID, 9), bytes(20)
-    assert "multipath-path-id-le" in quicoff.NONCE_LAYOUTS
+    assert quicoff.NONCE_LAYOUTS == ("rfc9001", "multipath", "multipath-path-id-le")
     with quicoff.Engine() as e:
         out = {
             name: e.protect(
@@ -431,7 +432,9 @@ def test_multipath_path_id_le_layout():
             for name in ("multipath-path-id-le", "multipath")
         }
         with pytest.raises(ValueError):
-            e.add_connection("tx", "aes-128-gcm", DCID, keys=k, path_id=1, nonce_layout="seed000")
+            e.add_connection(
+                "tx", "aes-128-gcm", DCID, keys=k, path_id=1, nonce_layout="no-such-layout"
+            )
     assert out["multipath-path-id-le"] != out["multipath"]
 
 

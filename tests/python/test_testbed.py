@@ -171,8 +171,8 @@ def test_payload_identity_end_to_end(bed, direction):
         assert r["flows"][str(f.id)]["received"] == s["flows"][str(f.id)]["sent"] == 200
 
 
-def test_compat_frames_of_seed_000(bed):
-    """Seed 000's own frames (compat) go through as well."""
+def test_compat_format_frames_go_through(bed):
+    """The compat format's frames (the DPU prototype's) go through as well."""
     proto = tr.CompatProtocol()
     flows = _flows("ab", ["aes-128-gcm"])
     bed.install(flows, proto)

@@ -7,10 +7,10 @@ Three implementations of one format are held against each other:
   through cffi): for the same message, the same bytes; each decodes the
   other's bytes to the same message; on truncated, mutated and random input
   they return the same status;
-* the Scapy layers (``quicoff.scapy_layers`` section 3): seed 000's own
-  classes (listings 4.9-4.11, verbatim) build frames the C decoder reads
-  field for field, and the thesis's ten crafted connections run through
-  quicoff (signaling -> table entries, data_pkt -> protect -> unprotect);
+* the Scapy layers (``quicoff.scapy_layers`` section 3): the compat
+  format's classes (the DPU prototype's own, verbatim) build frames the C
+  decoder reads field for field, and the prototype's ten crafted connections
+  run through quicoff (signaling -> table entries, data_pkt -> protect -> unprotect);
   the v1 layers build and dissect the same bytes as ``quicoff.wire``.
 """
 
@@ -1002,11 +1002,11 @@ def test_python_rejections():
 
 
 # ---------------------------------------------------------------------------
-# seed 000's own Scapy classes
+# the compat format's Scapy classes (the DPU prototype's own)
 
 
-def thesis_signaling(i, algo, peer):
-    """What the thesis's script (§4.4.1) sends for connection i: keys as
+def compat_signaling(i, algo, peer):
+    """What the DPU prototype's test script sends for connection i: keys as
     256-bit *values* (left-padded), as its BitFields take them."""
     klen = 32 if algo in (1, 3) else 16
     hp = bytes((i * 7 + j) & 0xFF for j in range(klen))
@@ -1028,8 +1028,8 @@ def thesis_signaling(i, algo, peer):
     return Ether(dst=MAC_B, src=MAC_A) / layer, (hp, key, iv, dcid.to_bytes(8, "big"))
 
 
-def test_thesis_classes_verbatim():
-    # the fields, widths and defaults of listings 4.9-4.11
+def test_compat_classes_verbatim():
+    # the fields, widths and defaults the DPU prototype printed
     def desc(cls):
         return [(f.name, f.default, f.size) for f in cls.fields_desc]
 
@@ -1071,7 +1071,7 @@ def test_thesis_classes_verbatim():
         "data_pkt_host",
         "quic",
     )
-    # Ether()/... gets the thesis's EtherTypes
+    # Ether()/... gets the compat format's EtherTypes
     assert bytes(Ether() / signaling_host())[12:14] == H("88b5")
     assert bytes(Ether() / signaling_peer())[12:14] == H("88b5")
     assert bytes(Ether() / data_pkt())[12:14] == H("88b6")
@@ -1079,11 +1079,11 @@ def test_thesis_classes_verbatim():
 
 
 @pytest.mark.parametrize("algo", [0, 1, 2, 3])
-def test_thesis_signaling_decodes_in_c(algo):
+def test_compat_signaling_decodes_in_c(algo):
     suite = wire.SUITES[algo]
     klen = wire.suite_key_len(suite)
     for peer in (False, True):
-        pkt, (hp, key, iv, dcid) = thesis_signaling(3, algo, peer)
+        pkt, (hp, key, iv, dcid) = compat_signaling(3, algo, peer)
         raw = bytes(pkt)
         status, m, _ = c_decode_frame(raw)
         assert status == "ok"
@@ -1111,9 +1111,9 @@ def test_thesis_signaling_decodes_in_c(algo):
         lib.quicoff_wire_msg_clear(m)
 
 
-def test_thesis_traffic_runs_through():
-    """§4.4: ten connections, both directions, signaling from the thesis's
-    classes -> C decode -> quicoff_conn_add; data_pkt/quic frames -> C decode
+def test_compat_traffic_runs_through():
+    """The DPU prototype's test run: ten connections, both directions,
+    signaling from the compat classes -> C decode -> quicoff_conn_add; data_pkt/quic frames -> C decode
     -> protect with the TX entry -> unprotect with the peer's RX entry."""
     from quicoff import Engine
 
@@ -1123,7 +1123,7 @@ def test_thesis_traffic_runs_through():
         for i in range(10):
             algo = i % 4
             for peer in (False, True):
-                pkt, _ = thesis_signaling(i, algo, peer)
+                pkt, _ = compat_signaling(i, algo, peer)
                 status, m, _buf = c_decode_frame(bytes(pkt))
                 assert status == "ok"
                 h = ffi.new("quicoff_conn_t *")
@@ -1160,8 +1160,8 @@ def test_thesis_traffic_runs_through():
                 assert bytes(to_host[quic]) == plain
 
 
-def test_thesis_defaults_run_through():
-    """The listings' all-default frames (Algo 0, zero keys, Pn_len 0, Pn 0, Full_pn 0)."""
+def test_compat_defaults_run_through():
+    """The compat classes' all-default frames (Algo 0, zero keys, Pn_len 0, Pn 0, Full_pn 0)."""
     from quicoff import Engine
 
     with Engine(local_cid_len=8) as eng:

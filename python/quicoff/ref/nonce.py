@@ -11,8 +11,8 @@ Layouts (all produce a 12-byte nonce = iv XOR a 96-bit value):
     big-endian integer followed by the packet number as a 64-bit big-endian
     integer. With path ID 0 this equals the "rfc9001" layout.
 ``"multipath-path-id-le"``
-    What the thesis's DPDK code produced on a little-endian DPU (``htonl``
-    then shift): the path ID's 4 bytes in *little-endian* order, then the
+    What the DPU prototype's DPDK code (docs/glossary.md) produced on a
+    little-endian DPU (``htonl`` then shift): the path ID's 4 bytes in *little-endian* order, then the
     packet number as a 64-bit big-endian integer. Kept so that old captures
     can be checked; not interoperable for path IDs other than 0.
 

@@ -208,16 +208,16 @@ fn usage() -> ! {
     eprintln!(
         "usage: rustls-quic-bench [--quick] [--suite LIST] [--size LIST] [--connections LIST]\n\
          \x20                        [--repeats R] [--min-ms MS] [--op protect|unprotect|both]\n\
-         Sizes: payload bytes (20..16384), or seed002/88 = seed 002's packet (20-byte DCID,\n\
+         Sizes: payload bytes (20..16384), or short-88/88 = the 88-byte packet (20-byte DCID,\n\
          47-byte payload).  Prints one JSON object per line on stdout."
     );
     std::process::exit(2)
 }
 
 fn parse_size(v: &str) -> Option<SizeCfg> {
-    if v == "seed002" || v == "88" || v == "seed002-88" {
+    if v == "88" || v == "short-88" {
         return Some(SizeCfg {
-            label: "seed002-88".into(),
+            label: "short-88".into(),
             payload: 47,
             dcid_len: 20,
         });
@@ -305,7 +305,7 @@ fn parse_opts() -> Opts {
         o.suites = SUITES.iter().map(|s| s.to_string()).collect();
     }
     if o.sizes.is_empty() {
-        for s in ["seed002", "64", "128", "256", "512", "1024", "1400"] {
+        for s in ["short-88", "64", "128", "256", "512", "1024", "1400"] {
             o.sizes.push(parse_size(s).unwrap());
         }
     }
