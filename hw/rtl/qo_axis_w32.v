@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // 32-bit AXI4-Stream width adapters, for the DATA_W = 32 build of
-// quicoff_rx (quicoff_rx_w32): seed 002's prototype moved 32 bits per clock,
+// quicoff_rx (quicoff_rx_w32): the FPGA prototype moved 32 bits per clock,
 // so this build has its interface; the core keeps its 128-bit block path (one
 // AES/GHASH block per beat), the adapters pack 4 beats into one and unpack.
 // Frames are byte-contiguous: tkeep is all ones except on the last beat.

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // qo_entry_table: the per-entry memories quicoff_rx and quicoff_tx share
-// (seed 002 tables 3.1 and 3.2) and the control commands that program them.
+// (the FPGA prototype's connection and key tables) and the control commands that program them.
 //
 // Per entry: configuration {valid, aes256, fail_pass, 20-byte lookup key},
 // the header-protection key, two payload key slots {key256, iv96} indexed by

@@ -21,15 +21,15 @@
 // send); its cycle cost per frame is measured by the testbench and reported
 // by tools/hw.sh (docs/hw.md), not assumed.
 //
-// Lookup (seed 002 ch. 4): the 20-byte lookup key (DCID of the table's length,
-// or destination address + UDP port when that length is 0, seed 002 table
-// 3.1) is hashed with a per-table seed; the hash picks a bucket of WAYS cells
+// Lookup (the FPGA prototype's hashed CAM): the 20-byte lookup key (DCID of the table's length,
+// or destination address + UDP port when that length is 0, as the FPGA
+// prototype's table did) is hashed with a per-table seed; the hash picks a bucket of WAYS cells
 // {valid, 12-bit fingerprint, entry index}; the fingerprint match selects one
 // entry whose full key is then compared. The host (python/quicoff/
 // rtl_driver.py) places entries in buckets, so the hardware lookup has a
 // fixed latency and no probing.
 //
-// Keys (seed 002 table 3.2): two payload key slots per entry indexed by the
+// Keys (as the FPGA prototype's key memory): two payload key slots per entry indexed by the
 // key-phase bit, one header-protection key, raw (not expanded) keys: see
 // qo_aes_pipe.v for why. Key phases follow libquicoff (docs/design.md): the
 // slot of the other phase holds the next generation (tried for PN >= first

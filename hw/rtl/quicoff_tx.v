@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // quicoff_tx: transmit-side QUIC 1-RTT packet protection on an AXI4-Stream of
-// Ethernet frames (DATA_W = 128), the orange path of seed 001's ideal NIC.
+// Ethernet frames (DATA_W = 128), the TX path of the ideal NIC design (docs/hw.md).
 //
 // In: the frame the host built (Ethernet / 802.1Q / IPv4 / IPv6 / UDP) with
 // the plaintext short-header QUIC packet and 16 bytes of room for the tag at
@@ -9,7 +9,7 @@
 // [79:16] the full packet number (the header carries its truncated form).
 // Out: the same frame protected -- payload sealed with AES-GCM, tag written
 // into the room, header protection applied (the sample is taken from the
-// ciphertext, so the mask comes after the seal: seed 001), UDP checksum
+// ciphertext, so the mask comes after the seal), UDP checksum
 // fixed (an IPv4 checksum of 0 stays 0). m_axis_tuser[3:0]: ok, or the frame
 // unchanged with unknown_connection (entry not valid), malformed (too short
 // for the sample or the tag), passthrough (not UDP/QUIC short header) or
@@ -18,7 +18,7 @@
 //
 // Same organisation and control port as quicoff_rx (store-and-forward, one
 // frame at a time, raw keys expanded in the AES pipeline); TX entries are
-// addressed by index (seed 000's TX table), so there is no hash table.
+// addressed by index (as the DPU prototype's TX table), so there is no hash table.
 module quicoff_tx #(
     parameter DATA_W   = 128,
     parameter CAP      = 256,

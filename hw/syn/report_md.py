@@ -7,10 +7,10 @@ import json
 import sys
 
 r = json.load(open(sys.argv[1]))
-S002 = {"lut": 23315, "ff": 7995, "mhz": 83.33, "gbps": 2.67, "lat": 63}
+FPGA_PROTOTYPE = {"lut": 23315, "ff": 7995, "mhz": 83.33, "gbps": 2.67, "lat": 63}
 sim, x, e = r["sim"], r["xc7z020"], r["ecp5_85f"]
 rx, tx = x.get("quicoff_rx") or {}, x.get("quicoff_tx") or {}
-print("| figure | quicoff RTL (DATA_W=128) | seed 002 |")
+print("| figure | quicoff RTL (DATA_W=128) | FPGA prototype |")
 print("|---|---|---|")
 print(
     f"| simulation | {sim['tests']} tests, {sim['failed']} failed; {sim['packets']} frames compared "
@@ -23,11 +23,11 @@ for k, v in sorted(r["cycles_per_packet"].items(), key=lambda kv: int(kv[0])):
         f"| cycles per packet, {k}-byte QUIC packet ({r['frame_bytes'][k]}-byte frame), back to back | {v:g} | |"
     )
 print(
-    f"| latency, 88-byte packet, first byte in to first byte out | {r['latency_cycles_88B']} cycles | {S002['lat']} cycles |"
+    f"| latency, 88-byte packet, first byte in to first byte out | {r['latency_cycles_88B']} cycles | {FPGA_PROTOTYPE['lat']} cycles |"
 )
 if rx:
     print(
-        f"| xc7z020 RX: LUT (logic + as RAM) / FF / BRAM36 / DSP (Yosys) | {rx['lut']} ({rx['lut_logic']} + {rx['lut_as_ram']}) / {rx['ff']} / {rx['bram']:g} / {rx['dsp']} | {S002['lut']} / {S002['ff']} (Vivado) |"
+        f"| xc7z020 RX: LUT (logic + as RAM) / FF / BRAM36 / DSP (Yosys) | {rx['lut']} ({rx['lut_logic']} + {rx['lut_as_ram']}) / {rx['ff']} / {rx['bram']:g} / {rx['dsp']} | {FPGA_PROTOTYPE['lut']} / {FPGA_PROTOTYPE['ff']} (Vivado) |"
     )
 if tx:
     print(
@@ -45,11 +45,11 @@ if e.get("fmax_mhz"):
 if r.get("gbps_at_fmax"):
     g = r["gbps_at_fmax"]
     print(
-        f"| line rate at fmax, 1,400-byte packets | {g} Gbit/s | {S002['gbps']} Gbit/s (32 bit x 83.33 MHz) |"
+        f"| line rate at fmax, 1,400-byte packets | {g} Gbit/s | {FPGA_PROTOTYPE['gbps']} Gbit/s (32 bit x 83.33 MHz) |"
     )
     if rx:
         print(
-            f"| xc7 LUT per Gbit/s (RX) | {rx['lut'] / g:.0f} | {S002['lut'] / S002['gbps']:.0f} |"
+            f"| xc7 LUT per Gbit/s (RX) | {rx['lut'] / g:.0f} | {FPGA_PROTOTYPE['lut'] / FPGA_PROTOTYPE['gbps']:.0f} |"
         )
 w = r.get("data_w_32")
 if w:
