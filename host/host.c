@@ -17,15 +17,24 @@
 const char *quicoff_host_status_name(quicoff_host_status_t s)
 {
     switch (s) {
-    case QUICOFF_HOST_OK: return "ok";
-    case QUICOFF_HOST_TIMEOUT: return "timeout";
-    case QUICOFF_HOST_BUSY: return "busy";
-    case QUICOFF_HOST_FULL: return "full";
-    case QUICOFF_HOST_AGAIN: return "again";
-    case QUICOFF_HOST_INVALID: return "invalid";
-    case QUICOFF_HOST_IO: return "io";
-    case QUICOFF_HOST_NO_MEMORY: return "no_memory";
-    case QUICOFF_HOST_REFUSED: return "refused";
+    case QUICOFF_HOST_OK:
+        return "ok";
+    case QUICOFF_HOST_TIMEOUT:
+        return "timeout";
+    case QUICOFF_HOST_BUSY:
+        return "busy";
+    case QUICOFF_HOST_FULL:
+        return "full";
+    case QUICOFF_HOST_AGAIN:
+        return "again";
+    case QUICOFF_HOST_INVALID:
+        return "invalid";
+    case QUICOFF_HOST_IO:
+        return "io";
+    case QUICOFF_HOST_NO_MEMORY:
+        return "no_memory";
+    case QUICOFF_HOST_REFUSED:
+        return "refused";
     }
     return "unknown";
 }
@@ -171,8 +180,8 @@ static bool backlog_pop(struct quicoff_host *h, struct quicoff_wire_data *d)
         h->bl_count--;
         quicoff_wire_kind_t kind;
         if (quicoff_wire_data_hdr_read(QUICOFF_WIRE_ETHERTYPE_SIGNAL,
-                                       h->bl_buf + (size_t)slot * h->cfg.frame_cap, h->bl_len[slot],
-                                       &kind, d) == QUICOFF_OK)
+                                       h->bl_buf + (size_t)slot * h->cfg.frame_cap,
+                                       h->bl_len[slot], &kind, d) == QUICOFF_OK)
             return true;
     }
     return false;
@@ -301,8 +310,8 @@ static unsigned pump(struct quicoff_host *h, struct quicoff_wire_data *out, unsi
     return got;
 }
 
-unsigned quicoff_host_recv_data(struct quicoff_host *h, struct quicoff_wire_data *out, unsigned max,
-                                quicoff_host_status_t *err)
+unsigned quicoff_host_recv_data(struct quicoff_host *h, struct quicoff_wire_data *out,
+                                unsigned max, quicoff_host_status_t *err)
 {
     if (!h || (!out && max)) {
         if (err)

@@ -50,14 +50,14 @@ extern "C" {
  *  separate value, the reply's status. */
 typedef enum quicoff_host_status {
     QUICOFF_HOST_OK = 0,
-    QUICOFF_HOST_TIMEOUT,    /**< no ACK/STATS after every try: the offload is unreachable */
-    QUICOFF_HOST_BUSY,       /**< a request for this (direction, index) is outstanding */
-    QUICOFF_HOST_FULL,       /**< too many outstanding requests (config.max_pending) */
-    QUICOFF_HOST_AGAIN,      /**< the socket cannot take more frames now; retry later */
-    QUICOFF_HOST_INVALID,    /**< a bad argument or a message that cannot be encoded */
-    QUICOFF_HOST_IO,         /**< a system call failed (errno says which) */
-    QUICOFF_HOST_NO_MEMORY,  /**< allocation failed at open */
-    QUICOFF_HOST_REFUSED,    /**< the offload answered, with a status other than success */
+    QUICOFF_HOST_TIMEOUT,   /**< no ACK/STATS after every try: the offload is unreachable */
+    QUICOFF_HOST_BUSY,      /**< a request for this (direction, index) is outstanding */
+    QUICOFF_HOST_FULL,      /**< too many outstanding requests (config.max_pending) */
+    QUICOFF_HOST_AGAIN,     /**< the socket cannot take more frames now; retry later */
+    QUICOFF_HOST_INVALID,   /**< a bad argument or a message that cannot be encoded */
+    QUICOFF_HOST_IO,        /**< a system call failed (errno says which) */
+    QUICOFF_HOST_NO_MEMORY, /**< allocation failed at open */
+    QUICOFF_HOST_REFUSED,   /**< the offload answered, with a status other than success */
 } quicoff_host_status_t;
 
 /** A stable name ("ok", "timeout", "busy", ...). */
@@ -112,18 +112,18 @@ struct quicoff_host_config {
 
 /** Counters of one handle. */
 struct quicoff_host_stats {
-    uint64_t frames_sent;       /**< every frame: requests, retries, data */
-    uint64_t frames_received;   /**< every host <-> offload frame read */
-    uint64_t requests;          /**< requests submitted */
-    uint64_t retries;           /**< frames re-sent for an unanswered request */
-    uint64_t timeouts;          /**< requests that got no answer */
-    uint64_t late_replies;      /**< ACK/STATS whose request ID was not outstanding */
-    uint64_t events;            /**< EVENTs received */
-    uint64_t events_missed;     /**< gaps in the EVENT sequence numbers */
-    uint64_t data_sent;         /**< DATA_TO_OFFLOAD frames sent */
-    uint64_t data_received;     /**< DATA_TO_HOST frames delivered */
-    uint64_t backlog_dropped;   /**< DATA_TO_HOST lost: the backlog was full */
-    uint64_t frames_ignored;    /**< undecodable frames, or kinds a host does not take */
+    uint64_t frames_sent;     /**< every frame: requests, retries, data */
+    uint64_t frames_received; /**< every host <-> offload frame read */
+    uint64_t requests;        /**< requests submitted */
+    uint64_t retries;         /**< frames re-sent for an unanswered request */
+    uint64_t timeouts;        /**< requests that got no answer */
+    uint64_t late_replies;    /**< ACK/STATS whose request ID was not outstanding */
+    uint64_t events;          /**< EVENTs received */
+    uint64_t events_missed;   /**< gaps in the EVENT sequence numbers */
+    uint64_t data_sent;       /**< DATA_TO_OFFLOAD frames sent */
+    uint64_t data_received;   /**< DATA_TO_HOST frames delivered */
+    uint64_t backlog_dropped; /**< DATA_TO_HOST lost: the backlog was full */
+    uint64_t frames_ignored;  /**< undecodable frames, or kinds a host does not take */
 };
 
 /** Defaults (see each field). */
@@ -193,8 +193,8 @@ quicoff_host_status_t quicoff_host_send_data(struct quicoff_host *h,
  *  done, and up to `max` DATA_TO_HOST frames are returned in out[] (their
  *  payload points into the handle's buffers, valid until the next call on
  *  h).  Returns how many; *err (if not NULL) gets OK or IO. */
-unsigned quicoff_host_recv_data(struct quicoff_host *h, struct quicoff_wire_data *out, unsigned max,
-                                quicoff_host_status_t *err);
+unsigned quicoff_host_recv_data(struct quicoff_host *h, struct quicoff_wire_data *out,
+                                unsigned max, quicoff_host_status_t *err);
 
 /** quicoff_host_recv_data() for a caller that takes no data now: handles
  *  answers, events and timers; DATA_TO_HOST frames go to the backlog. */

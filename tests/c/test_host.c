@@ -21,10 +21,10 @@
 #include "test_util.h"
 
 enum fake_mode {
-    FAKE_ANSWER,      /* answer every request */
-    FAKE_LOSE_FIRST,  /* run the request, lose its first answer, answer retries from memory */
-    FAKE_FORGET,      /* run it, lose the answer, forget it: the retry runs again (§6) */
-    FAKE_SILENT,      /* never answer */
+    FAKE_ANSWER,     /* answer every request */
+    FAKE_LOSE_FIRST, /* run the request, lose its first answer, answer retries from memory */
+    FAKE_FORGET,     /* run it, lose the answer, forget it: the retry runs again (§6) */
+    FAKE_SILENT,     /* never answer */
 };
 
 #define FAKE_MAX 64
@@ -69,8 +69,10 @@ static quicoff_status_t fake_run(const struct quicoff_wire_msg *m)
             return QUICOFF_UNKNOWN_CONNECTION;
         *e = false;
         return QUICOFF_OK;
-    case QUICOFF_WIRE_QUERY: return *e ? QUICOFF_OK : QUICOFF_UNKNOWN_CONNECTION;
-    default: return QUICOFF_OK;
+    case QUICOFF_WIRE_QUERY:
+        return *e ? QUICOFF_OK : QUICOFF_UNKNOWN_CONNECTION;
+    default:
+        return QUICOFF_OK;
     }
 }
 
@@ -385,7 +387,8 @@ static void test_events_and_data(void)
     struct quicoff_host_pkt pk[3];
     const char *texts[3] = {"first packet", "second", "third packet here"};
     for (unsigned i = 0; i < 3; i++)
-        pk[i] = (struct quicoff_host_pkt){.index = 7, .pn = 100 + i,
+        pk[i] = (struct quicoff_host_pkt){.index = 7,
+                                          .pn = 100 + i,
                                           .data = (const uint8_t *)texts[i],
                                           .len = (uint32_t)strlen(texts[i])};
     unsigned sent;
