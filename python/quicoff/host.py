@@ -306,6 +306,11 @@ class OffloadPort:
         assert isinstance(r.msg, wire.Stats)
         return dict(r.msg.table or {})
 
+    @property
+    def outstanding(self) -> int:
+        """Requests sent and not yet answered or timed out."""
+        return len(self._pending)
+
     def next_timeout(self) -> Optional[float]:
         """Seconds until the earliest re-send or timeout (None: nothing outstanding)."""
         if not self._pending:
