@@ -5,7 +5,7 @@ no root): request IDs and ACKs, the identical frame re-sent when an answer is
 lost, §6's retry answers, timeouts, one outstanding request per entry, STATS,
 EVENTs with a gap, data both ways, junk frames.  tests/c/test_host.c does the
 same for libquicoff-host; tests/dpdk/test_host_port.py runs both against the
-real quicoff-dpdk."""
+real offload application (root)."""
 
 from __future__ import annotations
 
