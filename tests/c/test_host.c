@@ -121,6 +121,16 @@ static void fake_frame(const uint8_t *f, size_t len)
     pthread_mutex_unlock(&fake.mu);
 }
 
+/* Frames the offload has seen (the lock orders the main thread's reads of
+ * fake.frames after the offload thread's writes). */
+static unsigned fake_frames(void)
+{
+    pthread_mutex_lock(&fake.mu);
+    unsigned n = fake.n_frames;
+    pthread_mutex_unlock(&fake.mu);
+    return n;
+}
+
 static void *fake_thread(void *arg)
 {
     (void)arg;
@@ -232,7 +242,7 @@ static void test_add_ack(void)
     ok(r.tries == 1 && r.status == QUICOFF_OK && r.success, "one try, ok");
     ok(!contains_key((const uint8_t *)&m, sizeof(m)), "the caller's message is wiped");
     ok(kept_frames_wiped(), "no key left in the kept frames");
-    ok(fake.n_frames == 1 && contains_key(fake.frames[0], fake.lens[0]),
+    ok(fake_frames() == 1 && contains_key(fake.frames[0], fake.lens[0]),
        "the one frame carried the key");
     ok(memcmp(fake.frames[0], OFFLOAD_MAC, 6) == 0 && memcmp(fake.frames[0] + 6, HOST_MAC, 6) == 0,
        "addressed to the offload from the host");
@@ -252,7 +262,7 @@ static void test_lost_ack(void)
     add_msg(&m, QUICOFF_DIR_TX, 2);
     quicoff_host_status_t st = quicoff_host_request(host, &m, &r, NULL);
     ok(st == QUICOFF_HOST_OK && r.tries == 2, "lost ACK: answered at try %u", r.tries);
-    ok(fake.n_frames == 2 && fake.lens[0] == fake.lens[1] &&
+    ok(fake_frames() == 2 && fake.lens[0] == fake.lens[1] &&
            memcmp(fake.frames[0], fake.frames[1], fake.lens[0]) == 0,
        "the retry is the identical frame (same request ID)");
     struct quicoff_host_stats s;
@@ -286,7 +296,7 @@ static void test_timeout(void)
     quicoff_host_status_t st = quicoff_host_request(host, &m, &r, NULL);
     ok(st == QUICOFF_HOST_TIMEOUT && r.tries == 3, "no answer: timeout after %u tries", r.tries);
     usleep(20000);
-    ok(fake.n_frames == 3, "exactly max_tries frames sent (%u)", fake.n_frames);
+    ok(fake_frames() == 3, "exactly max_tries frames sent (%u)", fake_frames());
     ok(kept_frames_wiped(), "kept frame wiped after the timeout");
     ok(quicoff_host_next_timeout_ms(host) == -1, "nothing outstanding");
     stop();
@@ -395,7 +405,7 @@ static void test_events_and_data(void)
     ok(quicoff_host_send_data(host, pk, 3, &sent) == QUICOFF_HOST_OK && sent == 3,
        "a batch of three sent");
     usleep(20000);
-    bool good = fake.n_frames == 3;
+    bool good = fake_frames() == 3;
     for (unsigned i = 0; good && i < 3; i++) {
         struct quicoff_wire_msg m;
         good = quicoff_wire_decode(fake.frames[i], fake.lens[i], &m) == QUICOFF_OK &&

@@ -31,6 +31,7 @@ static struct {
     uint8_t direction;
     uint32_t key_generation;
     uint64_t pn;
+    uint32_t mtu;
 } events[MAX_EVENTS];
 static unsigned n_events;
 
@@ -45,6 +46,7 @@ static void on_event(void *arg, const struct quicoff_wire_msg *ev)
     events[n_events].direction = ev->direction;
     events[n_events].key_generation = ev->u.event.key_generation;
     events[n_events].pn = ev->u.event.pn;
+    events[n_events].mtu = ev->u.event.mtu;
     n_events++;
 }
 
@@ -245,10 +247,10 @@ int main(int argc, char **argv)
             printf("{\"cmd\": \"events\", \"events\": [");
             for (unsigned i = 0; i < n_events; i++)
                 printf("%s{\"code\": \"%s\", \"seq\": %u, \"index\": %u, \"direction\": %u, "
-                       "\"key_generation\": %u, \"pn\": %llu}",
+                       "\"key_generation\": %u, \"pn\": %llu, \"mtu\": %u}",
                        i ? ", " : "", quicoff_wire_event_name(events[i].code), events[i].seq,
                        events[i].index, events[i].direction, events[i].key_generation,
-                       (unsigned long long)events[i].pn);
+                       (unsigned long long)events[i].pn, events[i].mtu);
             printf("]}\n");
             n_events = 0;
         } else if (strcmp(cmd, "stats") == 0) {

@@ -8,7 +8,8 @@ DATA_TO_OFFLOAD packets that leave protected on the network side (they
 decrypt with quicoff.ref, and neither the plaintext nor any key byte is on
 the network side), a protected packet from the network that reaches the host
 as DATA_TO_HOST, key updates both ways (the peer's, reported by an EVENT; the
-host's, by UPDATE), a tampered packet reported by an EVENT, REMOVE, and a
+host's, by UPDATE), a tampered packet and a packet too big for the network
+reported by EVENTs, REMOVE, and a
 request sent while the offload is stopped (SIGSTOP), which the library
 re-sends with the same request ID until it is answered.
 """
@@ -236,6 +237,15 @@ def test_c_host_library_drives_quicoff_dpdk(fresh):
         check_protected(protected_on_network(app, 2), sent, gen=1)
         r = d("query tx 1")
         assert (r["result"], r["packets"], r["key_generation"]) == ("ok", 5, 1), r
+
+        # too big for the network once protected and encapsulated: EVENT too_big
+        hdr = ref.build_short_header(TX_DCID, 9, pn_len=2, key_phase=1)
+        big = hdr + bytes(1500 - 20 - 8 - 16 + 1 - len(hdr))  # IPv4 length 1501
+        d("send 1 9 " + big.hex())
+        r = d("events 1 3000")
+        tb = [e for e in r["events"] if e["code"] == "too_big"]
+        assert tb and (tb[0]["index"], tb[0]["mtu"], tb[0]["pn"]) == (1, 1500, 9), r
+        assert protected_on_network(app, 1) == []
 
         # REMOVE; again: unknown_connection at the first try is a refusal
         assert d("remove tx 1")["result"] == "ok"
