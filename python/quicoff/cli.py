@@ -31,6 +31,11 @@ COMMANDS = [
     ),
     ("capture", "quicoff.capture", "record a QUIC conversation (aioquic) to a pcap and a key log"),
     (
+        "ctl",
+        "quicoff.ctl",
+        "list, show, count and remove a running quicoff-dpdk's entries over the host interface",
+    ),
+    (
         "bench",
         "quicoff_lab.bench",
         "compare quicoff with bare OpenSSL, intel-ipsec-mb, DPDK, rustls and ngtcp2",
