@@ -11,8 +11,8 @@ protection in libquicoff (--offload inproc) or in ngtcp2 (--offload none).
   stack made one real AEAD call per 1-RTT packet;
 * the wire is standard QUIC: a capture (recorded by a UDP relay between
   client and server, so no root is needed) decrypts in tshark with the
-  server's key log, every 1-RTT packet of it, and no 4 KiB-aligned chunk of
-  the served file appears on it in plaintext.
+  server's key log, every 1-RTT packet of it, and none of the served file's
+  64-byte pieces taken at every 4 KiB appears on it in plaintext.
 """
 
 import hashlib
