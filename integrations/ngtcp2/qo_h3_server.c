@@ -503,6 +503,9 @@ static void conn_free(struct server *sv)
     sv->h3 = NULL;
     sv->conn = NULL;
     sv->session = NULL;
+    /* a connection that ended before both 1-RTT secrets came leaves one here */
+    gnutls_memset(sv->app_rx_secret, 0, sizeof(sv->app_rx_secret));
+    gnutls_memset(sv->app_tx_secret, 0, sizeof(sv->app_tx_secret));
     sv->have_rx = sv->have_tx = false;
 }
 
