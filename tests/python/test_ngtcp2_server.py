@@ -324,3 +324,21 @@ def test_wire_is_standard_quic_without_plaintext(site, tmp_path, mode):
     body = (site / "htdocs" / "1m").read_bytes()
     leaked = [off for off in range(0, len(body), 4096) if body[off : off + 64] in wire]
     assert not leaked, "file bytes in plaintext on the wire at offsets %s" % leaked[:5]
+
+
+def test_dpdk_mode_is_refused_until_the_host_library_exists(site):
+    p = subprocess.run(
+        [
+            str(SERVER),
+            "--offload",
+            "dpdk",
+            "127.0.0.1",
+            str(free_udp_port()),
+            str(site / "key.pem"),
+            str(site / "cert.pem"),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=30,
+    )
+    assert p.returncode != 0 and "dpdk needs the host library" in p.stderr, p.stderr
