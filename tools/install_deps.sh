@@ -27,11 +27,12 @@ die() { printf '\nFAILED: %s\n' "$*" >&2; exit 1; }
 # (gtlsclient, gtlsserver: a real QUIC peer for the interop tests), ethtool,
 # procps (sysctl) and iproute2 (the veth/namespace tests), tcpdump (captures
 # of the network side and of loopback), openssl (the ngtcp2 tests' server
-# certificate), python3-venv and python3-dev (steps 2 and 3).
+# certificate), python3-venv and python3-dev (steps 2 and 3); libngtcp2*-dev,
+# libnghttp3-dev and libgnutls28-dev build qo-h3-server (integrations/ngtcp2).
 APT_PACKAGES=(build-essential pkg-config meson ninja-build libssl-dev
               clang libclang-rt-14-dev llvm tshark iproute2 python3-venv python3-dev
               $([ "$(dpkg --print-architecture 2>/dev/null)" = amd64 ] && echo libipsec-mb-dev)
-              libngtcp2-crypto-gnutls-dev libngtcp2-dev libgnutls28-dev dpdk-dev
+              libngtcp2-crypto-gnutls-dev libngtcp2-dev libnghttp3-dev libgnutls28-dev dpdk-dev
               ngtcp2-client ngtcp2-server ethtool tcpdump procps openssl
               iverilog    # iverilog: the RTL tier's simulator (tools/hw.sh)
               clang-format-14)  # the lint stage of tools/test.sh (.clang-format)

@@ -1,0 +1,195 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""Host CPU per GB of qo-h3-server (integrations/ngtcp2) serving one large
+file to Debian's gtlsclient on loopback, --offload none against inproc.
+
+The figure is the server process's own user + system time (getrusage at
+exit, so the handshake and start-up are in it), divided by the bytes
+served; the client's time is not counted. Medians of --rounds rounds, the
+modes interleaved so that a busy neighbour hurts both alike. On a shared
+2-core machine the client, the server and the kernel's loopback share the
+cores: the numbers show where the server's time goes, not a capacity.
+
+Run: .venv/bin/python bench/ngtcp2_cpu.py [--size-mb 100] [--rounds 3] [--json F]
+(after meson setup build && ninja -C build)
+"""
+
+import argparse
+import hashlib
+import json
+import os
+import shutil
+import socket
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+BUILD = Path(os.environ.get("QUICOFF_BUILD_DIR", ROOT / "build"))
+SERVER = BUILD / "integrations" / "ngtcp2" / "qo-h3-server"
+MODES = ("none", "inproc")
+
+
+def free_udp_port():
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def one_run(work, mode, name, want_sha):
+    port = free_udp_port()
+    stats = work / ("stats-%s.json" % mode)
+    out = work / "dl"
+    shutil.rmtree(out, ignore_errors=True)
+    out.mkdir()
+    server = subprocess.Popen(
+        [
+            str(SERVER),
+            "-d",
+            str(work / "htdocs"),
+            "--offload",
+            mode,
+            "--once",
+            "--stats",
+            str(stats),
+            "127.0.0.1",
+            str(port),
+            str(work / "key.pem"),
+            str(work / "cert.pem"),
+        ],
+        stderr=subprocess.PIPE,
+    )
+    try:
+        line = server.stderr.readline().decode(errors="replace")
+        if "listening" not in line:
+            raise SystemExit("qo-h3-server did not start: %s" % line)
+        t0 = time.monotonic()
+        subprocess.run(
+            [
+                "gtlsclient",
+                "-q",
+                "--exit-on-all-streams-close",
+                "--download",
+                str(out),
+                "127.0.0.1",
+                str(port),
+                "https://127.0.0.1:%d/%s" % (port, name),
+            ],
+            check=True,
+            capture_output=True,
+            timeout=600,
+        )
+        wall = time.monotonic() - t0
+        server.wait(timeout=60)
+    finally:
+        if server.poll() is None:
+            server.terminate()
+            server.wait(timeout=10)
+    st = json.loads(stats.read_text())
+    h = hashlib.sha256()
+    with open(out / name, "rb") as f:
+        for chunk in iter(lambda: f.read(1 << 20), b""):
+            h.update(chunk)
+    if h.hexdigest() != want_sha:
+        raise SystemExit("%s: the download's SHA-256 differs" % mode)
+    cpu = st["cpu_user_s"] + st["cpu_sys_s"]
+    gb = st["bytes_served"] / 1e9
+    return {
+        "cpu_s": cpu,
+        "cpu_user_s": st["cpu_user_s"],
+        "cpu_sys_s": st["cpu_sys_s"],
+        "host_cpu_s_per_gb": cpu / gb,
+        "wall_s": wall,
+        "gbit_s": st["bytes_served"] * 8 / wall / 1e9,
+        "stack_1rtt_packets_sent": st["stack_1rtt_packets_sent"],
+        "host_1rtt_aead_calls": st["host_1rtt_aead_calls"],
+        "offload_tx_packets": st["offload_tx_packets"],
+    }
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--size-mb", type=int, default=100)
+    ap.add_argument("--rounds", type=int, default=3)
+    ap.add_argument("--json", help="write the results here")
+    args = ap.parse_args()
+    if not SERVER.exists():
+        sys.exit("%s missing: meson setup build && ninja -C build" % SERVER)
+    if not shutil.which("gtlsclient"):
+        sys.exit("gtlsclient missing: apt-get install ngtcp2-client")
+    with tempfile.TemporaryDirectory(prefix="qo-h3-bench-") as tmp:
+        work = Path(tmp)
+        subprocess.run(
+            [
+                "openssl",
+                "req",
+                "-x509",
+                "-newkey",
+                "ec",
+                "-pkeyopt",
+                "ec_paramgen_curve:P-256",
+                "-nodes",
+                "-keyout",
+                str(work / "key.pem"),
+                "-out",
+                str(work / "cert.pem"),
+                "-days",
+                "2",
+                "-subj",
+                "/CN=localhost",
+            ],
+            check=True,
+            capture_output=True,
+        )
+        (work / "htdocs").mkdir()
+        name = "f%dm" % args.size_mb
+        body = os.urandom(args.size_mb << 20)
+        (work / "htdocs" / name).write_bytes(body)
+        want = hashlib.sha256(body).hexdigest()
+        del body
+        runs = {m: [] for m in MODES}
+        for r in range(args.rounds):
+            for mode in MODES:
+                res = one_run(work, mode, name, want)
+                runs[mode].append(res)
+                print(
+                    "round %d %-6s cpu %.3f s (%.2f s/GB)  wall %.2f s  %.2f Gbit/s  aead %d"
+                    % (
+                        r + 1,
+                        mode,
+                        res["cpu_s"],
+                        res["host_cpu_s_per_gb"],
+                        res["wall_s"],
+                        res["gbit_s"],
+                        res["host_1rtt_aead_calls"],
+                    )
+                )
+    summary = {
+        m: {
+            "host_cpu_s_per_gb": statistics.median(x["host_cpu_s_per_gb"] for x in runs[m]),
+            "gbit_s": statistics.median(x["gbit_s"] for x in runs[m]),
+        }
+        for m in MODES
+    }
+    ratio = summary["inproc"]["host_cpu_s_per_gb"] / summary["none"]["host_cpu_s_per_gb"]
+    print(
+        "median host CPU per GB: none %.2f s, inproc %.2f s (inproc/none %.2f)"
+        % (summary["none"]["host_cpu_s_per_gb"], summary["inproc"]["host_cpu_s_per_gb"], ratio)
+    )
+    result = {
+        "size_bytes": args.size_mb << 20,
+        "rounds": args.rounds,
+        "cpu_count": os.cpu_count(),
+        "modes": summary,
+        "inproc_over_none": ratio,
+        "runs": runs,
+    }
+    if args.json:
+        Path(args.json).write_text(json.dumps(result, indent=2) + "\n")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,953 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * qo-h3-server: a small HTTP/3 file server on ngtcp2 + GnuTLS + nghttp3
+ * whose 1-RTT packet protection runs in quicoff (--offload inproc) or in
+ * ngtcp2 itself (--offload none). One code path: the mode only decides what
+ * the crypto callbacks and the per-batch protect/unprotect do
+ * (h3_offload.c). One connection at a time, one thread.
+ *
+ *   qo-h3-server [options] HOST PORT KEY CERT
+ *     -d DIR                 serve files from DIR (GET by path)
+ *     --offload none|inproc  (dpdk: with the host library, later)
+ *     --keylog FILE          TLS secrets, SSLKEYLOGFILE format (for tshark)
+ *     --stats FILE           JSON counters and CPU time at exit
+ *     --key-update-after N   the server starts a key update every N bytes sent
+ *     --once                 exit after the first connection ends
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <netdb.h>
+#include <poll.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <gnutls/crypto.h>
+#include <gnutls/gnutls.h>
+#include <nghttp3/nghttp3.h>
+#include <ngtcp2/ngtcp2.h>
+#include <ngtcp2/ngtcp2_crypto.h>
+#include <ngtcp2/ngtcp2_crypto_gnutls.h>
+
+#include "h3_offload.h"
+
+#define CID_LEN 16
+#define MAX_UDP_PAYLOAD 1452
+#define RX_BUF 65536
+
+struct stream {
+    int64_t id;
+    char path[1024];
+    uint8_t *map; /* the file, mmapped: nghttp3 keeps pointers into it until acked */
+    size_t size;
+};
+
+struct server {
+    const char *docroot;
+    const char *keylog_path;
+    FILE *keylog;
+    uint64_t key_update_every;
+    bool once;
+    int fd;
+    struct sockaddr_storage local;
+    socklen_t locallen;
+    struct sockaddr_storage remote;
+    socklen_t remotelen;
+    gnutls_certificate_credentials_t cred;
+    const char *priority;
+    /* the connection */
+    ngtcp2_conn *conn;
+    ngtcp2_crypto_conn_ref conn_ref;
+    gnutls_session_t session;
+    nghttp3_conn *h3;
+    ngtcp2_cid scid;
+    uint8_t app_rx_secret[64], app_tx_secret[64], app_tx_iv[64];
+    size_t app_secret_len;
+    bool have_rx, have_tx;
+    uint64_t stream_bytes_sent, next_key_update;
+    bool key_update_wanted;
+    uint8_t reset_secret[32];
+    /* totals */
+    uint64_t connections, bytes_served;
+    struct qo_offload off;
+};
+
+static volatile sig_atomic_t stop_flag;
+
+static void on_signal(int sig)
+{
+    (void)sig;
+    stop_flag = 1;
+}
+
+static ngtcp2_tstamp now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (ngtcp2_tstamp)ts.tv_sec * NGTCP2_SECONDS + (ngtcp2_tstamp)ts.tv_nsec;
+}
+
+static void rand_bytes(uint8_t *p, size_t n)
+{
+    if (gnutls_rnd(GNUTLS_RND_RANDOM, p, n) != 0)
+        abort(); /* no randomness: nothing safe left to do */
+}
+
+/* ------------------------------------------------------------------ TLS */
+
+static ngtcp2_conn *get_conn(ngtcp2_crypto_conn_ref *ref)
+{
+    return ((struct server *)ref->user_data)->conn;
+}
+
+/* GnuTLS hands over each level's secrets here. ngtcp2 installs them as its
+ * crypto library would; at 1-RTT the offload gets the same secrets. */
+static int secret_cb(gnutls_session_t session, gnutls_record_encryption_level_t glevel,
+                     const void *rx_secret, const void *tx_secret, size_t secretlen)
+{
+    ngtcp2_crypto_conn_ref *ref = gnutls_session_get_ptr(session);
+    struct server *sv = ref->user_data;
+    ngtcp2_crypto_level level = ngtcp2_crypto_gnutls_from_gnutls_record_encryption_level(glevel);
+    bool app = level == NGTCP2_CRYPTO_LEVEL_APPLICATION;
+    if (secretlen > sizeof(sv->app_rx_secret))
+        return -1;
+    if (rx_secret) {
+        if (ngtcp2_crypto_derive_and_install_rx_key(sv->conn, NULL, NULL, NULL, level, rx_secret,
+                                                    secretlen) != 0)
+            return -1;
+        if (app) {
+            memcpy(sv->app_rx_secret, rx_secret, secretlen);
+            sv->have_rx = true;
+        }
+    }
+    if (tx_secret) {
+        uint8_t *iv = app ? sv->app_tx_iv : NULL;
+        if (ngtcp2_crypto_derive_and_install_tx_key(sv->conn, NULL, iv, NULL, level, tx_secret,
+                                                    secretlen) != 0)
+            return -1;
+        if (app) {
+            memcpy(sv->app_tx_secret, tx_secret, secretlen);
+            sv->have_tx = true;
+        }
+    }
+    if (app && sv->have_rx && sv->have_tx && !sv->off.active) {
+        sv->app_secret_len = secretlen;
+        int rv = qo_offload_install(&sv->off, (int)gnutls_cipher_get(session),
+                                    ngtcp2_conn_get_negotiated_version(sv->conn),
+                                    sv->app_rx_secret, sv->app_tx_secret, secretlen, sv->app_tx_iv,
+                                    &sv->scid, ngtcp2_conn_get_dcid(sv->conn));
+        gnutls_memset(sv->app_rx_secret, 0, sizeof(sv->app_rx_secret));
+        gnutls_memset(sv->app_tx_secret, 0, sizeof(sv->app_tx_secret));
+        if (rv != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int keylog_cb(gnutls_session_t session, const char *label, const gnutls_datum_t *secret)
+{
+    ngtcp2_crypto_conn_ref *ref = gnutls_session_get_ptr(session);
+    struct server *sv = ref->user_data;
+    if (!sv->keylog)
+        return 0;
+    gnutls_datum_t crandom, srandom;
+    gnutls_session_get_random(session, &crandom, &srandom);
+    fprintf(sv->keylog, "%s ", label);
+    for (unsigned i = 0; i < crandom.size; i++)
+        fprintf(sv->keylog, "%02x", crandom.data[i]);
+    fputc(' ', sv->keylog);
+    for (unsigned i = 0; i < secret->size; i++)
+        fprintf(sv->keylog, "%02x", secret->data[i]);
+    fputc('\n', sv->keylog);
+    fflush(sv->keylog);
+    return 0;
+}
+
+static int tls_session_new(struct server *sv)
+{
+    if (gnutls_init(&sv->session, GNUTLS_SERVER) != 0)
+        return -1;
+    const char *err = NULL;
+    if (gnutls_priority_set_direct(sv->session, sv->priority, &err) != 0) {
+        fprintf(stderr, "qo-h3-server: priority string error at %s\n", err ? err : "?");
+        return -1;
+    }
+    if (ngtcp2_crypto_gnutls_configure_server_session(sv->session) != 0)
+        return -1;
+    /* after ngtcp2's configuration, which sets its own secret function */
+    gnutls_handshake_set_secret_function(sv->session, secret_cb);
+    gnutls_session_set_keylog_function(sv->session, keylog_cb);
+    sv->conn_ref.get_conn = get_conn;
+    sv->conn_ref.user_data = sv;
+    gnutls_session_set_ptr(sv->session, &sv->conn_ref);
+    if (gnutls_credentials_set(sv->session, GNUTLS_CRD_CERTIFICATE, sv->cred) != 0)
+        return -1;
+    gnutls_datum_t alpn = {.data = (unsigned char *)"h3", .size = 2};
+    if (gnutls_alpn_set_protocols(sv->session, &alpn, 1, GNUTLS_ALPN_MANDATORY) != 0)
+        return -1;
+    ngtcp2_conn_set_tls_native_handle(sv->conn, sv->session);
+    return 0;
+}
+
+/* ------------------------------------------------------------- HTTP/3 */
+
+static nghttp3_ssize read_data(nghttp3_conn *h3, int64_t stream_id, nghttp3_vec *vec,
+                               size_t veccnt, uint32_t *pflags, void *conn_user_data,
+                               void *stream_user_data)
+{
+    (void)h3;
+    (void)stream_id;
+    (void)conn_user_data;
+    struct stream *st = stream_user_data;
+    *pflags |= NGHTTP3_DATA_FLAG_EOF;
+    if (veccnt == 0 || st->size == 0)
+        return 0;
+    vec[0].base = st->map;
+    vec[0].len = st->size;
+    return 1;
+}
+
+static int h3_begin_headers(nghttp3_conn *h3, int64_t stream_id, void *conn_user_data,
+                            void *stream_user_data)
+{
+    (void)conn_user_data;
+    (void)stream_user_data;
+    struct stream *st = calloc(1, sizeof(*st));
+    if (!st)
+        return NGHTTP3_ERR_CALLBACK_FAILURE;
+    st->id = stream_id;
+    nghttp3_conn_set_stream_user_data(h3, stream_id, st);
+    return 0;
+}
+
+static int h3_recv_header(nghttp3_conn *h3, int64_t stream_id, int32_t token, nghttp3_rcbuf *name,
+                          nghttp3_rcbuf *value, uint8_t flags, void *conn_user_data,
+                          void *stream_user_data)
+{
+    (void)h3;
+    (void)stream_id;
+    (void)name;
+    (void)flags;
+    (void)conn_user_data;
+    struct stream *st = stream_user_data;
+    if (st && token == NGHTTP3_QPACK_TOKEN__PATH) {
+        nghttp3_vec v = nghttp3_rcbuf_get_buf(value);
+        size_t n = v.len < sizeof(st->path) - 1 ? v.len : sizeof(st->path) - 1;
+        memcpy(st->path, v.base, n);
+        st->path[n] = 0;
+    }
+    return 0;
+}
+
+/* The request path as a file under the document root: no "..", no query. */
+static int open_file(struct server *sv, struct stream *st)
+{
+    char *q = strchr(st->path, '?');
+    if (q)
+        *q = 0;
+    if (st->path[0] != '/' || strstr(st->path, ".."))
+        return -1;
+    char full[2048];
+    snprintf(full, sizeof(full), "%s%s", sv->docroot, st->path);
+    int fd = open(full, O_RDONLY);
+    if (fd < 0)
+        return -1;
+    struct stat sb;
+    if (fstat(fd, &sb) != 0 || !S_ISREG(sb.st_mode)) {
+        close(fd);
+        return -1;
+    }
+    st->size = (size_t)sb.st_size;
+    if (st->size > 0) {
+        st->map = mmap(NULL, st->size, PROT_READ, MAP_PRIVATE, fd, 0);
+        if (st->map == MAP_FAILED) {
+            st->map = NULL;
+            close(fd);
+            return -1;
+        }
+    }
+    close(fd);
+    return 0;
+}
+
+static int h3_end_stream(nghttp3_conn *h3, int64_t stream_id, void *conn_user_data,
+                         void *stream_user_data)
+{
+    struct server *sv = conn_user_data;
+    struct stream *st = stream_user_data;
+    if (!st)
+        return 0;
+    char len[32];
+    bool found = open_file(sv, st) == 0;
+    snprintf(len, sizeof(len), "%zu", found ? st->size : (size_t)0);
+    const char *status = found ? "200" : "404";
+    nghttp3_nv nva[] = {
+        {(uint8_t *)":status", (uint8_t *)status, 7, 3, NGHTTP3_NV_FLAG_NONE},
+        {(uint8_t *)"server", (uint8_t *)"qo-h3-server", 6, 12, NGHTTP3_NV_FLAG_NONE},
+        {(uint8_t *)"content-length", (uint8_t *)len, 14, strlen(len), NGHTTP3_NV_FLAG_NONE},
+    };
+    nghttp3_data_reader dr = {.read_data = read_data};
+    if (found)
+        sv->bytes_served += st->size;
+    if (nghttp3_conn_submit_response(h3, stream_id, nva, 3, found ? &dr : NULL) != 0)
+        return NGHTTP3_ERR_CALLBACK_FAILURE;
+    return 0;
+}
+
+static int h3_stream_close(nghttp3_conn *h3, int64_t stream_id, uint64_t app_error_code,
+                           void *conn_user_data, void *stream_user_data)
+{
+    (void)h3;
+    (void)app_error_code;
+    struct server *sv = conn_user_data;
+    struct stream *st = stream_user_data;
+    if (st) {
+        if (st->map)
+            munmap(st->map, st->size);
+        free(st);
+    }
+    if (ngtcp2_is_bidi_stream(stream_id))
+        ngtcp2_conn_extend_max_streams_bidi(sv->conn, 1);
+    return 0;
+}
+
+static int h3_acked_stream_data(nghttp3_conn *h3, int64_t stream_id, uint64_t datalen,
+                                void *conn_user_data, void *stream_user_data)
+{
+    (void)h3;
+    (void)stream_id;
+    (void)datalen;
+    (void)conn_user_data;
+    (void)stream_user_data;
+    return 0; /* the body is an mmap: nothing to free per chunk */
+}
+
+static int h3_deferred_consume(nghttp3_conn *h3, int64_t stream_id, size_t consumed,
+                               void *conn_user_data, void *stream_user_data)
+{
+    (void)h3;
+    (void)stream_user_data;
+    struct server *sv = conn_user_data;
+    ngtcp2_conn_extend_max_stream_offset(sv->conn, stream_id, consumed);
+    ngtcp2_conn_extend_max_offset(sv->conn, consumed);
+    return 0;
+}
+
+static int h3_stop_sending(nghttp3_conn *h3, int64_t stream_id, uint64_t app_error_code,
+                           void *conn_user_data, void *stream_user_data)
+{
+    (void)h3;
+    (void)stream_user_data;
+    struct server *sv = conn_user_data;
+    ngtcp2_conn_shutdown_stream_read(sv->conn, stream_id, app_error_code);
+    return 0;
+}
+
+static int h3_reset_stream(nghttp3_conn *h3, int64_t stream_id, uint64_t app_error_code,
+                           void *conn_user_data, void *stream_user_data)
+{
+    (void)h3;
+    (void)stream_user_data;
+    struct server *sv = conn_user_data;
+    ngtcp2_conn_shutdown_stream_write(sv->conn, stream_id, app_error_code);
+    return 0;
+}
+
+static int setup_h3(struct server *sv)
+{
+    if (sv->h3)
+        return 0;
+    nghttp3_callbacks cb = {
+        .acked_stream_data = h3_acked_stream_data,
+        .stream_close = h3_stream_close,
+        .deferred_consume = h3_deferred_consume,
+        .begin_headers = h3_begin_headers,
+        .recv_header = h3_recv_header,
+        .end_stream = h3_end_stream,
+        .stop_sending = h3_stop_sending,
+        .reset_stream = h3_reset_stream,
+    };
+    nghttp3_settings settings;
+    nghttp3_settings_default(&settings);
+    settings.qpack_max_dtable_capacity = 4096;
+    settings.qpack_blocked_streams = 100;
+    if (nghttp3_conn_server_new(&sv->h3, &cb, &settings, nghttp3_mem_default(), sv) != 0)
+        return -1;
+    int64_t ctrl, qenc, qdec;
+    if (ngtcp2_conn_open_uni_stream(sv->conn, &ctrl, NULL) != 0 ||
+        nghttp3_conn_bind_control_stream(sv->h3, ctrl) != 0 ||
+        ngtcp2_conn_open_uni_stream(sv->conn, &qenc, NULL) != 0 ||
+        ngtcp2_conn_open_uni_stream(sv->conn, &qdec, NULL) != 0 ||
+        nghttp3_conn_bind_qpack_streams(sv->h3, qenc, qdec) != 0)
+        return -1;
+    return 0;
+}
+
+/* ------------------------------------------------------------- ngtcp2 */
+
+static int recv_stream_data(ngtcp2_conn *conn, uint32_t flags, int64_t stream_id, uint64_t offset,
+                            const uint8_t *data, size_t datalen, void *user_data,
+                            void *stream_user_data)
+{
+    (void)offset;
+    (void)stream_user_data;
+    struct server *sv = user_data;
+    if (setup_h3(sv) != 0)
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    nghttp3_ssize n = nghttp3_conn_read_stream(sv->h3, stream_id, data, datalen,
+                                               flags & NGTCP2_STREAM_DATA_FLAG_FIN);
+    if (n < 0)
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    ngtcp2_conn_extend_max_stream_offset(conn, stream_id, (uint64_t)n);
+    ngtcp2_conn_extend_max_offset(conn, (uint64_t)n);
+    return 0;
+}
+
+static int acked_stream_data_offset(ngtcp2_conn *conn, int64_t stream_id, uint64_t offset,
+                                    uint64_t datalen, void *user_data, void *stream_user_data)
+{
+    (void)conn;
+    (void)offset;
+    (void)stream_user_data;
+    struct server *sv = user_data;
+    if (sv->h3 && nghttp3_conn_add_ack_offset(sv->h3, stream_id, datalen) != 0)
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    return 0;
+}
+
+static int stream_close(ngtcp2_conn *conn, uint32_t flags, int64_t stream_id,
+                        uint64_t app_error_code, void *user_data, void *stream_user_data)
+{
+    (void)conn;
+    (void)stream_user_data;
+    struct server *sv = user_data;
+    if (!(flags & NGTCP2_STREAM_CLOSE_FLAG_APP_ERROR_CODE_SET))
+        app_error_code = NGHTTP3_H3_NO_ERROR;
+    if (sv->h3) {
+        int rv = nghttp3_conn_close_stream(sv->h3, stream_id, app_error_code);
+        if (rv != 0 && rv != NGHTTP3_ERR_STREAM_NOT_FOUND)
+            return NGTCP2_ERR_CALLBACK_FAILURE;
+    }
+    return 0;
+}
+
+static int stream_reset(ngtcp2_conn *conn, int64_t stream_id, uint64_t final_size,
+                        uint64_t app_error_code, void *user_data, void *stream_user_data)
+{
+    (void)conn;
+    (void)final_size;
+    (void)app_error_code;
+    (void)stream_user_data;
+    struct server *sv = user_data;
+    if (sv->h3 && nghttp3_conn_shutdown_stream_read(sv->h3, stream_id) != 0)
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    return 0;
+}
+
+static int extend_max_stream_data(ngtcp2_conn *conn, int64_t stream_id, uint64_t max_data,
+                                  void *user_data, void *stream_user_data)
+{
+    (void)conn;
+    (void)max_data;
+    (void)stream_user_data;
+    struct server *sv = user_data;
+    if (sv->h3 && nghttp3_conn_unblock_stream(sv->h3, stream_id) != 0)
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    return 0;
+}
+
+static void rand_cb(uint8_t *dest, size_t destlen, const ngtcp2_rand_ctx *ctx)
+{
+    (void)ctx;
+    rand_bytes(dest, destlen);
+}
+
+static int get_new_connection_id(ngtcp2_conn *conn, ngtcp2_cid *cid, uint8_t *token, size_t cidlen,
+                                 void *user_data)
+{
+    (void)conn;
+    struct server *sv = user_data;
+    rand_bytes(cid->data, cidlen);
+    cid->datalen = cidlen;
+    if (ngtcp2_crypto_generate_stateless_reset_token(token, sv->reset_secret,
+                                                     sizeof(sv->reset_secret), cid) != 0)
+        return NGTCP2_ERR_CALLBACK_FAILURE;
+    return 0;
+}
+
+static int handshake_completed(ngtcp2_conn *conn, void *user_data)
+{
+    (void)conn;
+    return setup_h3(user_data) == 0 ? 0 : NGTCP2_ERR_CALLBACK_FAILURE;
+}
+
+static void conn_free(struct server *sv)
+{
+    if (sv->h3)
+        nghttp3_conn_del(sv->h3);
+    if (sv->conn)
+        ngtcp2_conn_del(sv->conn);
+    if (sv->session)
+        gnutls_deinit(sv->session);
+    qo_offload_collect(&sv->off);
+    qo_offload_reset_conn(&sv->off);
+    sv->h3 = NULL;
+    sv->conn = NULL;
+    sv->session = NULL;
+    /* a connection that ended before both 1-RTT secrets came leaves one here */
+    gnutls_memset(sv->app_rx_secret, 0, sizeof(sv->app_rx_secret));
+    gnutls_memset(sv->app_tx_secret, 0, sizeof(sv->app_tx_secret));
+    sv->have_rx = sv->have_tx = false;
+}
+
+static int conn_new(struct server *sv, const uint8_t *data, size_t len,
+                    const struct sockaddr *peer, socklen_t peerlen)
+{
+    ngtcp2_pkt_hd hd;
+    if (ngtcp2_accept(&hd, data, len) != 0)
+        return -1;
+    ngtcp2_callbacks cb = {
+        .recv_client_initial = ngtcp2_crypto_recv_client_initial_cb,
+        .recv_crypto_data = ngtcp2_crypto_recv_crypto_data_cb,
+        .handshake_completed = handshake_completed,
+        .encrypt = qo_offload_encrypt,
+        .decrypt = qo_offload_decrypt,
+        .hp_mask = qo_offload_hp_mask,
+        .recv_stream_data = recv_stream_data,
+        .acked_stream_data_offset = acked_stream_data_offset,
+        .stream_close = stream_close,
+        .stream_reset = stream_reset,
+        .extend_max_stream_data = extend_max_stream_data,
+        .rand = rand_cb,
+        .get_new_connection_id = get_new_connection_id,
+        .update_key = qo_offload_update_key,
+        .delete_crypto_aead_ctx = ngtcp2_crypto_delete_crypto_aead_ctx_cb,
+        .delete_crypto_cipher_ctx = ngtcp2_crypto_delete_crypto_cipher_ctx_cb,
+        .get_path_challenge_data = ngtcp2_crypto_get_path_challenge_data_cb,
+        .version_negotiation = ngtcp2_crypto_version_negotiation_cb,
+    };
+    ngtcp2_settings settings;
+    ngtcp2_settings_default(&settings);
+    settings.initial_ts = now_ns();
+    settings.max_tx_udp_payload_size = MAX_UDP_PAYLOAD;
+    settings.no_pmtud = 1;
+    settings.cc_algo = NGTCP2_CC_ALGO_CUBIC;
+    ngtcp2_transport_params params;
+    ngtcp2_transport_params_default(&params);
+    params.initial_max_stream_data_bidi_local = 256 * 1024;
+    params.initial_max_stream_data_bidi_remote = 256 * 1024;
+    params.initial_max_stream_data_uni = 256 * 1024;
+    params.initial_max_data = 1024 * 1024;
+    params.initial_max_streams_bidi = 100;
+    params.initial_max_streams_uni = 3;
+    params.max_idle_timeout = 30 * NGTCP2_SECONDS;
+    params.stateless_reset_token_present = 0;
+    params.active_connection_id_limit = 7;
+    params.original_dcid = hd.dcid;
+
+    sv->scid.datalen = CID_LEN;
+    rand_bytes(sv->scid.data, CID_LEN);
+    memcpy(&sv->remote, peer, peerlen);
+    sv->remotelen = peerlen;
+    ngtcp2_path path = {
+        .local = {.addr = (struct sockaddr *)&sv->local, .addrlen = sv->locallen},
+        .remote = {.addr = (struct sockaddr *)&sv->remote, .addrlen = sv->remotelen},
+    };
+    if (ngtcp2_conn_server_new(&sv->conn, &hd.scid, &sv->scid, &path, hd.version, &cb, &settings,
+                               &params, NULL, sv) != 0)
+        return -1;
+    if (tls_session_new(sv) != 0) {
+        conn_free(sv);
+        return -1;
+    }
+    sv->connections++;
+    sv->stream_bytes_sent = 0;
+    sv->next_key_update = sv->key_update_every;
+    return 0;
+}
+
+/* ------------------------------------------------------------------ I/O */
+
+static uint8_t txbuf[QO_H3_BATCH][MAX_UDP_PAYLOAD];
+
+/* Protects the batch (inproc) and sends what may be sent: never a datagram
+ * whose 1-RTT packet the offload did not seal. */
+static void flush(struct server *sv, struct qo_tx_batch *b)
+{
+    if (b->n == 0)
+        return;
+    qo_offload_protect(&sv->off, b);
+    struct mmsghdr msgs[QO_H3_BATCH];
+    struct iovec iov[QO_H3_BATCH];
+    unsigned m = 0;
+    for (unsigned i = 0; i < b->n; i++) {
+        if (!b->ok[i])
+            continue;
+        iov[m] = (struct iovec){.iov_base = b->data[i], .iov_len = b->len[i]};
+        msgs[m] = (struct mmsghdr){.msg_hdr = {.msg_name = &sv->remote,
+                                               .msg_namelen = sv->remotelen,
+                                               .msg_iov = &iov[m],
+                                               .msg_iovlen = 1}};
+        m++;
+    }
+    unsigned sent = 0;
+    while (sent < m) {
+        int r = sendmmsg(sv->fd, msgs + sent, m - sent, 0);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            break; /* EAGAIN / ENOBUFS: ngtcp2 treats them as lost */
+        }
+        sent += (unsigned)r;
+    }
+    b->n = 0;
+}
+
+/* Writes what ngtcp2 and nghttp3 have to send, in batches. <0: close. */
+static int write_conn(struct server *sv)
+{
+    struct qo_tx_batch b = {0};
+    ngtcp2_path_storage ps;
+    ngtcp2_path_storage_zero(&ps);
+    ngtcp2_pkt_info pi;
+    ngtcp2_tstamp ts = now_ns();
+    for (unsigned budget = 0; budget < 256;) {
+        if (sv->key_update_wanted && ngtcp2_conn_get_handshake_completed(sv->conn) &&
+            ngtcp2_conn_initiate_key_update(sv->conn, ts) == 0)
+            sv->key_update_wanted = false;
+        int64_t stream_id = -1;
+        int fin = 0;
+        nghttp3_vec vec[16];
+        nghttp3_ssize veccnt = 0;
+        if (sv->h3 && ngtcp2_conn_get_max_data_left(sv->conn)) {
+            veccnt = nghttp3_conn_writev_stream(sv->h3, &stream_id, &fin, vec, 16);
+            if (veccnt < 0)
+                return -1;
+        }
+        uint32_t flags = NGTCP2_WRITE_STREAM_FLAG_MORE;
+        if (fin)
+            flags |= NGTCP2_WRITE_STREAM_FLAG_FIN;
+        ngtcp2_ssize ndatalen = -1;
+        uint8_t *buf = txbuf[b.n];
+        qo_offload_tx_begin(&sv->off);
+        ngtcp2_ssize nwrite = ngtcp2_conn_writev_stream(sv->conn, &ps.path, &pi, buf,
+                                                        MAX_UDP_PAYLOAD, &ndatalen, flags,
+                                                        stream_id, (const ngtcp2_vec *)vec,
+                                                        (size_t)veccnt, ts);
+        if (nwrite < 0) {
+            switch (nwrite) {
+            case NGTCP2_ERR_STREAM_DATA_BLOCKED:
+                nghttp3_conn_block_stream(sv->h3, stream_id);
+                continue;
+            case NGTCP2_ERR_STREAM_SHUT_WR:
+                nghttp3_conn_shutdown_stream_write(sv->h3, stream_id);
+                continue;
+            case NGTCP2_ERR_WRITE_MORE:
+                if (nghttp3_conn_add_write_offset(sv->h3, stream_id, (size_t)ndatalen) != 0)
+                    return -1;
+                sv->stream_bytes_sent += (uint64_t)ndatalen;
+                continue;
+            default:
+                flush(sv, &b);
+                return -1;
+            }
+        }
+        if (ndatalen >= 0) {
+            if (nghttp3_conn_add_write_offset(sv->h3, stream_id, (size_t)ndatalen) != 0)
+                return -1;
+            sv->stream_bytes_sent += (uint64_t)ndatalen;
+        }
+        if (sv->key_update_every && sv->stream_bytes_sent >= sv->next_key_update) {
+            sv->key_update_wanted = true;
+            sv->next_key_update += sv->key_update_every;
+        }
+        if (nwrite == 0)
+            break;
+        qo_offload_tx_end(&sv->off, &b, buf, (size_t)nwrite);
+        budget++;
+        if (b.n == QO_H3_BATCH)
+            flush(sv, &b);
+    }
+    flush(sv, &b);
+    ngtcp2_conn_update_pkt_tx_time(sv->conn, ts);
+    return 0;
+}
+
+static void close_conn(struct server *sv)
+{
+    if (!ngtcp2_conn_is_in_closing_period(sv->conn) &&
+        !ngtcp2_conn_is_in_draining_period(sv->conn)) {
+        ngtcp2_connection_close_error ccerr;
+        ngtcp2_connection_close_error_default(&ccerr);
+        ngtcp2_path_storage ps;
+        ngtcp2_path_storage_zero(&ps);
+        ngtcp2_pkt_info pi;
+        struct qo_tx_batch b = {0};
+        qo_offload_tx_begin(&sv->off);
+        ngtcp2_ssize n = ngtcp2_conn_write_connection_close(sv->conn, &ps.path, &pi, txbuf[0],
+                                                            MAX_UDP_PAYLOAD, &ccerr, now_ns());
+        if (n > 0) {
+            qo_offload_tx_end(&sv->off, &b, txbuf[0], (size_t)n);
+            flush(sv, &b);
+        }
+    }
+    conn_free(sv);
+}
+
+static uint8_t rxbuf[QO_H3_BATCH][RX_BUF];
+
+/* Reads a batch of datagrams; returns -1 when the connection ended. */
+static int read_batch(struct server *sv)
+{
+    struct mmsghdr msgs[QO_H3_BATCH];
+    struct iovec iov[QO_H3_BATCH];
+    struct sockaddr_storage peers[QO_H3_BATCH];
+    for (unsigned i = 0; i < QO_H3_BATCH; i++) {
+        iov[i] = (struct iovec){.iov_base = rxbuf[i], .iov_len = RX_BUF};
+        msgs[i] = (struct mmsghdr){.msg_hdr = {.msg_name = &peers[i],
+                                               .msg_namelen = sizeof(peers[i]),
+                                               .msg_iov = &iov[i],
+                                               .msg_iovlen = 1}};
+    }
+    int n = recvmmsg(sv->fd, msgs, QO_H3_BATCH, MSG_DONTWAIT, NULL);
+    if (n <= 0)
+        return 0;
+    uint8_t *data[QO_H3_BATCH];
+    size_t len[QO_H3_BATCH];
+    for (int i = 0; i < n; i++) {
+        data[i] = rxbuf[i];
+        len[i] = msgs[i].msg_len;
+    }
+    /* one burst for the batch; datagrams that arrive while the keys are
+     * being installed are unprotected one by one below */
+    bool batch_unprotected = sv->off.active;
+    qo_offload_unprotect(&sv->off, data, len, (unsigned)n, CID_LEN);
+    for (int i = 0; i < n; i++) {
+        if (!sv->conn) {
+            if (conn_new(sv, data[i], len[i], (struct sockaddr *)&peers[i],
+                         msgs[i].msg_hdr.msg_namelen) != 0)
+                continue;
+        }
+        if (!batch_unprotected && sv->off.active)
+            qo_offload_unprotect(&sv->off, &data[i], &len[i], 1, CID_LEN);
+        if (len[i] == 0)
+            continue;
+        ngtcp2_path path = {
+            .local = {.addr = (struct sockaddr *)&sv->local, .addrlen = sv->locallen},
+            .remote = {.addr = (struct sockaddr *)&peers[i],
+                       .addrlen = msgs[i].msg_hdr.msg_namelen},
+        };
+        ngtcp2_pkt_info pi = {0};
+        qo_offload_rx_begin(&sv->off, data[i], len[i], CID_LEN);
+        int rv = ngtcp2_conn_read_pkt(sv->conn, &path, &pi, data[i], len[i], now_ns());
+        sv->off.rx_short_begin = sv->off.rx_short_end = NULL;
+        if (rv != 0) {
+            if (rv == NGTCP2_ERR_DRAINING || rv == NGTCP2_ERR_DROP_CONN) {
+                conn_free(sv);
+                return -1;
+            }
+            if (rv == NGTCP2_ERR_CRYPTO)
+                fprintf(stderr, "qo-h3-server: TLS alert %u\n",
+                        ngtcp2_conn_get_tls_alert(sv->conn));
+            else
+                fprintf(stderr, "qo-h3-server: read: %s\n", ngtcp2_strerror(rv));
+            close_conn(sv);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int serve(struct server *sv)
+{
+    for (;;) {
+        if (stop_flag)
+            break;
+        int timeout = 1000;
+        if (sv->conn) {
+            ngtcp2_tstamp exp = ngtcp2_conn_get_expiry(sv->conn), t = now_ns();
+            timeout = exp <= t ? 0 : (int)((exp - t + 999999) / 1000000);
+            if (timeout > 1000)
+                timeout = 1000;
+        }
+        struct pollfd pfd = {.fd = sv->fd, .events = POLLIN};
+        int pr = poll(&pfd, 1, timeout);
+        if (pr < 0 && errno != EINTR)
+            return -1;
+        bool ended = false;
+        if (pr > 0 && (pfd.revents & POLLIN))
+            ended = read_batch(sv) < 0;
+        if (sv->conn) {
+            ngtcp2_tstamp t = now_ns();
+            if (ngtcp2_conn_get_expiry(sv->conn) <= t) {
+                int rv = ngtcp2_conn_handle_expiry(sv->conn, t);
+                if (rv != 0) {
+                    /* idle timeout or handshake timeout: the peer is gone */
+                    conn_free(sv);
+                    ended = true;
+                }
+            }
+        }
+        if (sv->conn && write_conn(sv) != 0) {
+            close_conn(sv);
+            ended = true;
+        }
+        if (ended && sv->once)
+            break;
+    }
+    if (sv->conn)
+        close_conn(sv);
+    return 0;
+}
+
+static int bind_socket(struct server *sv, const char *host, const char *port)
+{
+    struct addrinfo hints = {.ai_family = AF_UNSPEC, .ai_socktype = SOCK_DGRAM}, *res;
+    if (getaddrinfo(host, port, &hints, &res) != 0) {
+        fprintf(stderr, "qo-h3-server: cannot resolve %s %s\n", host, port);
+        return -1;
+    }
+    sv->fd = socket(res->ai_family, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+    if (sv->fd < 0 || bind(sv->fd, res->ai_addr, res->ai_addrlen) != 0) {
+        fprintf(stderr, "qo-h3-server: bind %s %s: %s\n", host, port, strerror(errno));
+        freeaddrinfo(res);
+        return -1;
+    }
+    freeaddrinfo(res);
+    int big = 8 << 20;
+    setsockopt(sv->fd, SOL_SOCKET, SO_RCVBUF, &big, sizeof(big));
+    setsockopt(sv->fd, SOL_SOCKET, SO_SNDBUF, &big, sizeof(big));
+    sv->locallen = sizeof(sv->local);
+    getsockname(sv->fd, (struct sockaddr *)&sv->local, &sv->locallen);
+    return 0;
+}
+
+static void write_stats(struct server *sv, const char *path)
+{
+    qo_offload_collect(&sv->off);
+    struct rusage ru;
+    getrusage(RUSAGE_SELF, &ru);
+    FILE *f = path ? fopen(path, "w") : stdout;
+    if (!f) {
+        fprintf(stderr, "qo-h3-server: %s: %s\n", path, strerror(errno));
+        return;
+    }
+    const struct qo_offload_counters *c = &sv->off.c;
+    fprintf(f,
+            "{\"mode\": \"%s\", \"connections\": %" PRIu64 ", \"bytes_served\": %" PRIu64
+            ", \"stack_1rtt_packets_sent\": %" PRIu64 ", \"stack_1rtt_packets_received\": %" PRIu64
+            ", \"host_1rtt_aead_calls\": %" PRIu64 ", \"key_updates_s2c\": %" PRIu64
+            ", \"key_updates_c2s\": %" PRIu64 ", \"update_key_calls\": %" PRIu64
+            ", \"offload_tx_packets\": %" PRIu64 ", \"offload_rx_packets\": %" PRIu64
+            ", \"offload_tx_failures\": %" PRIu64 ", \"offload_rx_failures\": %" PRIu64
+            ", \"cpu_user_s\": %.6f, \"cpu_sys_s\": %.6f}\n",
+            qo_offload_mode_name(sv->off.mode), sv->connections, sv->bytes_served,
+            c->stack_1rtt_sent, c->stack_1rtt_received, c->host_1rtt_aead_calls,
+            c->key_updates_s2c, c->key_updates_c2s, c->update_key_calls, c->offload_tx_packets,
+            c->offload_rx_packets, c->offload_tx_failures, c->offload_rx_failures,
+            (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
+            (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
+    if (path)
+        fclose(f);
+}
+
+static void usage(void)
+{
+    fprintf(stderr, "usage: qo-h3-server [-d DIR] [--offload none|inproc|dpdk] [--keylog FILE]\n"
+                    "                    [--stats FILE] [--key-update-after BYTES] [--once]\n"
+                    "                    [--ciphers PRIORITY] HOST PORT KEY CERT\n");
+}
+
+int main(int argc, char **argv)
+{
+    static struct server sv;
+    const char *stats_path = NULL, *mode_name = "none";
+    sv.docroot = ".";
+    sv.priority = "NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:"
+                  "+CHACHA20-POLY1305:+AES-128-CCM";
+    static const struct option opts[] = {
+        {"offload", required_argument, NULL, 'o'},
+        {"keylog", required_argument, NULL, 'k'},
+        {"stats", required_argument, NULL, 's'},
+        {"key-update-after", required_argument, NULL, 'u'},
+        {"once", no_argument, NULL, '1'},
+        {"ciphers", required_argument, NULL, 'c'},
+        {"help", no_argument, NULL, 'h'},
+        {NULL, 0, NULL, 0},
+    };
+    int opt;
+    while ((opt = getopt_long(argc, argv, "d:h", opts, NULL)) != -1) {
+        switch (opt) {
+        case 'd':
+            sv.docroot = optarg;
+            break;
+        case 'o':
+            mode_name = optarg;
+            break;
+        case 'k':
+            sv.keylog_path = optarg;
+            break;
+        case 's':
+            stats_path = optarg;
+            break;
+        case 'u':
+            sv.key_update_every = strtoull(optarg, NULL, 10);
+            break;
+        case '1':
+            sv.once = true;
+            break;
+        case 'c':
+            sv.priority = optarg;
+            break;
+        default:
+            usage();
+            return opt == 'h' ? 0 : 2;
+        }
+    }
+    if (argc - optind != 4) {
+        usage();
+        return 2;
+    }
+    int mode = qo_offload_mode_from_name(mode_name);
+    if (mode < 0) {
+        fprintf(stderr, "qo-h3-server: unknown --offload %s\n", mode_name);
+        return 2;
+    }
+    if (qo_offload_init(&sv.off, (enum qo_offload_mode)mode, CID_LEN) != 0)
+        return 1;
+    qo_offload_set_current(&sv.off);
+    if (sv.keylog_path && !(sv.keylog = fopen(sv.keylog_path, "a"))) {
+        fprintf(stderr, "qo-h3-server: %s: %s\n", sv.keylog_path, strerror(errno));
+        return 1;
+    }
+    rand_bytes(sv.reset_secret, sizeof(sv.reset_secret));
+    if (gnutls_certificate_allocate_credentials(&sv.cred) != 0 ||
+        gnutls_certificate_set_x509_key_file(sv.cred, argv[optind + 3], argv[optind + 2],
+                                             GNUTLS_X509_FMT_PEM) != 0) {
+        fprintf(stderr, "qo-h3-server: cannot load %s / %s\n", argv[optind + 2], argv[optind + 3]);
+        return 1;
+    }
+    if (bind_socket(&sv, argv[optind], argv[optind + 1]) != 0)
+        return 1;
+    signal(SIGINT, on_signal);
+    signal(SIGTERM, on_signal);
+    fprintf(stderr, "qo-h3-server: listening on %s %s, offload %s\n", argv[optind],
+            argv[optind + 1], qo_offload_mode_name(sv.off.mode));
+    int rv = serve(&sv);
+    write_stats(&sv, stats_path);
+    qo_offload_free(&sv.off);
+    gnutls_certificate_free_credentials(sv.cred);
+    if (sv.keylog)
+        fclose(sv.keylog);
+    close(sv.fd);
+    return rv == 0 ? 0 : 1;
+}
