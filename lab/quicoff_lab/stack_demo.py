@@ -87,6 +87,7 @@ class Server:
     stack: str
     modes: List[str]
     argv: Callable[["Site", str, dict], List[str]]  # (site, mode, options) -> argv
+    cid_len: int  # the length of the CIDs it chooses: offload A's --local-cid-len
 
 
 def _ngtcp2_argv(site: "Site", mode: str, o: dict) -> List[str]:
@@ -105,13 +106,13 @@ def _ngtcp2_argv(site: "Site", mode: str, o: dict) -> List[str]:
     if o.get("key_update_after"):
         argv += ["--key-update-after", str(o["key_update_after"])]
     if mode == "dpdk":
-        argv += ["--host-if", "ho0"]
+        argv += ["--host-if", "ho0", "--offload-mac", tbm.MACS["offA_host"]]
     return argv + [SERVER_IP, str(PORT), site.key, site.cert]
 
 
 #: stack -> server. A mode that a server gains is one more name in its list.
 SERVERS: Dict[str, Server] = {
-    "ngtcp2": Server("ngtcp2", ["none", "inproc"], _ngtcp2_argv),
+    "ngtcp2": Server("ngtcp2", ["none", "inproc"], _ngtcp2_argv, cid_len=16),
 }
 
 
@@ -122,6 +123,7 @@ class Client:
     name: str
     argv: Callable[["Site", List[str], dict], List[str]]  # (site, urls, options) -> argv
     offloaded: bool = False  # runs through offload B (--offload dpdk)
+    cid_len: int = 8  # offloaded: the CIDs it chooses, offload B's --local-cid-len
 
 
 def _gtlsclient_argv(site: "Site", urls: List[str], o: dict) -> List[str]:
@@ -341,13 +343,16 @@ class StackDemo:
         t0 = time.monotonic()
         try:
             with open(os.path.join(work, "client.log"), "wb") as clog:
-                c = subprocess.run(
-                    links.in_netns(tb.ns["hB"], client.argv(self.site, urls, copts)),
-                    stdout=clog,
-                    stderr=subprocess.STDOUT,
-                    timeout=RUN_TIMEOUT,
-                    env=self._env(),
-                )
+                try:
+                    client_rc = subprocess.run(
+                        links.in_netns(tb.ns["hB"], client.argv(self.site, urls, copts)),
+                        stdout=clog,
+                        stderr=subprocess.STDOUT,
+                        timeout=RUN_TIMEOUT,
+                        env=self._env(),
+                    ).returncode
+                except subprocess.TimeoutExpired:  # a failed run, not a failed demo
+                    client_rc = -1
             elapsed = time.monotonic() - t0
             try:
                 srv.wait(timeout=30)
@@ -366,12 +371,12 @@ class StackDemo:
                 st = json.load(f)
         except (OSError, ValueError):
             st = {}
-        sha_ok = c.returncode == 0 and all(
+        sha_ok = client_rc == 0 and all(
             _sha256_file(os.path.join(copts["download"], n)) == self.site.digests[n] for n in names
         )
         if not sha_ok:
             with open(os.path.join(work, "client.log"), errors="replace") as f:
-                self.log("%s: client exit %d; log ends: %s" % (tag, c.returncode, f.read()[-800:]))
+                self.log("%s: client exit %d; log ends: %s" % (tag, client_rc, f.read()[-800:]))
         cpu = st.get("cpu_user_s", 0.0) + st.get("cpu_sys_s", 0.0)
         busy = {s: d[s]["busy_cycles"] / readers[s].hz for s in d}
         if mode == "dpdk":  # the offload is offload A: its own counters
@@ -502,6 +507,10 @@ class StackDemo:
             self.log("testbed: %s" % e)
             return 2
         dropped = -1
+        # the offloads start steering by the CID lengths of the first run's stacks
+        tb.local_cid_len_side["A"] = plan[0][0].cid_len
+        if plan[0][2].offloaded:
+            tb.local_cid_len_side["B"] = plan[0][2].cid_len
         try:
             with tb:
                 self.log(tb.describe())
@@ -509,16 +518,40 @@ class StackDemo:
                 cap = self.start_capture(tb)
                 try:
                     for server, mode, client, kind, name in plan:
+                        self.offloads_for(tb, server, client)
                         self.runs.append(self.one_run(tb, server, mode, client, kind, name))
                         tb.check_offloads()
                 finally:
                     dropped = self.stop_capture(cap)
-        except tbm.TestbedError as e:
+        except (tbm.TestbedError, RuntimeError) as e:
             self.log("testbed: %s" % e)
             return 2
         res = self.results(dropped)
         self.report(res)
         return 0 if all(res["verdicts"].values()) else 1
+
+    def offloads_for(self, tb, server: Server, client: Client) -> None:
+        """Restarts the offloads when the stacks of this run choose CIDs of
+        other lengths than those the offloads steer by."""
+        want = {"A": server.cid_len}
+        if client.offloaded:
+            want["B"] = client.cid_len
+        if all(tb.local_cid_len_side.get(s, tb.local_cid_len) == n for s, n in want.items()):
+            return
+        tb.local_cid_len_side.update(want)
+        self.log("restarting the offloads: --local-cid-len %s" % tb.local_cid_len_side)
+        tb.restart_offloads()
+        # their logs still hold the last run's "running": wait for telemetry
+        t0 = time.monotonic()
+        while True:
+            try:
+                for s in ("A", "B"):
+                    OffloadReader(tb.offloads[s].file_prefix).read()
+                return
+            except (OSError, ValueError, TypeError, KeyError):
+                if time.monotonic() - t0 > 30:
+                    raise
+                time.sleep(0.1)
 
     @staticmethod
     def hosts_ip(tb) -> None:
