@@ -66,14 +66,6 @@ RUN_KEYS = (
     "offload_busy_s_per_gb",
     "frames_per_packet",
 )
-VERDICTS = (
-    "sha256_ok",
-    "key_updates_both_ways",
-    "no_host_aead_when_offloaded",
-    "offload_counts_equal_stack",
-    "no_served_bytes_on_wire",
-    "tshark_decrypts_every_1rtt_packet",
-)
 
 
 # ---------------------------------------------------------------------------
@@ -413,6 +405,7 @@ class StackDemo:
             "offload_b": d["B"],
             "server_stats": st,
         }
+        assert set(RUN_KEYS) <= set(run)
         self.log(
             "%-34s %s  %7.2f s  cpu %6.2f s/GB  offload A busy %6.2f s/GB  ku c2s %d s2c %d%s"
             % (
@@ -597,6 +590,8 @@ class StackDemo:
             "no_served_bytes_on_wire": wire["pieces_found"] == 0 and wire["pieces_checked"] > 0,
             "tshark_decrypts_every_1rtt_packet": wire["short_packets"] > 0
             and wire["undecrypted"] == 0,
+            "quicoff_decrypt_decrypts_every_packet": wire["quicoff_decrypt"]["exit"] == 0
+            and wire["quicoff_decrypt"]["ok"] > 0,
         }
         return {
             "started": time.strftime("%Y-%m-%dT%H:%M:%S"),
@@ -646,12 +641,18 @@ class StackDemo:
                 )
             )
         w = res["wire"]
+        qd = w["quicoff_decrypt"]
         print(
-            "\nwire: %d 1-RTT packets, %d not decrypted by tshark; %d pieces of the served "
+            "\nwire: %d 1-RTT packets, %d not decrypted by tshark (first: frames %s); quicoff "
+            "decrypt: %d packets ok, %d failed, %d without keys; %d pieces of the served "
             "files looked for, %d found; capture dropped %d"
             % (
                 w["short_packets"],
                 w["undecrypted"],
+                ", ".join(w["first_undecrypted"]) or "-",
+                qd["ok"],
+                qd["failed"],
+                qd["no_keys"],
                 w["pieces_checked"],
                 w["pieces_found"],
                 w["capture_dropped"],
@@ -717,9 +718,40 @@ def served_pieces(path: str, every: int, length: int = 64) -> List[bytes]:
 
 
 def find_pieces(pcap: str, pieces: List[bytes]) -> int:
+    """How many of the pieces occur in the file, read in chunks (a full run's
+    capture is a few GB) that overlap by a piece's length."""
+    if not pieces:
+        return 0
+    overlap = max(len(p) for p in pieces) - 1
+    left = set(pieces)
+    found = 0
+    tail = b""
     with open(pcap, "rb") as f:
-        wire = f.read()
-    return sum(1 for p in pieces if p in wire)
+        for chunk in iter(lambda: f.read(64 << 20), b""):
+            buf = tail + chunk
+            hits = {p for p in left if p in buf}
+            found += len(hits)
+            left -= hits
+            tail = buf[-overlap:]
+    return found
+
+
+def quicoff_decrypt_strict(pcap: str, keylog: str) -> dict:
+    """`quicoff decrypt --strict`: the project's own decrypter (both passes
+    over the capture, so a 1-RTT packet that overtook its connection's
+    handshake on the wire decrypts too), every packet at every level.
+    Its totals: ok, failed, no_keys, other."""
+    p = subprocess.run(
+        [sys.executable, "-m", "quicoff", "decrypt", "--strict", "--json", "-k", keylog, pcap],
+        capture_output=True,
+        text=True,
+        timeout=3600,
+    )
+    try:
+        totals = json.loads(p.stdout)["totals"]
+    except (ValueError, KeyError):
+        raise RuntimeError("quicoff decrypt: %s" % (p.stderr or p.stdout)[-1000:]) from None
+    return dict(totals, exit=p.returncode)
 
 
 def check_wire(pcap: str, keylog: str, site: Site) -> dict:
@@ -733,7 +765,12 @@ def check_wire(pcap: str, keylog: str, site: Site) -> dict:
     for i in range(SMALL_REQUESTS):
         pieces += served_pieces(os.path.join(site.htdocs, small_name(i)), SMALL_SIZE)
     found = find_pieces(pcap, pieces)
-    return dict(ts, pieces_checked=len(pieces), pieces_found=found)
+    return dict(
+        ts,
+        pieces_checked=len(pieces),
+        pieces_found=found,
+        quicoff_decrypt=quicoff_decrypt_strict(pcap, keylog),
+    )
 
 
 def plot(res: dict, path: str) -> None:
