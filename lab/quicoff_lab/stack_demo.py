@@ -588,7 +588,9 @@ class StackDemo:
                 for r in offloaded
             ),
             "no_served_bytes_on_wire": wire["pieces_found"] == 0 and wire["pieces_checked"] > 0,
-            "tshark_decrypts_every_1rtt_packet": wire["short_packets"] > 0
+            # tshark cannot place a 1-RTT packet that overtook its
+            # connection's ServerHello: quicoff decrypt (below) checks those
+            "tshark_decrypts_every_1rtt_packet_after_server_hello": wire["short_packets"] > 0
             and wire["undecrypted"] == 0,
             "quicoff_decrypt_decrypts_every_packet": wire["quicoff_decrypt"]["exit"] == 0
             and wire["quicoff_decrypt"]["ok"] > 0,
@@ -643,13 +645,16 @@ class StackDemo:
         w = res["wire"]
         qd = w["quicoff_decrypt"]
         print(
-            "\nwire: %d 1-RTT packets, %d not decrypted by tshark (first: frames %s); quicoff "
-            "decrypt: %d packets ok, %d failed, %d without keys; %d pieces of the served "
-            "files looked for, %d found; capture dropped %d"
+            "\nwire: %d 1-RTT packets, %d not decrypted by tshark (first: frames %s), %d before "
+            "their connection's ServerHello (frames %s); quicoff decrypt: %d packets ok, %d "
+            "failed, %d without keys; %d pieces of the served files looked for, %d found; "
+            "capture dropped %d"
             % (
                 w["short_packets"],
                 w["undecrypted"],
                 ", ".join(w["first_undecrypted"]) or "-",
+                w["before_server_hello"],
+                ", ".join(w["first_before_server_hello"]) or "-",
                 qd["ok"],
                 qd["failed"],
                 qd["no_keys"],
@@ -686,24 +691,48 @@ def tshark_short_packets(pcap: str, keylog: str, port: int = PORT) -> dict:
     header) packet, and how many of those it could not decrypt with the key
     log. A frame holds at most one 1-RTT packet (it is always last); one
     tshark could not decrypt has a "remaining payload" instead of frames
-    (quic.decryption_failed is reported only now and then, not per packet)."""
+    (quic.decryption_failed is reported only now and then, not per packet).
+
+    tshark reads the capture once and learns a connection's cipher suite
+    from the ServerHello (in the server's Initial): a 1-RTT packet that
+    reaches the wire before it (a 0.5-RTT packet that overtook its flight) is
+    one tshark cannot decrypt whatever it holds. Those are counted apart
+    (``before_server_hello``); quicoff decrypt, which reads the capture
+    twice, must decrypt them (and everything else)."""
+    want = "quic.short || (udp.srcport==%d && quic.long.packet_type==0)" % port
     p = subprocess.run(
-        ["tshark", "-r", pcap, "-o", "tls.keylog_file:%s" % keylog]
-        + ["-d", "udp.port==%d,quic" % port, "-Y", "quic.short", "-T", "fields"]
-        + ["-E", "occurrence=l", "-e", "frame.number", "-e", "quic.remaining_payload"]
-        + ["-e", "quic.decryption_failed", "-e", "quic.frame_type"],
+        ["tshark", "-r", pcap, "-o", "tls.keylog_file:%s" % keylog, "-d"]
+        + ["udp.port==%d,quic" % port, "-Y", want, "-T", "fields", "-E", "occurrence=a", "-e"]
+        + ["frame.number", "-e", "udp.srcport", "-e", "udp.dstport", "-e", "quic.header_form"]
+        + ["-e", "quic.remaining_payload", "-e", "quic.decryption_failed"]
+        + ["-e", "quic.frame_type"],
         capture_output=True,
         text=True,
-        timeout=1800,
+        timeout=3600,
     )
     if p.returncode != 0:
         raise RuntimeError("tshark: %s" % p.stderr[-1000:])
-    lines = [(ln.split("\t") + ["", "", ""])[:4] for ln in p.stdout.splitlines() if ln.strip()]
-    failed = [ln[0] for ln in lines if ln[1] or ln[2] or not ln[3]]
+    hello_seen = set()  # client ports whose connection's server Initial went by
+    short = 0
+    failed: List[str] = []
+    early: List[str] = []
+    for ln in p.stdout.splitlines():
+        f = (ln.split("\t") + [""] * 7)[:7]
+        frame, sport, dport, forms, remaining, dfail, ftypes = f
+        client = dport if sport == str(port) else sport
+        if sport == str(port) and "1" in forms.split(","):
+            hello_seen.add(client)  # the filter let it in: a server Initial
+        if forms.split(",")[-1] != "0":
+            continue
+        short += 1
+        if remaining or dfail or not ftypes:
+            (failed if client in hello_seen else early).append(frame)
     return {
-        "short_packets": len(lines),
+        "short_packets": short,
         "undecrypted": len(failed),
         "first_undecrypted": failed[:5],
+        "before_server_hello": len(early),
+        "first_before_server_hello": early[:5],
     }
 
 
