@@ -150,6 +150,10 @@ static void batch_protect_and_send(struct qd_worker *w, struct tx_batch *b)
     b->k = 0;
     if (!k)
         return;
+    /* a train makes more network frames than one burst of host frames: what
+     * earlier batches queued goes out first, so this batch has room */
+    if (w->n_net + k > RTE_DIM(w->to_net))
+        qd_out_flush(w);
 
     if (qda.la)
         qd_la_protect_burst(w->la, b->mb, b->pkts, b->res, k);
