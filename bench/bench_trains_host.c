@@ -39,14 +39,21 @@ static double wall_seconds(void)
     return (double)t.tv_sec + t.tv_nsec / 1e9;
 }
 
+/* The PN bytes of the packet at p (a stack writes them with the packet; the
+ * offload checks the truncated PN against the full one). */
+static void set_pn(uint8_t *p, uint64_t pn)
+{
+    p[9] = (uint8_t)(pn >> 8);
+    p[10] = (uint8_t)pn;
+}
+
 /* A short-header packet: 0x41 (2-byte PN), the 8-byte DCID, the PN's low 16
  * bits, then payload bytes up to `size`. */
 static void write_packet(uint8_t *p, uint32_t size, uint64_t pn)
 {
     p[0] = 0x41;
     memcpy(p + 1, "\xd1\xd2\xd3\xd4\xd5\xd6\xd7\xd8", 8);
-    p[9] = (uint8_t)(pn >> 8);
-    p[10] = (uint8_t)pn;
+    set_pn(p, pn);
     memset(p + 11, 0x5a, size - 11);
 }
 
@@ -76,7 +83,7 @@ int main(int argc, char **argv)
 
     struct quicoff_host_config cfg;
     quicoff_host_config_init(&cfg);
-    cfg.frame_cap = 65600; /* a jumbo host link: trains of up to 64 KB */
+    cfg.frame_cap = 65535; /* a jumbo host link: trains of up to 64 KB */
     cfg.batch = SINGLE_BATCH;
     struct quicoff_host *h;
     quicoff_host_status_t st = quicoff_host_open(argv[1], &cfg, &h);
@@ -131,9 +138,12 @@ int main(int argc, char **argv)
             unsigned n = 0;
             while (n < TRAIN_BATCH && left) {
                 unsigned k = left < train ? (unsigned)left : train;
+                uint8_t *first = buf + (size_t)n * train * size;
+                for (unsigned j = 0; j < k; j++)
+                    set_pn(first + (size_t)j * size, pn + j);
                 t[n] = (struct quicoff_host_train){.index = 1,
                                                    .pn = pn,
-                                                   .data = buf + (size_t)n * train * size,
+                                                   .data = first,
                                                    .len = k * size,
                                                    .segment_size = (uint16_t)size};
                 pn += k;
@@ -154,6 +164,7 @@ int main(int argc, char **argv)
             struct quicoff_host_pkt p[SINGLE_BATCH];
             unsigned n = 0;
             while (n < SINGLE_BATCH && left) {
+                set_pn(buf + (size_t)n * size, pn);
                 p[n] = (struct quicoff_host_pkt){.index = 1,
                                                  .pn = pn++,
                                                  .data = buf + (size_t)n * size,

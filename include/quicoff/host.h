@@ -207,7 +207,8 @@ struct quicoff_host_train {
  *  many trains the socket took; returns OK, AGAIN (socket full), or INVALID
  *  for a train that cannot be sent (segment size 0, a last PN past 2^62-1,
  *  a frame longer than config.frame_cap, which a jumbo host link needs
- *  raised: 65535 bytes of packets make a 65577-byte frame); none of the
+ *  raised to its maximum, 65535: Ethernet + the 24-byte train header + up
+ *  to 65497 bytes of packets); none of the
  *  batch is then sent.  A train of one packet is a valid train. */
 quicoff_host_status_t quicoff_host_send_train(struct quicoff_host *h,
                                               const struct quicoff_host_train *trains, unsigned n,
