@@ -177,3 +177,39 @@ def test_bad_packets_are_dropped_alone(app, port):
     check(on_network(app, 2), 400, pkts[:2])
     assert app.wait_stat("tx_malformed", before["tx_malformed"] + 1) == before["tx_malformed"] + 1
     assert quiet_network(app) == []
+
+
+@pytest.mark.parametrize(
+    "name,args,lcores",
+    [
+        ("pipeline", ["--workers", "1", "--io-mode", "pipeline", "--idle-us", "20"], "0@0,1@1"),
+        (
+            "lookaside",
+            [
+                "--workers",
+                "1",
+                "--crypto",
+                "lookaside",
+                "--cryptodev",
+                "crypto_aesni_gcm",
+                "--idle-us",
+                "20",
+            ],
+            "0",
+        ),  # fmt: skip
+    ],
+)
+def test_train_in_pipeline_and_lookaside_modes(name, args, lcores):
+    """The train path's other two ways out: pipeline mode (a train's datagrams
+    go to the TX ring between batches) and lookaside crypto (the cryptodev
+    protects the packets' own mbufs)."""
+    app = App("qdu", [*args, "--host-mtu", "65535"], lcores=lcores, host_mtu=65535)
+    try:
+        with host.OffloadPort(app.host.outer) as p:
+            p.add(index=INDEX, direction="tx", suite=SUITE, key=KEY.key, iv=KEY.iv, hp=KEY.hp,
+                  dcid=TX_DCID, encap=encap())  # fmt: skip
+            pkts = [packet(50 + i, SEG) for i in range(54)] + [packet(104, 500)]
+            assert p.send_train([(INDEX, 50, pkts)]) == 1
+            check(on_network(app, 55), 50, pkts)
+    finally:
+        assert app.stop() == 0, app.output[-3000:]
