@@ -6,7 +6,7 @@ quicoff-dpdk, served to Debian's UNMODIFIED gtlsclient (docs/ngtcp2.md).
     qo-h3-server  [qngh1] ==veth== [qngh0 | quicoff-dpdk | qngn0] ==veth== [qngn1]  gtlsclient, tcpdump
     10.99.0.1                      host port          net port                      10.99.0.2
 
-The handshake crosses the offload's pass-through as ordinary UDP (and ARP);
+(lab/quicoff_lab/offload_link.py). The handshake crosses the offload's pass-through as ordinary UDP (and ARP);
 1-RTT packets go host -> offload as DATA_TO_OFFLOAD and offload -> host as
 DATA_TO_HOST. The capture is taken on the network side (qngn1), where the
 peer sees the wire.
@@ -38,9 +38,9 @@ import time
 from pathlib import Path
 
 import pytest
-from harness import find_binary, sh
 
-from quicoff_lab.testbed import af_packet_ring_args, dpdk_telemetry
+from quicoff_lab.offload_link import HOST_IF, HOST_IP, NS_HOST, NS_PEER, PEER_IF, OffloadLink
+from quicoff_lab.offload_link import in_ns as _ns
 
 ROOT = Path(__file__).resolve().parents[2]
 BUILD = Path(os.environ.get("QUICOFF_BUILD_DIR", ROOT / "build"))
@@ -49,10 +49,7 @@ GTLSCLIENT = shutil.which("gtlsclient")
 TSHARK = shutil.which("tshark")
 TCPDUMP = shutil.which("tcpdump")
 OPENSSL = shutil.which("openssl")
-NS_HOST, NS_PEER = "qngH", "qngP"
-HOST_IF, OFF_HOST, OFF_NET, PEER_IF = "qngh1", "qngh0", "qngn0", "qngn1"
-HOST_IP, PEER_IP, PORT = "10.99.0.1", "10.99.0.2", 4433
-PREFIX = "qngd"
+PORT = 4433
 SIZES = {"1m": 1 << 20, "20m": 20 << 20}
 TIMEOUT = 180
 
@@ -82,92 +79,12 @@ def site(tmp_path_factory):
     return d
 
 
-def _ns(ns, *argv):
-    return ["ip", "netns", "exec", ns, *argv]
-
-
-class Bed:
-    """The two namespaces, the two veth pairs and quicoff-dpdk between them."""
-
-    def __init__(self, offload_args=()):
-        self.down()
-        self.offload_args = list(offload_args)
-        sh("ip", "netns", "add", NS_HOST)
-        sh("ip", "netns", "add", NS_PEER)
-        sh("ip", "link", "add", OFF_HOST, "type", "veth", "peer", "name", HOST_IF, "netns", NS_HOST)
-        sh("ip", "link", "add", OFF_NET, "type", "veth", "peer", "name", PEER_IF, "netns", NS_PEER)
-        for ns, ifc, ip in ((NS_HOST, HOST_IF, HOST_IP), (NS_PEER, PEER_IF, PEER_IP)):
-            sh(*_ns(ns, "sysctl", "-qw", "net.ipv6.conf.all.disable_ipv6=1"), check=False)
-            # the kernel must write real UDP checksums: the frames cross
-            # af_packet sockets, where a checksum left to the NIC is lost
-            sh(*_ns(ns, "ethtool", "-K", ifc, "tx", "off"), check=False)
-            sh(*_ns(ns, "ip", "addr", "add", ip + "/24", "dev", ifc))
-            sh(*_ns(ns, "ip", "link", "set", ifc, "up"))
-            sh(*_ns(ns, "ip", "link", "set", "lo", "up"))
-        for ifc in (OFF_HOST, OFF_NET):
-            sh("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % ifc, check=False)
-            sh("ethtool", "-K", ifc, "rxvlan", "off", "txvlan", "off", "tx", "off", check=False)
-            sh("ip", "link", "set", ifc, "up")
-        self.offload = None
-        self.log = []
-        self.start_offload()
-
-    def start_offload(self):
-        shutil.rmtree("/var/run/dpdk/" + PREFIX, ignore_errors=True)
-        ring = af_packet_ring_args(1500)
-        self.offload = subprocess.Popen(
-            [str(find_binary()), "--no-huge", "-m", "1024", "--no-pci", "-l", "0",
-             "--file-prefix", PREFIX, "--log-level", "lib.eal:error",
-             "--vdev", "net_af_packet0,iface=%s%s" % (OFF_HOST, ring),
-             "--vdev", "net_af_packet1,iface=%s%s" % (OFF_NET, ring),
-             "--", "--host-port", "0", "--net-port", "1", "--stats-interval", "0",
-             "--local-cid-len", "16", *self.offload_args],
-            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
-        )  # fmt: skip
-        end = time.monotonic() + 30
-        while time.monotonic() < end:
-            line = self.offload.stdout.readline()
-            self.log.append(line)
-            if line.startswith("quicoff-dpdk: running ("):
-                return
-            if not line and self.offload.poll() is not None:
-                break
-        raise AssertionError("quicoff-dpdk did not start:\n" + "".join(self.log[-30:]))
-
-    def offload_stats(self):
-        return dpdk_telemetry(PREFIX, "/quicoff/stats")["/quicoff/stats"]
-
-    def stop_offload(self, sig=signal.SIGINT):
-        p, self.offload = self.offload, None
-        if p and p.poll() is None:
-            p.send_signal(sig)
-            try:
-                p.wait(20)
-            except subprocess.TimeoutExpired:
-                p.kill()
-                p.wait()
-        if p:
-            self.log.append(p.stdout.read())
-
-    @staticmethod
-    def down():
-        for ns in (NS_HOST, NS_PEER):
-            sh("ip", "netns", "del", ns, check=False)
-        for ifc in (OFF_HOST, OFF_NET):
-            sh("ip", "link", "del", ifc, check=False)
-
-    def close(self):
-        self.stop_offload()
-        self.down()
-        shutil.rmtree("/var/run/dpdk/" + PREFIX, ignore_errors=True)
-
-
 @pytest.fixture
 def bed_factory():
     beds = []
 
     def make(offload_args=()):
-        b = Bed(offload_args)
+        b = OffloadLink(offload_args)
         beds.append(b)
         return b
 
