@@ -325,14 +325,20 @@ static const struct qo_backend dpdk_backend = {
 
 /* ------------------------------------------------------------------ public */
 
-int qo_dpdk_open(struct qo_offload *o, const struct qo_dpdk_config *cfg)
+/* fd < 0: open cfg->ifname; else the handle takes fd (a socket carrying
+ * whole frames, host MAC mac) */
+static int open_backend(struct qo_offload *o, const struct qo_dpdk_config *cfg, int fd,
+                        const uint8_t mac[6])
 {
     struct qo_dpdk *d = calloc(1, sizeof(*d));
-    if (!d)
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
         return -1;
+    }
     d->o = o;
     d->silence_ms = cfg->silence_ms;
-    snprintf(d->ifname, sizeof(d->ifname), "%s", cfg->ifname);
+    snprintf(d->ifname, sizeof(d->ifname), "%s", cfg->ifname ? cfg->ifname : "");
     struct quicoff_host_config hc;
     quicoff_host_config_init(&hc);
     if (cfg->has_offload_mac)
@@ -341,9 +347,10 @@ int qo_dpdk_open(struct qo_offload *o, const struct qo_dpdk_config *cfg)
     hc.on_event = on_event;
     hc.on_reply = on_reply;
     hc.cb_arg = d;
-    quicoff_host_status_t st = quicoff_host_open(cfg->ifname, &hc, &d->h);
+    quicoff_host_status_t st = fd < 0 ? quicoff_host_open(cfg->ifname, &hc, &d->h)
+                                      : quicoff_host_open_fd(fd, mac, &hc, &d->h);
     if (st != QUICOFF_HOST_OK) {
-        fprintf(stderr, "qo-h3-server: host interface %s: %s\n", cfg->ifname,
+        fprintf(stderr, "qo-h3-server: host interface %s: %s\n", d->ifname,
                 quicoff_host_status_name(st));
         free(d);
         return -1;
@@ -351,6 +358,17 @@ int qo_dpdk_open(struct qo_offload *o, const struct qo_dpdk_config *cfg)
     o->dpdk = d;
     o->be = &dpdk_backend;
     return 0;
+}
+
+int qo_dpdk_open(struct qo_offload *o, const struct qo_dpdk_config *cfg)
+{
+    return open_backend(o, cfg, -1, NULL);
+}
+
+int qo_dpdk_open_fd(struct qo_offload *o, const struct qo_dpdk_config *cfg, int fd,
+                    const uint8_t mac[6])
+{
+    return open_backend(o, cfg, fd, mac);
 }
 
 int qo_dpdk_fd(const struct qo_offload *o)
@@ -385,8 +403,8 @@ unsigned qo_dpdk_recv(struct qo_offload *o, uint8_t **pkt, size_t *len, unsigned
          * until its REMOVE arrives, the offload still opens the peer's
          * packets, and ngtcp2 reads them behind the null AEAD */
         bool opened = in->status == QUICOFF_OK || in->status == QUICOFF_USAGE_LIMIT_REACHED;
-        if (in->index != QO_DPDK_INDEX || in->level != QUICOFF_LEVEL_ONE_RTT ||
-            !opened || (in->flags & QUICOFF_FLAG_PASS_FAILED) ||
+        if (in->index != QO_DPDK_INDEX || in->level != QUICOFF_LEVEL_ONE_RTT || !opened ||
+            (in->flags & QUICOFF_FLAG_PASS_FAILED) ||
             in->payload_len + QUICOFF_TAG_LEN > QO_DPDK_RX_CAP) {
             o->c.offload_rx_failures++;
             continue;

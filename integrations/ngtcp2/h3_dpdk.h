@@ -45,6 +45,11 @@ struct qo_dpdk_config {
  *  qo_offload_init(o, QO_OFFLOAD_DPDK, ...)). -1 with a message on stderr. */
 int qo_dpdk_open(struct qo_offload *o, const struct qo_dpdk_config *cfg);
 
+/** As qo_dpdk_open() on a socket that carries whole Ethernet frames (the
+ *  tests' socket pair); the backend owns fd from then on. */
+int qo_dpdk_open_fd(struct qo_offload *o, const struct qo_dpdk_config *cfg, int fd,
+                    const uint8_t mac[6]);
+
 /** The host-library fd to poll for POLLIN beside the UDP socket. */
 int qo_dpdk_fd(const struct qo_offload *o);
 
