@@ -143,7 +143,8 @@ int qo_offload_install(struct qo_offload *o, int gnutls_cipher, uint32_t version
                        const ngtcp2_cid *peer_cid);
 
 /** ngtcp2's update_key callback: derives the next generation as ngtcp2 does
- *  and, in inproc, installs it in both entries. */
+ *  and, while the connection is offloaded, installs it in both entries
+ *  through the backend (a failure there is a fallback, not an error). */
 int qo_offload_update_key(ngtcp2_conn *conn, uint8_t *rx_secret, uint8_t *tx_secret,
                           ngtcp2_crypto_aead_ctx *rx_aead_ctx, uint8_t *rx_iv,
                           ngtcp2_crypto_aead_ctx *tx_aead_ctx, uint8_t *tx_iv,
@@ -184,11 +185,15 @@ struct qo_tx_batch {
 /** After a write of len bytes into buf: records the datagram in the batch
  *  (its 1-RTT packet's offset and full PN). */
 void qo_offload_tx_end(struct qo_offload *o, struct qo_tx_batch *b, uint8_t *buf, size_t len);
-/** Protects the batch's 1-RTT packets in one burst (inproc); sets ok[]. A
- *  datagram that is not ok must not be sent: it would carry plaintext. */
+/** Hands the batch's 1-RTT packets to the backend (inproc: one protect
+ *  burst; dpdk: one DATA_TO_OFFLOAD batch, len[] shrinks to the long-header
+ *  part left for UDP); sets ok[]. A datagram that is not ok must not be
+ *  sent: it would carry plaintext. After a fallback the null-sealed ones
+ *  are not ok. */
 void qo_offload_protect(struct qo_offload *o, struct qo_tx_batch *b);
 
-/** Unprotects the 1-RTT packet of each datagram in one burst (inproc). A
+/** Unprotects the 1-RTT packet of each datagram in one burst (inproc; in
+ *  dpdk they arrive opened, qo_dpdk_recv). A
  *  datagram whose 1-RTT packet fails is cut before it (*len shrinks; 0 =
  *  drop). cid_len: the server's CID length (short headers). */
 void qo_offload_unprotect(struct qo_offload *o, uint8_t **data, size_t *len, unsigned n,
@@ -209,7 +214,8 @@ void qo_offload_rx_end(struct qo_offload *o);
  *  refused an update or stopped answering) and removes its entries. */
 void qo_offload_fall_back(struct qo_offload *o);
 
-/** Adds the libquicoff counters into o->c (inproc). */
+/** Adds the backend's packet counts into o->c (inproc: libquicoff's table;
+ *  dpdk: taken by QUERY when each connection's entries are removed). */
 void qo_offload_collect(struct qo_offload *o);
 
 #endif /* QO_H3_OFFLOAD_H */

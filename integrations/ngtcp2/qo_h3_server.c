@@ -994,7 +994,12 @@ int main(int argc, char **argv)
             break;
         }
         case 'S':
+            /* 0 would have the event loop spin instead of wait */
             dc.silence_ms = (unsigned)strtoul(optarg, NULL, 10);
+            if (dc.silence_ms == 0) {
+                fprintf(stderr, "qo-h3-server: --offload-silence-ms must be > 0\n");
+                return 2;
+            }
             break;
         default:
             usage();
