@@ -21,7 +21,9 @@ peer sees the wire.
 * quicoff-dpdk stopped (SIGSTOP) or killed (SIGKILL, then a fresh one on the
   same links) in the middle of a 20 MB download: the server notices, falls
   back to ngtcp2's keys, the download completes, and the capture holds no
-  plaintext 1-RTT packet (every one decrypts, and no file bytes).
+  plaintext 1-RTT packet (every one decrypts, and no file bytes);
+* the other way round, qo-h3-client --offload dpdk on the offloaded host
+  downloads 20 MB from qo-h3-server on the peer (ngtcp2 to ngtcp2).
 
 The interface and namespace names are fixed: run it under
 `flock /tmp/quicoff-net.lock` when others may run network tests too.
@@ -39,7 +41,15 @@ from pathlib import Path
 
 import pytest
 
-from quicoff_lab.offload_link import HOST_IF, HOST_IP, NS_HOST, NS_PEER, PEER_IF, OffloadLink
+from quicoff_lab.offload_link import (
+    HOST_IF,
+    HOST_IP,
+    NS_HOST,
+    NS_PEER,
+    PEER_IF,
+    PEER_IP,
+    OffloadLink,
+)
 from quicoff_lab.offload_link import in_ns as _ns
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -277,3 +287,75 @@ def test_offload_lost_mid_transfer_falls_back_without_plaintext(site, tmp_path, 
     assert st["host_1rtt_aead_calls"] > 0, st
     assert st["host_frames_sent"] > 0, st
     check_wire(dl, 14000)
+
+
+CLIENT = BUILD / "integrations" / "ngtcp2" / "qo-h3-client"
+
+
+def test_qo_h3_client_offloaded_downloads_from_qo_h3_server(site, tmp_path, bed_factory):
+    """The client side of the seam: qo-h3-client --offload dpdk on the
+    offloaded host downloads 20 MB from qo-h3-server (--offload inproc, on
+    the peer) with a key update of its own: ngtcp2 to ngtcp2, neither making
+    a 1-RTT AEAD call, the client's offload counting exactly its packets."""
+    assert CLIENT.exists(), "%s missing: built beside qo-h3-server" % CLIENT
+    bed_factory()
+    pcap, keylog = tmp_path / "wire.pcap", tmp_path / "keys.log"
+    tcpdump = subprocess.Popen(
+        _ns(NS_PEER, TCPDUMP, "-U", "-Z", "root", "-i", PEER_IF, "-s", "0", "-w", str(pcap),
+            "udp"),
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+    )  # fmt: skip
+    ready, _, _ = select.select([tcpdump.stderr], [], [], 10)
+    assert ready and b"listening" in tcpdump.stderr.readline(), "tcpdump did not start"
+    server = subprocess.Popen(
+        _ns(NS_PEER, str(SERVER), "-d", str(site / "htdocs"), "--offload", "inproc", "--once",
+            "--stats", str(tmp_path / "server.json"), PEER_IP, str(PORT),
+            str(site / "key.pem"), str(site / "cert.pem")),
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        ready, _, _ = select.select([server.stderr], [], [], 10)
+        assert ready and b"listening" in server.stderr.readline(), "qo-h3-server did not start"
+        client = subprocess.run(
+            _ns(NS_HOST, str(CLIENT), "--offload", "dpdk", "--host-if", HOST_IF,
+                "-o", str(tmp_path / "20m"), "--stats", str(tmp_path / "client.json"),
+                "--keylog", str(keylog), "--key-update-after", str(5 << 20),
+                PEER_IP, str(PORT), "/20m"),
+            capture_output=True, timeout=TIMEOUT,
+        )  # fmt: skip
+        assert client.returncode == 0, client.stderr[-3000:]
+        server.wait(timeout=30)
+    finally:
+        for p in (server,):
+            if p.poll() is None:
+                p.terminate()
+                p.wait(10)
+        time.sleep(0.3)
+        tcpdump.send_signal(signal.SIGINT)
+        tcpdump.wait(10)
+    got = (tmp_path / "20m").read_bytes()
+    want = (site / "htdocs" / "20m").read_bytes()
+    assert hashlib.sha256(got).digest() == hashlib.sha256(want).digest(), "SHA-256 differs"
+    cs = json.loads((tmp_path / "client.json").read_text())
+    ss = json.loads((tmp_path / "server.json").read_text())
+    assert cs["key_updates_c2s"] >= 1, cs
+    assert cs["host_1rtt_aead_calls"] == 0 and ss["host_1rtt_aead_calls"] == 0, (cs, ss)
+    assert cs["offload_tx_packets"] == cs["stack_1rtt_packets_sent"] > 0, cs
+    # the client stops reading once it has the body and closes; what the
+    # server sent before it saw the CONNECTION_CLOSE (ACKs, a few control
+    # frames) the offload still opens, and the QUERY counts it
+    late = cs["offload_rx_packets"] - cs["stack_1rtt_packets_received"]
+    assert cs["stack_1rtt_packets_received"] > 0 and 0 <= late <= 16, cs
+    assert cs["fallbacks"] == 0, cs
+    # the network side: standard QUIC, decrypted with the client's key log
+    p = subprocess.run(
+        [TSHARK, "-r", str(pcap), "-o", "tls.keylog_file:%s" % keylog,
+         "-d", "udp.port==%d,quic" % PORT, "-Y", "quic.short", "-T", "fields",
+         "-E", "occurrence=a", "-e", "quic.frame_type"],
+        capture_output=True, text=True, timeout=600,
+    )  # fmt: skip
+    lines = p.stdout.splitlines()
+    assert len(lines) >= 14000 and all(lines), "tshark decrypts %d of %d 1-RTT packets" % (
+        len([ln for ln in lines if ln]),
+        len(lines),
+    )
