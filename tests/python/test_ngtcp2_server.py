@@ -354,7 +354,7 @@ def test_qo_h3_client_downloads_from_qo_h3_server(site, tmp_path, client_mode):
     """qo-h3-client (the seam on the client side) against qo-h3-server
     --offload inproc on loopback, a key update started by the client: with
     both in inproc, ngtcp2 talks to ngtcp2 and neither makes a 1-RTT AEAD
-    call (both offloaded through quicoff-dpdk: tests/dpdk/test_ngtcp2_offload.py)."""
+    call (both offloaded through the DPDK offload: tests/dpdk/test_ngtcp2_offload.py)."""
     assert CLIENT.exists(), "%s missing: built beside qo-h3-server" % CLIENT
     port = free_udp_port()
     server = subprocess.Popen(
