@@ -113,7 +113,7 @@ def run(args: argparse.Namespace) -> int:
                         body += len(h.data)
                     if getattr(h, "stream_ended", False):
                         d.done = True
-            if every and body - mark >= every and off.request_key_update():
+            if every and body - mark >= every and off.request_key_update(time.monotonic()):
                 mark = body
             if downloads and all(d.done for d in downloads.values()) and not ok:
                 ok = all(d.status == b"200" for d in downloads.values())

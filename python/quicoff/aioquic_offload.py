@@ -38,6 +38,7 @@ when this module is.
 
 from __future__ import annotations
 
+import time
 from typing import Any, Callable, Dict, List, Optional, Sequence, Tuple
 
 try:
@@ -240,6 +241,7 @@ class OffloadedConnection:
             "offload_rx_unread": 0,
             "fallback": 0,
         }
+        self.bytes_sent = 0  #: UDP payload bytes aioquic wrote, whichever way they left
         self.offload_counters = {"tx_packets": 0, "rx_packets": 0, "close_errors": 0}
         self.close_error: Optional[BaseException] = None
         self._handle: Dict[str, Any] = {}  # direction -> Engine handle / port index
@@ -251,6 +253,10 @@ class OffloadedConnection:
         self._offload_gen = {"tx": 0, "rx": 0}  # the offload entry's current generation
         self._wire_gen = {"tx": 0, "rx": 0}  # the newest generation sent / opened
         self._first_pn: Dict[int, int] = {}  # generation -> first PN sent with it
+        # generation -> the PN of our first packet after the peer's first one of it
+        self._ack_after_rx: Dict[int, int] = {}
+        self._rx_seen_at: Dict[int, float] = {}  # generation -> when we first read it
+        self._now = 0.0  # the clock of the datagrams being read
         self._sealed: List[Tuple[bytes, bytes, int, int]] = []  # (header, payload, pn, gen)
         self._pair: Optional[_OneRttPair] = None
         original = conn._initialize
@@ -311,6 +317,10 @@ class OffloadedConnection:
     def _seen(self, direction: str, generation: int) -> None:
         """Counts key updates as the wire shows them: the first packet of a
         newer generation sent (tx) or opened (rx)."""
+        if direction == "rx":
+            # our next packet acknowledges the peer's first of this generation
+            self._ack_after_rx.setdefault(generation, self.conn._packet_number)
+            self._rx_seen_at.setdefault(generation, self._now)
         if generation > self._wire_gen[direction]:
             self.counters["key_updates_" + direction] += generation - self._wire_gen[direction]
             self._wire_gen[direction] = generation
@@ -336,20 +346,33 @@ class OffloadedConnection:
             )
         self._secret[direction], self._installed[direction] = secret, gen
 
-    def request_key_update(self) -> bool:
+    def request_key_update(self, now: Optional[float] = None) -> bool:
         """Starts a key update (aioquic's ``request_key_update``) when RFC
         9001 §6.1 allows one: the handshake is confirmed and a packet sent
         with the current keys has been acknowledged. aioquic does not check
-        the second rule; a peer such as ngtcp2 cannot follow an update
-        started before it (it drops the packets). Returns whether it did."""
+        that rule. And, for the peer's sake, once the peer has had its own
+        packets of the current phase acknowledged (it has acknowledged a
+        packet we sent after we read its first one of this phase) and three
+        PTOs have passed since we read it: until then an ngtcp2 peer keeps
+        the previous keys (RFC 9001 §6.5), has no next keys yet and drops
+        what we send, and the download stalls. ``now``: the clock given to
+        aioquic (default time.monotonic()). Returns whether it started one."""
         conn, g = self.conn, self._gen["tx"]
+        if not conn._handshake_confirmed:
+            return False
+        now = time.monotonic() if now is None else now
         first = self._first_pn.get(g)
+        acked = conn._spaces[_tls.Epoch.ONE_RTT].largest_acked_packet
+        peer_confirmed = g == 0 or (
+            acked >= self._ack_after_rx.get(g, 1 << 62)
+            and now >= self._rx_seen_at[g] + 3 * conn._loss.get_probe_timeout()
+        )
         if (
-            not conn._handshake_confirmed
-            or self._pair is None
+            self._pair is None
             or self._pair._update_key_requested
             or first is None
-            or conn._spaces[_tls.Epoch.ONE_RTT].largest_acked_packet < first
+            or acked < first
+            or not peer_confirmed
         ):
             return False
         conn.request_key_update()
@@ -363,6 +386,7 @@ class OffloadedConnection:
         returned is only what goes as ordinary UDP (long-header packets)."""
         self._sealed = []
         datagrams = self.conn.datagrams_to_send(now=now)
+        self.bytes_sent += sum(len(d) for d, _a in datagrams)
         sealed, self._sealed = self._sealed, []
         if not sealed:
             return datagrams
@@ -430,6 +454,7 @@ class OffloadedConnection:
     def receive_datagrams(self, datagrams: Sequence[Tuple[bytes, Address]], now: float) -> None:
         """Hands UDP datagrams to aioquic; in inproc mode their 1-RTT packets
         are first unprotected by the Engine, in one burst."""
+        self._now = now
         if self.mode != "inproc" or not self.offloading("rx"):
             for data, addr in datagrams:
                 self.conn.receive_datagram(data, addr, now=now)
@@ -455,6 +480,7 @@ class OffloadedConnection:
     def receive_from_offload(self, packets: Sequence[Any], addr: Address, now: float) -> None:
         """dpdk mode: DATA_TO_HOST packets (quicoff.wire.DataToHost, opened by
         the offload) from the peer at ``addr``."""
+        self._now = now
         for d in packets:
             if d.status not in ("ok", "usage_limit_reached") or d.level != "1rtt":
                 self.counters["offload_rx_failures"] += 1

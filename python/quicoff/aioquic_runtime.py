@@ -112,7 +112,6 @@ class Link:
     def __init__(self, sock: socket.socket, off: OffloadedConnection, peer: Any):
         self.sock, self.off, self.peer = sock, off, peer
         self.conn = off.conn
-        self.udp_bytes_sent = 0
 
     def read_udp(self, limit: int = BATCH) -> List[Tuple[bytes, Any]]:
         out = []
@@ -161,8 +160,6 @@ class Link:
                 self.sock.sendto(data, addr)
             except (BlockingIOError, InterruptedError):
                 select.select([], [self.sock], [], 0.05)  # full send buffer: as a loss
-                continue
-            self.udp_bytes_sent += len(data)
 
 
 def stats_json(mode: str, offs: List[OffloadedConnection], extra: Dict[str, Any], role: str) -> str:

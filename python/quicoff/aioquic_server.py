@@ -105,8 +105,12 @@ class Server:
                     if isinstance(h, HeadersReceived):
                         self.respond(h3, h)
             # due every BYTES sent, started once RFC 9001 §6.1 allows it
-            if every and link.udp_bytes_sent - mark >= every and link.off.request_key_update():
-                mark = link.udp_bytes_sent
+            if (
+                every
+                and link.off.bytes_sent - mark >= every
+                and link.off.request_key_update(time.monotonic())
+            ):
+                mark = link.off.bytes_sent
             link.flush()
         if _stop and not ended:
             link.conn.close()

@@ -141,11 +141,13 @@ def test_in_process_transfer_key_updates_both_ways(certs, client_mode, server_mo
     p.run(until=lambda: len(p.received["server"]) > 0)
     p.server.send_stream_data(sid, data)  # the server answers on the same stream
     p.run(until=lambda: len(p.received["server"]) >= 100_000)
-    assert p.c.request_key_update()  # the client's update
+    p.run(rounds=2000, until=lambda: p.c.request_key_update(p.now))  # the client's update
+    assert p.c._pair._update_key_requested
     p.client.send_stream_data(sid, data[100_000:200_000])
     p.run(until=lambda: len(p.received["server"]) >= 200_000)
     p.run(rounds=20)
-    assert p.s.request_key_update()  # then the server's
+    p.run(rounds=2000, until=lambda: p.s.request_key_update(p.now))  # then the server's
+    assert p.s._pair._update_key_requested
     p.client.send_stream_data(sid, data[200_000:], end_stream=True)
     p.run(
         until=lambda: (
@@ -224,18 +226,27 @@ def test_a_refused_entry_keeps_aioquics_crypto(certs):
 
 def test_key_update_waits_for_an_ack_of_the_current_phase(certs):
     """RFC 9001 §6.1: no new update before a packet of the current phase is
-    acknowledged (aioquic does not check it; ngtcp2 peers drop the packets of
-    an update started too early, which stalled downloads)."""
+    acknowledged (aioquic does not check it), and not before the peer can
+    have confirmed its side and dropped its old keys, 3 PTO (§6.5): ngtcp2
+    peers drop the packets of an update started too early, which stalled
+    downloads."""
     p = Pair(certs, "none", "inproc")
-    assert not p.s.request_key_update()  # handshake not confirmed
+    assert not p.s.request_key_update(p.now)  # handshake not confirmed
     p.run(until=lambda: p.server._handshake_confirmed and p.client._handshake_confirmed)
     p.run(rounds=10)
-    assert p.s.request_key_update()
-    assert not p.s.request_key_update()  # requested, not yet sent
+    assert p.s.request_key_update(p.now)  # generation 0: as soon as the handshake is confirmed
+    assert not p.s.request_key_update(p.now)  # requested, not yet sent
     p.server.send_stream_data(1, b"z" * 3000)  # a unidirectional stream of the server
     p.s.datagrams_to_send(p.now)  # sent in the new phase, never acknowledged
     assert p.s.counters["key_updates_tx"] == 1
-    assert not p.s.request_key_update()
+    assert not p.s.request_key_update(p.now)
+    # acknowledged, and the peer answered in the new phase: still 3 PTO to wait
+    p.run(until=lambda: p.s.counters["key_updates_rx"] == 1)
+    p.run(rounds=5)
+    assert not p.s.request_key_update(p.now)
+    p.now += 3 * p.server._loss.get_probe_timeout()
+    p.run(rounds=5)
+    assert p.s.request_key_update(p.now)
 
 
 # ---------------------------------------------------------------- programs
@@ -363,7 +374,7 @@ def test_gtlsclient_1mb_with_server_key_updates(site, tmp_path, mode, gtlsclient
     )
     assert ok, "SHA-256 of the download differs"
     assert st["bytes_served"] == SIZES["1m"]
-    assert st["key_updates_s2c"] >= 2 and st["key_updates_c2s"] >= 2, st
+    assert st["key_updates_s2c"] >= 1 and st["key_updates_c2s"] >= 1, st
     check_counters(mode, st)
 
 
@@ -434,7 +445,7 @@ def test_wire_is_standard_quic_without_plaintext(site, tmp_path, mode, gtlsclien
     )
     assert ok, "SHA-256 of the download differs"
     check_counters(mode, st)
-    assert st["key_updates_s2c"] >= 2, st
+    assert st["key_updates_s2c"] >= 1, st
     lines = tshark_1rtt(rel.pcap, keylog, rel.port)
     from_server = [ln for ln in lines if ln.split("\t")[0] == str(rel.port)]
     decrypted = [ln for ln in lines if ln.split("\t")[1:2] != [""]]
