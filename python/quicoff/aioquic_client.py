@@ -126,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
         off.close()
         if args.stats:
             with open(args.stats, "w") as f:
-                extra = {"bytes_received": body, "ok": ok}
+                extra = {"bytes_received": body, "ok": ok, **offload.report()}
                 f.write(stats_json(args.offload, [off], extra, "client") + "\n")
         offload.close()
         sock.close()

@@ -482,6 +482,8 @@ class OffloadedConnection:
         the offload) from the peer at ``addr``."""
         self._now = now
         for d in packets:
+            if d.index != self.index:  # another connection's (an old one's late packets)
+                continue
             if d.status not in ("ok", "usage_limit_reached") or d.level != "1rtt":
                 self.counters["offload_rx_failures"] += 1
                 continue

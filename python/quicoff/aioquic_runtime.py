@@ -44,6 +44,7 @@ class Offload:
         self.mode = mode
         self.engine: Any = None
         self.port: Any = None
+        self.events: Dict[str, int] = {}  # dpdk: the offload's EVENTs by code
         self._next_index = 1
         if mode == "inproc":
             from ._engine import Engine
@@ -54,7 +55,17 @@ class Offload:
                 raise SystemExit("--offload dpdk needs --host-if IF (quicoff-dpdk's host port)")
             from .host import OffloadPort
 
-            self.port = OffloadPort(host_if)
+            self.port = OffloadPort(host_if, on_event=self._event)
+
+    def _event(self, ev: Any) -> None:
+        code = str(ev.code)
+        self.events[code] = self.events.get(code, 0) + 1
+
+    def report(self) -> Dict[str, Any]:
+        """What the --stats JSON says of the offload itself."""
+        if self.port is None:
+            return {}
+        return {"offload_events": dict(self.events), "host_port": dict(self.port.counters)}
 
     def attach(self, conn: Any, sock: socket.socket) -> OffloadedConnection:
         index = self._next_index

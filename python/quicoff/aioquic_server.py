@@ -62,6 +62,7 @@ class Server:
         self.sock = open_udp(args.addr, args.port)
         self.offs: List[Any] = []
         self.bytes_served = 0
+        self.last_close: Dict[str, Any] = {}  # how the last connection ended
 
     def accept(self) -> Optional[Link]:
         """Waits for a client's first Initial; None when stopped."""
@@ -101,6 +102,11 @@ class Server:
             for ev in link.step():
                 if isinstance(ev, ConnectionTerminated):
                     ended = True
+                    self.last_close = {
+                        "error_code": ev.error_code,
+                        "frame_type": ev.frame_type,
+                        "reason": ev.reason_phrase,
+                    }
                 for h in h3.handle_event(ev):
                     if isinstance(h, HeadersReceived):
                         self.respond(h3, h)
@@ -156,7 +162,11 @@ class Server:
                     stats_json(
                         self.args.offload,
                         self.offs,
-                        {"bytes_served": self.bytes_served},
+                        {
+                            "bytes_served": self.bytes_served,
+                            "last_close": self.last_close,
+                            **self.offload.report(),
+                        },
                         "server",
                     )
                     + "\n"
