@@ -141,10 +141,16 @@ class Link:
         wait = max_wait if timer is None else max(0.0, min(max_wait, timer - time.monotonic()))
         fds: List[Any] = [self.sock]
         port = self.off.port
+        data: List[Any] = []
         if port is not None:
             fds.append(port)
             t = port.next_timeout()
             wait = wait if t is None else min(wait, t)
+            # DATA_TO_HOST kept while a request waited for its ACK: the
+            # socket will not wake us for them
+            data = port.recv_data(max_packets=BATCH)
+            if data:
+                wait = 0.0
         ready, _, _ = select.select(fds, [], [], wait)
         now = time.monotonic()
         if self.sock in ready:
@@ -152,7 +158,7 @@ class Link:
             if batch:
                 self.off.receive_datagrams(batch, now)
         if port is not None:
-            data = port.recv_data(max_packets=BATCH)
+            data += port.recv_data(max_packets=BATCH)
             if data:
                 self.off.receive_from_offload(data, self.peer, now)
         timer = self.conn.get_timer()
