@@ -21,6 +21,7 @@ static void normalize(struct quicoff_wire_msg *m)
     m->detail = NULL;
     switch (m->kind) {
     case QUICOFF_WIRE_DATA_TO_OFFLOAD:
+    case QUICOFF_WIRE_DATA_TRAIN:
     case QUICOFF_WIRE_DATA_TO_HOST:
     case QUICOFF_WIRE_COMPAT_DATA:
         m->u.data.payload = NULL;
@@ -54,8 +55,8 @@ static int decode(int mode, const uint8_t *p, size_t n, struct quicoff_wire_msg 
 
 static int is_data_kind(unsigned kind)
 {
-    return kind == QUICOFF_WIRE_DATA_TO_OFFLOAD || kind == QUICOFF_WIRE_DATA_TO_HOST ||
-           kind == QUICOFF_WIRE_COMPAT_DATA;
+    return kind == QUICOFF_WIRE_DATA_TO_OFFLOAD || kind == QUICOFF_WIRE_DATA_TRAIN ||
+           kind == QUICOFF_WIRE_DATA_TO_HOST || kind == QUICOFF_WIRE_COMPAT_DATA;
 }
 
 /* Where the full decoder sees a data kind: the same status, kind and fields

@@ -330,6 +330,83 @@ quicoff_host_status_t quicoff_host_process(struct quicoff_host *h)
     return err;
 }
 
+/* One frame of a send batch: Ethernet + data header in the handle's header
+ * room, the packets from the caller's buffer (not copied). */
+struct data_frame {
+    quicoff_wire_kind_t kind;
+    struct quicoff_wire_data d;
+    const uint8_t *data;
+};
+
+/* sendmmsg in batches of cfg.batch; the headers are written per batch. */
+static quicoff_host_status_t send_frames(struct quicoff_host *h, unsigned n,
+                                         void (*get)(const void *, unsigned, struct data_frame *),
+                                         const void *arg, unsigned *sent)
+{
+    unsigned done = 0;
+    while (done < n) {
+        unsigned k = n - done > h->cfg.batch ? h->cfg.batch : n - done;
+        uint64_t packets = 0;
+        for (unsigned i = 0; i < k; i++) {
+            struct data_frame f;
+            get(arg, done + i, &f);
+            uint8_t *hdr = h->tx_hdr + (size_t)i * QH_DATA_HDR_MAX;
+            size_t el = qh_eth_write(h, hdr, QUICOFF_WIRE_ETHERTYPE_SIGNAL);
+            size_t hl = quicoff_wire_data_hdr_write(hdr + el, QH_DATA_HDR_MAX - el, f.kind, &f.d);
+            if (hl == 0)
+                return QUICOFF_HOST_INVALID;
+            h->tx_iov[2 * i] = (struct iovec){hdr, el + hl};
+            h->tx_iov[2 * i + 1] = (struct iovec){(void *)f.data, f.d.payload_len};
+            memset(&h->tx_msg[i], 0, sizeof(h->tx_msg[i]));
+            h->tx_msg[i].msg_hdr.msg_iov = &h->tx_iov[2 * i];
+            h->tx_msg[i].msg_hdr.msg_iovlen = 2;
+        }
+        int m = sendmmsg(h->fd, h->tx_msg, k, MSG_DONTWAIT | MSG_NOSIGNAL);
+        if (m < 0) {
+            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)
+                return QUICOFF_HOST_AGAIN;
+            return QUICOFF_HOST_IO;
+        }
+        for (int i = 0; i < m; i++) {
+            struct data_frame f;
+            get(arg, done + (unsigned)i, &f);
+            packets += f.kind == QUICOFF_WIRE_DATA_TRAIN ? f.d.count : 1;
+            if (f.kind == QUICOFF_WIRE_DATA_TRAIN)
+                h->st.trains_sent++;
+        }
+        done += (unsigned)m;
+        h->st.frames_sent += (unsigned)m;
+        h->st.data_sent += (unsigned)m;
+        h->st.packets_sent += packets;
+        if (sent)
+            *sent = done;
+        if ((unsigned)m < k)
+            return QUICOFF_HOST_AGAIN;
+    }
+    return QUICOFF_HOST_OK;
+}
+
+static void get_pkt(const void *arg, unsigned i, struct data_frame *f)
+{
+    const struct quicoff_host_pkt *p = (const struct quicoff_host_pkt *)arg + i;
+    *f = (struct data_frame){.kind = QUICOFF_WIRE_DATA_TO_OFFLOAD,
+                             .d = {.index = p->index, .pn = p->pn, .payload_len = p->len},
+                             .data = p->data};
+}
+
+static void get_train(const void *arg, unsigned i, struct data_frame *f)
+{
+    const struct quicoff_host_train *t = (const struct quicoff_host_train *)arg + i;
+    uint32_t count = t->segment_size ? (t->len + t->segment_size - 1) / t->segment_size : 0;
+    *f = (struct data_frame){.kind = QUICOFF_WIRE_DATA_TRAIN,
+                             .d = {.index = t->index,
+                                   .pn = t->pn,
+                                   .payload_len = t->len,
+                                   .segment_size = t->segment_size,
+                                   .count = (uint16_t)count},
+                             .data = t->data};
+}
+
 quicoff_host_status_t quicoff_host_send_data(struct quicoff_host *h,
                                              const struct quicoff_host_pkt *pkts, unsigned n,
                                              unsigned *sent)
@@ -343,36 +420,24 @@ quicoff_host_status_t quicoff_host_send_data(struct quicoff_host *h,
             pkts[i].pn > QUICOFF_WIRE_PN_MAX ||
             h->eth_len + QUICOFF_WIRE_DATA_HDR_LEN + pkts[i].len > h->cfg.frame_cap)
             return QUICOFF_HOST_INVALID;
-    unsigned done = 0;
-    while (done < n) {
-        unsigned k = n - done > h->cfg.batch ? h->cfg.batch : n - done;
-        for (unsigned i = 0; i < k; i++) {
-            const struct quicoff_host_pkt *p = &pkts[done + i];
-            uint8_t *hdr = h->tx_hdr + (size_t)i * QH_DATA_HDR_MAX;
-            size_t el = qh_eth_write(h, hdr, QUICOFF_WIRE_ETHERTYPE_SIGNAL);
-            struct quicoff_wire_data d = {.index = p->index, .pn = p->pn, .payload_len = p->len};
-            if (quicoff_wire_data_hdr_write(hdr + el, QH_DATA_HDR_MAX - el,
-                                            QUICOFF_WIRE_DATA_TO_OFFLOAD, &d) == 0)
-                return QUICOFF_HOST_INVALID;
-            h->tx_iov[2 * i] = (struct iovec){hdr, el + QUICOFF_WIRE_DATA_HDR_LEN};
-            h->tx_iov[2 * i + 1] = (struct iovec){(void *)p->data, p->len};
-            memset(&h->tx_msg[i], 0, sizeof(h->tx_msg[i]));
-            h->tx_msg[i].msg_hdr.msg_iov = &h->tx_iov[2 * i];
-            h->tx_msg[i].msg_hdr.msg_iovlen = 2;
-        }
-        int m = sendmmsg(h->fd, h->tx_msg, k, MSG_DONTWAIT | MSG_NOSIGNAL);
-        if (m < 0) {
-            if (errno == EAGAIN || errno == EWOULDBLOCK || errno == ENOBUFS)
-                return QUICOFF_HOST_AGAIN;
-            return QUICOFF_HOST_IO;
-        }
-        done += (unsigned)m;
-        h->st.frames_sent += (unsigned)m;
-        h->st.data_sent += (unsigned)m;
-        if (sent)
-            *sent = done;
-        if ((unsigned)m < k)
-            return QUICOFF_HOST_AGAIN;
+    return send_frames(h, n, get_pkt, pkts, sent);
+}
+
+quicoff_host_status_t quicoff_host_send_train(struct quicoff_host *h,
+                                              const struct quicoff_host_train *trains, unsigned n,
+                                              unsigned *sent)
+{
+    if (sent)
+        *sent = 0;
+    if (!h || (!trains && n))
+        return QUICOFF_HOST_INVALID;
+    for (unsigned i = 0; i < n; i++) { /* all or nothing for bad arguments */
+        const struct quicoff_host_train *t = &trains[i];
+        uint32_t count = t->segment_size ? (t->len + t->segment_size - 1) / t->segment_size : 0;
+        if (!t->data || t->len == 0 || t->len > 0xFFFF || t->segment_size == 0 ||
+            t->pn > QUICOFF_WIRE_PN_MAX || count - 1 > QUICOFF_WIRE_PN_MAX - t->pn ||
+            h->eth_len + QUICOFF_WIRE_TRAIN_HDR_LEN + t->len > h->cfg.frame_cap)
+            return QUICOFF_HOST_INVALID;
     }
-    return QUICOFF_HOST_OK;
+    return send_frames(h, n, get_train, trains, sent);
 }

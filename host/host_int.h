@@ -64,7 +64,8 @@ struct quicoff_host {
     struct quicoff_wire_msg scratch; /**< decoded control frames */
 };
 
-#define QH_DATA_HDR_MAX (18 + QUICOFF_WIRE_DATA_HDR_LEN)
+/* room per frame for Ethernet (+ VLAN) and the longer data header (a train's) */
+#define QH_DATA_HDR_MAX (18 + QUICOFF_WIRE_TRAIN_HDR_LEN)
 
 /* link.c */
 uint64_t qh_now_ns(void);

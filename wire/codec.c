@@ -104,7 +104,7 @@ quicoff_status_t quicoff_wire_data_hdr_read(uint16_t ethertype, const uint8_t *p
         *kind = (quicoff_wire_kind_t)p[2];
         if (p[1] != QUICOFF_WIRE_VERSION)
             return QUICOFF_UNSUPPORTED;
-        st = read_v1_data_hdr(p, len, p[2] == QUICOFF_WIRE_DATA_TO_HOST, d);
+        st = read_v1_data_hdr(p, len, p[2], d);
     } else {
         /* Not a data frame (signaling, another EtherType, too short to say):
          * the full decoder's business. */
@@ -129,7 +129,9 @@ static quicoff_status_t encode_payload(const struct quicoff_wire_msg *m, struct 
         bool compat = m->kind == QUICOFF_WIRE_COMPAT_DATA;
         if (compat)
             *ethertype = QUICOFF_WIRE_ETHERTYPE_DATA;
-        size_t hl = compat ? QUICOFF_WIRE_COMPAT_DATA_HDR_LEN : QUICOFF_WIRE_DATA_HDR_LEN;
+        size_t hl = compat                               ? QUICOFF_WIRE_COMPAT_DATA_HDR_LEN
+                    : m->kind == QUICOFF_WIRE_DATA_TRAIN ? QUICOFF_WIRE_TRAIN_HDR_LEN
+                                                         : QUICOFF_WIRE_DATA_HDR_LEN;
         if (d->payload_len > (compat ? UINT32_MAX : UINT16_MAX))
             return QUICOFF_INVALID_ARGUMENT;
         uint8_t *h = wb_reserve(w, hl);

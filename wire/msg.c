@@ -26,6 +26,8 @@ const char *quicoff_wire_kind_name(unsigned kind)
         return "query";
     case QUICOFF_WIRE_DATA_TO_OFFLOAD:
         return "data_to_offload";
+    case QUICOFF_WIRE_DATA_TRAIN:
+        return "data_train";
     case QUICOFF_WIRE_ACK:
         return "ack";
     case QUICOFF_WIRE_STATS:

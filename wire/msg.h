@@ -35,7 +35,8 @@ static inline bool qo_wire_is_v1_signal(unsigned kind)
 
 static inline bool qo_wire_is_v1_data(unsigned kind)
 {
-    return kind == QUICOFF_WIRE_DATA_TO_OFFLOAD || kind == QUICOFF_WIRE_DATA_TO_HOST;
+    return kind == QUICOFF_WIRE_DATA_TO_OFFLOAD || kind == QUICOFF_WIRE_DATA_TO_HOST ||
+           kind == QUICOFF_WIRE_DATA_TRAIN;
 }
 
 #endif /* QO_WIRE_MSG_H */

@@ -148,7 +148,7 @@ static quicoff_status_t interpret_event(const struct tlvs *t, struct quicoff_wir
 static quicoff_status_t decode_v1_data(const uint8_t *p, size_t len, struct quicoff_wire_msg *m)
 {
     struct quicoff_wire_data *d = &m->u.data;
-    quicoff_status_t st = read_v1_data_hdr(p, len, m->kind == QUICOFF_WIRE_DATA_TO_HOST, d);
+    quicoff_status_t st = read_v1_data_hdr(p, len, (uint8_t)m->kind, d);
     /* kept by qo_wire_fail(): what was read of the header */
     m->flags = d->flags;
     m->index = d->index;
@@ -393,11 +393,16 @@ quicoff_status_t qo_wire_encode_v1_signal(const struct quicoff_wire_msg *m, stru
 size_t quicoff_wire_data_hdr_write(uint8_t *buf, size_t cap, quicoff_wire_kind_t kind,
                                    const struct quicoff_wire_data *d)
 {
-    if (!buf || !d || !qo_wire_is_v1_data(kind) || cap < QUICOFF_WIRE_DATA_HDR_LEN ||
-        d->pn > QUICOFF_WIRE_PN_MAX || d->payload_len > UINT16_MAX)
+    bool train = kind == QUICOFF_WIRE_DATA_TRAIN;
+    size_t hl = train ? QUICOFF_WIRE_TRAIN_HDR_LEN : QUICOFF_WIRE_DATA_HDR_LEN;
+    if (!buf || !d || !qo_wire_is_v1_data(kind) || cap < hl || d->pn > QUICOFF_WIRE_PN_MAX ||
+        d->payload_len > UINT16_MAX)
         return 0;
     bool to_host = kind == QUICOFF_WIRE_DATA_TO_HOST;
     if (to_host && d->level >= QUICOFF_LEVEL_COUNT)
+        return 0;
+    if (train &&
+        qo_wire_train_check(d->pn, d->payload_len, d->segment_size, d->count) != QUICOFF_OK)
         return 0;
     buf[0] = QUICOFF_WIRE_MAGIC;
     buf[1] = QUICOFF_WIRE_VERSION;
@@ -408,5 +413,22 @@ size_t quicoff_wire_data_hdr_write(uint8_t *buf, size_t cap, quicoff_wire_kind_t
     qo_store_be16(buf + 16, (uint16_t)d->payload_len);
     buf[18] = to_host ? d->status : 0;
     buf[19] = to_host ? (uint8_t)(d->level << 4 | (d->key_phase & 1)) : 0;
-    return QUICOFF_WIRE_DATA_HDR_LEN;
+    if (train) {
+        qo_store_be16(buf + 20, d->segment_size);
+        qo_store_be16(buf + 22, d->count);
+    }
+    return hl;
+}
+
+const uint8_t *quicoff_wire_train_packet(const struct quicoff_wire_data *d, unsigned i,
+                                         uint32_t *len)
+{
+    if (len)
+        *len = 0;
+    if (!d || !len || !d->payload || i >= d->count ||
+        qo_wire_train_check(d->pn, d->payload_len, d->segment_size, d->count) != QUICOFF_OK)
+        return NULL;
+    uint32_t off = (uint32_t)i * d->segment_size;
+    *len = d->payload_len - off < d->segment_size ? d->payload_len - off : d->segment_size;
+    return d->payload + off;
 }

@@ -91,8 +91,8 @@ void qd_classify_host(struct qd_sort *s, struct rte_mbuf *m)
     if (et == QUICOFF_WIRE_ETHERTYPE_SIGNAL) {
         qd_host_mac_learn(p);
         if (len >= (uint32_t)l2 + 3 && p[l2] == QUICOFF_WIRE_MAGIC &&
-            p[l2 + 2] == QUICOFF_WIRE_DATA_TO_OFFLOAD) {
-            /* v1 data header (docs/protocol.md §4.2): the index at offset 4;
+            (p[l2 + 2] == QUICOFF_WIRE_DATA_TO_OFFLOAD || p[l2 + 2] == QUICOFF_WIRE_DATA_TRAIN)) {
+            /* v1 data header (docs/protocol.md §4.2, a train's §4.2.1): the index at offset 4;
              * the worker decodes and checks the rest */
             if (len < (uint32_t)l2 + QUICOFF_WIRE_DATA_HDR_LEN) {
                 QD_INC(st, host_bad_frame);

@@ -131,9 +131,30 @@ int main(int argc, char **argv)
     if (!qda.pool)
         rte_exit(EXIT_FAILURE, "cannot create the mbuf pool: %s\n", rte_strerror(rte_errno));
 
+    /* A jumbo host link (--host-mtu): its frames arrive in mbufs of their
+     * own pool, one segment each (the workers read a frame in one piece, and
+     * net_af_packet does not scatter), so the few host RX mbufs are big and
+     * the many others stay small. The data room is a uint16_t: 65535 minus
+     * the headroom is the longest frame. */
+    qda.host_rx_pool = qda.pool;
+    if (opts.host_mtu) {
+        uint32_t hroom = RTE_ALIGN_CEIL((uint32_t)opts.host_mtu + 128, 1024);
+        if (hroom + RTE_PKTMBUF_HEADROOM > UINT16_MAX)
+            hroom = UINT16_MAX - RTE_PKTMBUF_HEADROOM;
+        qda.host_rx_pool = rte_pktmbuf_pool_create("qd_host_mbufs", 2048, 64, 0,
+                                                   (uint16_t)(hroom + RTE_PKTMBUF_HEADROOM),
+                                                   (int)rte_socket_id());
+        if (!qda.host_rx_pool)
+            rte_exit(EXIT_FAILURE, "cannot create the host port's jumbo mbuf pool: %s\n",
+                     rte_strerror(rte_errno));
+        printf("quicoff-dpdk: host MTU %u: host frames up to %u bytes in one mbuf\n",
+               opts.host_mtu, hroom);
+    }
+
     struct qd_port_caps hc, nc;
     uint16_t nb_queues = rtc ? (uint16_t)qda.nb_workers : 1;
-    if (qd_port_init(qda.host_port, "host", nb_queues, false, opts.net_mtu, qda.pool, &hc) != 0 ||
+    if (qd_port_init(qda.host_port, "host", nb_queues, false,
+                     opts.host_mtu ? opts.host_mtu : opts.net_mtu, qda.host_rx_pool, &hc) != 0 ||
         qd_port_init(qda.net_port, "network", nb_queues, true, opts.net_mtu, qda.pool, &nc) != 0)
         rte_exit(EXIT_FAILURE, "port setup failed\n");
     /* the largest IP packet the network takes: what protected packets are

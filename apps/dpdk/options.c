@@ -60,6 +60,9 @@ void qd_options_usage(const char *prog)
         "  --net-mtu M            largest IP packet to send on the network port (68..65535);\n"
         "                         bigger protected packets are dropped (tx_too_big) and the\n"
         "                         host told (EVENT too_big); default: the port's MTU\n"
+        "  --host-mtu M           the host link's MTU (1500..65535): jumbo frames from the host,\n"
+        "                         e.g. DATA_TRAIN of up to ~64 KB; the host port's RX mbufs\n"
+        "                         get a data room of M + 128 (at most 65407 bytes of frame)\n"
         "  --host-mac MAC         destination MAC of frames to the host (default: learned)\n"
         "  --encap-dst-mac MAC    default encapsulation of TX entries without their own\n"
         "  --encap-src-mac MAC      (compat entries): MACs, IPv4/IPv6 addresses, UDP ports\n"
@@ -93,6 +96,7 @@ enum {
     OPT_IO_MODE,
     OPT_TX_DRAIN,
     OPT_NET_MTU,
+    OPT_HOST_MTU,
     OPT_HELP,
 };
 
@@ -122,6 +126,7 @@ static const struct option long_opts[] = {
     {"io-mode", required_argument, NULL, OPT_IO_MODE},
     {"tx-drain-us", required_argument, NULL, OPT_TX_DRAIN},
     {"net-mtu", required_argument, NULL, OPT_NET_MTU},
+    {"host-mtu", required_argument, NULL, OPT_HOST_MTU},
     {"help", no_argument, NULL, OPT_HELP},
     {NULL, 0, NULL, 0},
 };
@@ -268,6 +273,10 @@ int qd_options_parse(struct qd_options *o, int argc, char **argv)
             bad = parse_uint(a, 65535, &v) || v < 68;
             o->net_mtu = (uint16_t)v;
             break;
+        case OPT_HOST_MTU:
+            bad = parse_uint(a, 65535, &v) || v < 1500;
+            o->host_mtu = (uint16_t)v;
+            break;
         case OPT_HELP:
         default:
             qd_options_usage(prog);
@@ -333,6 +342,8 @@ void qd_options_print(const struct qd_options *o)
         printf("  net-mtu         %u\n", o->net_mtu);
     else
         printf("  net-mtu         (the network port's MTU)\n");
+    if (o->host_mtu)
+        printf("  host-mtu        %u\n", o->host_mtu);
     if (o->has_host_mac) {
         rte_ether_format_addr(mac, sizeof(mac), &o->host_mac);
         printf("  host-mac        %s\n", mac);

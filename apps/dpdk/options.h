@@ -26,6 +26,7 @@ struct qd_options {
     unsigned idle_us;               /* --idle-us: sleep when idle (0 = poll, the default) */
     unsigned tx_drain_us;           /* --tx-drain-us: longest a frame waits in a TX buffer (rtc) */
     uint16_t net_mtu;               /* --net-mtu: largest IP packet sent (0 = the port's MTU) */
+    uint16_t host_mtu;              /* --host-mtu: jumbo host link (0 = as the network port) */
     bool has_host_mac;              /* --host-mac: else learned from the host port */
     struct rte_ether_addr host_mac;
     /* Default encapsulation (--encap-*): used for TX entries that carry none,

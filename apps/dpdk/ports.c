@@ -69,8 +69,11 @@ int qd_port_init(uint16_t port, const char *role, uint16_t nb_queues, bool want_
         if (caps->udp_cksum)
             conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_UDP_CKSUM;
     }
-    /* one pool, refcount 1: fast free is safe */
-    caps->fast_free = info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
+    /* one pool, refcount 1: fast free is safe. Not with --host-mtu: the host
+     * port's jumbo pool is a second one, and a host frame passed through
+     * leaves by the network port. */
+    caps->fast_free = (info.tx_offload_capa & RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE) &&
+                      qda.host_rx_pool == qda.pool;
     if (caps->fast_free)
         conf.txmode.offloads |= RTE_ETH_TX_OFFLOAD_MBUF_FAST_FREE;
 

@@ -43,7 +43,7 @@
  * l2_len/l3_len/l4_len hold the header lengths of network frames. */
 enum qd_class {
     QD_CLASS_HOST_DATA_COMPAT = 1, /* 0x88B6 data_pkt from the host */
-    QD_CLASS_HOST_DATA_V1 = 2,     /* 0x88B5 v1 DATA_TO_OFFLOAD from the host */
+    QD_CLASS_HOST_DATA_V1 = 2,     /* 0x88B5 v1 DATA_TO_OFFLOAD / DATA_TRAIN from the host */
     QD_CLASS_NET_QUIC4 = 3,        /* UDP over IPv4 from the network */
     QD_CLASS_NET_QUIC6 = 4,        /* UDP over IPv6 from the network */
 };
@@ -76,6 +76,9 @@ struct qd_app {
     struct qd_conns *conns;
     struct qd_lookaside *la; /* NULL in inline mode */
     struct rte_mempool *pool;
+    /* the host port's RX mbufs: pool, or with --host-mtu a pool of jumbo
+     * single-segment mbufs (a DATA_TRAIN of up to ~64 KB in one mbuf) */
+    struct rte_mempool *host_rx_pool;
     uint16_t host_port, net_port;
     struct rte_ether_addr host_port_mac, net_port_mac;
     bool net_tx_ip_cksum, net_tx_udp_cksum; /* offered by the network port, used */

@@ -27,6 +27,8 @@
     X(signal_from_network, "0x88B5/0x88B6 frames from the network port, dropped")             \
     X(compat_rejected, "compat frames without --compat, dropped")                             \
     X(host_bad_frame, "undecodable data frames from the host, dropped")                       \
+    X(host_trains, "DATA_TRAIN frames from the host (decoded)")                               \
+    X(host_train_packets, "QUIC packets those trains carried")                                \
     X(multiseg_dropped, "multi-segment frames for the workers, dropped")                      \
     X(tag_stack_dropped, "frames with > 2 VLAN tags or SNAP-wrapped 0x88B5/6, dropped")       \
     X(truncated_dropped, "IP frames shorter than their IP length (cut by the port), dropped") \

@@ -120,10 +120,12 @@ struct quicoff_host_stats {
     uint64_t late_replies;    /**< ACK/STATS whose request ID was not outstanding */
     uint64_t events;          /**< EVENTs received */
     uint64_t events_missed;   /**< gaps in the EVENT sequence numbers */
-    uint64_t data_sent;       /**< DATA_TO_OFFLOAD frames sent */
+    uint64_t data_sent;       /**< data frames sent: DATA_TO_OFFLOAD and DATA_TRAIN */
     uint64_t data_received;   /**< DATA_TO_HOST frames delivered */
     uint64_t backlog_dropped; /**< DATA_TO_HOST lost: the backlog was full */
     uint64_t frames_ignored;  /**< undecodable frames, or kinds a host does not take */
+    uint64_t trains_sent;     /**< DATA_TRAIN frames sent (also in data_sent) */
+    uint64_t packets_sent;    /**< QUIC packets in the data frames sent (1 per DATA_TO_OFFLOAD) */
 };
 
 /** Defaults (see each field). */
@@ -187,6 +189,30 @@ struct quicoff_host_pkt {
 quicoff_host_status_t quicoff_host_send_data(struct quicoff_host *h,
                                              const struct quicoff_host_pkt *pkts, unsigned n,
                                              unsigned *sent);
+
+/** A train of plaintext QUIC packets of TX entry `index`, back to back in
+ *  one buffer as a QUIC stack writes them for UDP GSO: every packet
+ *  segment_size bytes but the last (1..segment_size), PNs pn, pn + 1, ...
+ *  (docs/protocol.md §4.2.1).  The count is len / segment_size rounded up. */
+struct quicoff_host_train {
+    uint32_t index;
+    uint64_t pn;           /**< the first packet's full packet number */
+    const uint8_t *data;   /**< the packets, headers with their PN bytes, no tags */
+    uint32_t len;          /**< bytes of all the packets (at most 65535) */
+    uint16_t segment_size; /**< bytes of each packet but the last */
+};
+
+/** Sends n DATA_TRAIN frames in one batch (sendmmsg; the packets are not
+ *  copied), as quicoff_host_send_data() does single packets: *sent = how
+ *  many trains the socket took; returns OK, AGAIN (socket full), or INVALID
+ *  for a train that cannot be sent (segment size 0, a last PN past 2^62-1,
+ *  a frame longer than config.frame_cap, which a jumbo host link needs
+ *  raised to its maximum, 65535: Ethernet + the 24-byte train header + up
+ *  to 65497 bytes of packets); none of the
+ *  batch is then sent.  A train of one packet is a valid train. */
+quicoff_host_status_t quicoff_host_send_train(struct quicoff_host *h,
+                                              const struct quicoff_host_train *trains, unsigned n,
+                                              unsigned *sent);
 
 /** Reads what has arrived, without blocking: answers complete requests
  *  (cfg.on_reply), events go to cfg.on_event, due re-sends and timeouts are

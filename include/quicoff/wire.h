@@ -56,6 +56,7 @@ extern "C" {
 #define QUICOFF_WIRE_ETH_LEN 14             /**< Ethernet header without VLAN tag */
 #define QUICOFF_WIRE_SIGNAL_HDR_LEN 16      /**< v1 signaling header (before TLVs) */
 #define QUICOFF_WIRE_DATA_HDR_LEN 20        /**< v1 data header (before the QUIC packet) */
+#define QUICOFF_WIRE_TRAIN_HDR_LEN 24       /**< v1 DATA_TRAIN header (before the packets) */
 #define QUICOFF_WIRE_TLV_HDR_LEN 4          /**< TLV type (16) + length (16) */
 #define QUICOFF_WIRE_COMPAT_PEER_LEN 100    /**< signaling_peer (protocol.md §3.1), bytes */
 #define QUICOFF_WIRE_COMPAT_HOST_LEN 85     /**< signaling_host (protocol.md §3.2), bytes */
@@ -83,6 +84,9 @@ typedef enum quicoff_wire_kind {
     QUICOFF_WIRE_REMOVE = 0x03, /**< remove an entry */
     QUICOFF_WIRE_QUERY = 0x04,  /**< ask for counters; answered by STATS */
     QUICOFF_WIRE_DATA_TO_OFFLOAD = 0x10, /**< plaintext QUIC packet to protect and send */
+    /** A train: consecutive plaintext QUIC packets of one TX entry, PNs pn,
+     *  pn+1, ..., all segment_size bytes but the last (docs/protocol.md §4.2.1) */
+    QUICOFF_WIRE_DATA_TRAIN = 0x11,
     /* v1, offload -> host */
     QUICOFF_WIRE_ACK = 0x81,   /**< result of ADD/UPDATE/REMOVE (or of an undecodable request) */
     QUICOFF_WIRE_STATS = 0x82, /**< reply to QUERY */
@@ -221,6 +225,12 @@ struct quicoff_wire_data {
     uint8_t status;    /**< to host: quicoff_status_t of the unprotect; to offload: 0 */
     uint8_t level;     /**< to host: quicoff_level_t */
     uint8_t key_phase; /**< to host: 1-RTT key phase bit */
+    /** DATA_TRAIN only (0 otherwise): every packet of the train is
+     *  segment_size bytes except the last, which is 1..segment_size; `count`
+     *  packets with PNs pn .. pn + count - 1; payload_len is their sum.
+     *  quicoff_wire_train_packet() finds packet i. */
+    uint16_t segment_size;
+    uint16_t count;
     /** The QUIC packet: on decode it points into the decoded buffer (not a
      *  copy); on encode it is copied after the header when non-NULL, else only
      *  the header is written, with payload_len in its Length field. */
@@ -304,9 +314,12 @@ quicoff_status_t quicoff_wire_decode_payload(uint16_t ethertype, const uint8_t *
  *  20 for v1, 10 for compat); v1 bytes after it are padding.  On an error *d is
  *  zeroed and *kind still says what the frame claimed to be.  Returns
  *   - QUICOFF_OK
- *   - QUICOFF_MALFORMED: header cut, or a v1 Length past the frame
- *   - QUICOFF_INVALID_ARGUMENT: PN > 2^62-1, DATA_TO_HOST level > 3, or
- *     kind/d NULL, or p NULL with len > 0 (*kind NONE)
+ *   - QUICOFF_MALFORMED: header cut, or a v1 Length past the frame; a
+ *     DATA_TRAIN whose Length is not (count - 1) full segments plus a last
+ *     packet of 1..segment_size bytes
+ *   - QUICOFF_INVALID_ARGUMENT: PN > 2^62-1, DATA_TO_HOST level > 3; a
+ *     DATA_TRAIN with segment size 0, count 0, or a last PN (pn + count - 1)
+ *     > 2^62-1; or kind/d NULL, or p NULL with len > 0 (*kind NONE)
  *   - QUICOFF_UNSUPPORTED with *kind DATA_TO_*: a v1 data Type in another
  *     version
  *   - QUICOFF_UNSUPPORTED with *kind QUICOFF_WIRE_NONE: not a data frame
@@ -331,12 +344,21 @@ quicoff_status_t quicoff_wire_encode(const struct quicoff_wire_msg *m, uint8_t *
 quicoff_status_t quicoff_wire_encode_payload(const struct quicoff_wire_msg *m, uint8_t *buf,
                                              size_t cap, size_t *out_len, uint16_t *ethertype);
 
-/** Fast path: writes only the v1 data header (20 bytes) of `kind`
- *  (DATA_TO_OFFLOAD or DATA_TO_HOST) at buf, Length = d->payload_len, e.g. into
- *  an mbuf's headroom before the QUIC packet.  Returns the header length or 0
- *  (cap too small, bad kind, PN too large). */
+/** Fast path: writes only the v1 data header of `kind` at buf (20 bytes for
+ *  DATA_TO_OFFLOAD or DATA_TO_HOST, 24 for DATA_TRAIN with d->segment_size
+ *  and d->count), Length = d->payload_len, e.g. into an mbuf's headroom before
+ *  the QUIC packet.  Returns the header length or 0 (cap too small, bad kind,
+ *  PN too large, a train whose fields break the rules of
+ *  quicoff_wire_data_hdr_read()). */
 size_t quicoff_wire_data_hdr_write(uint8_t *buf, size_t cap, quicoff_wire_kind_t kind,
                                    const struct quicoff_wire_data *d);
+
+/** Packet i (0 .. d->count - 1) of a decoded DATA_TRAIN *d: *len gets its
+ *  length (segment_size, or what is left for the last) and the return value
+ *  points at it inside d->payload.  NULL (and *len 0) when i is out of range
+ *  or d is not a valid train.  Its PN is d->pn + i. */
+const uint8_t *quicoff_wire_train_packet(const struct quicoff_wire_data *d, unsigned i,
+                                         uint32_t *len);
 
 /** Fast path: writes only the compat data_pkt header (10 bytes).  Returns 10 or
  *  0 (cap too small, index > 0xFFFF). */

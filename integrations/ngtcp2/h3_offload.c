@@ -14,6 +14,9 @@
  * server is single-threaded with one connection at a time. */
 static struct qo_offload *current;
 
+/* libquicoff in this process (defined at the end of this file) */
+static const struct qo_backend inproc_backend;
+
 void qo_offload_set_current(struct qo_offload *o)
 {
     current = o;
@@ -49,12 +52,8 @@ int qo_offload_init(struct qo_offload *o, enum qo_offload_mode mode, uint8_t cid
     o->mode = mode;
     o->tx = o->rx = QUICOFF_CONN_INVALID;
     o->last_tx_phase = o->last_rx_phase = -1;
-    if (mode == QO_OFFLOAD_DPDK) {
-        fprintf(stderr, "qo-h3-server: --offload dpdk needs the host library (not built yet)\n");
-        return -1;
-    }
     if (mode != QO_OFFLOAD_INPROC)
-        return 0;
+        return 0; /* none: no backend; dpdk: qo_dpdk_open() sets it */
     struct quicoff_table_config tc = {.capacity = 16, .local_cid_len = cid_len, .max_workers = 1};
     quicoff_status_t st;
     o->table = quicoff_table_create(&tc, &st);
@@ -69,29 +68,38 @@ int qo_offload_init(struct qo_offload *o, enum qo_offload_mode mode, uint8_t cid
         o->table = NULL;
         return -1;
     }
+    o->be = &inproc_backend;
     return 0;
 }
 
 void qo_offload_collect(struct qo_offload *o)
 {
-    if (!o->table)
-        return;
+    if (o->be)
+        o->be->collect(o);
+}
+
+static void inproc_collect(struct qo_offload *o)
+{
     struct quicoff_table_stats ts;
     quicoff_table_stats(o->table, &ts);
     o->c.offload_tx_packets = ts.tx_packets;
     o->c.offload_rx_packets = ts.rx_packets;
 }
 
+static void inproc_remove(struct qo_offload *o)
+{
+    if (o->tx != QUICOFF_CONN_INVALID)
+        quicoff_conn_remove(o->table, o->tx);
+    if (o->rx != QUICOFF_CONN_INVALID)
+        quicoff_conn_remove(o->table, o->rx);
+    quicoff_table_reclaim(o->table);
+    o->tx = o->rx = QUICOFF_CONN_INVALID;
+}
+
 void qo_offload_reset_conn(struct qo_offload *o)
 {
-    if (o->table) {
-        if (o->tx != QUICOFF_CONN_INVALID)
-            quicoff_conn_remove(o->table, o->tx);
-        if (o->rx != QUICOFF_CONN_INVALID)
-            quicoff_conn_remove(o->table, o->rx);
-        quicoff_table_reclaim(o->table);
-    }
-    o->tx = o->rx = QUICOFF_CONN_INVALID;
+    if (o->be)
+        o->be->remove(o);
     o->active = false;
     o->generation = 0;
     memset(o->tx_iv, 0, sizeof(o->tx_iv));
@@ -100,9 +108,8 @@ void qo_offload_reset_conn(struct qo_offload *o)
     o->last_tx_phase = o->last_rx_phase = -1;
 }
 
-void qo_offload_free(struct qo_offload *o)
+static void inproc_free(struct qo_offload *o)
 {
-    qo_offload_reset_conn(o);
     if (o->worker)
         quicoff_worker_destroy(o->worker);
     if (o->table)
@@ -111,7 +118,27 @@ void qo_offload_free(struct qo_offload *o)
     o->table = NULL;
 }
 
-static quicoff_suite_t suite_of(int gnutls_cipher)
+void qo_offload_free(struct qo_offload *o)
+{
+    qo_offload_reset_conn(o);
+    if (o->be)
+        o->be->free(o);
+    o->be = NULL;
+}
+
+void qo_offload_fall_back(struct qo_offload *o)
+{
+    if (!o->active)
+        return;
+    o->active = false;
+    o->c.fallbacks++;
+    o->expect_tx_hp = false;
+    o->tx_pending = false;
+    if (o->be)
+        o->be->remove(o);
+}
+
+quicoff_suite_t qo_offload_suite_of(int gnutls_cipher)
 {
     switch (gnutls_cipher) {
     case GNUTLS_CIPHER_AES_128_GCM:
@@ -132,21 +159,32 @@ int qo_offload_install(struct qo_offload *o, int gnutls_cipher, uint32_t version
                        const uint8_t *tx_iv, const ngtcp2_cid *local_cid,
                        const ngtcp2_cid *peer_cid)
 {
-    if (o->mode != QO_OFFLOAD_INPROC)
+    if (!o->be)
         return 0;
-    o->suite = suite_of(gnutls_cipher);
-    if (o->suite == QUICOFF_SUITE_COUNT) {
-        fprintf(stderr, "qo-h3-server: cipher %d has no quicoff suite\n", gnutls_cipher);
-        return -1;
-    }
+    o->suite = qo_offload_suite_of(gnutls_cipher);
     o->version = version;
     o->generation = 0;
     memcpy(o->tx_iv[0], tx_iv, QUICOFF_IV_LEN);
+    /* decided here, before ngtcp2 writes any 1-RTT packet: a refused
+     * connection never goes through the null AEAD */
+    if (o->suite == QUICOFF_SUITE_COUNT ||
+        o->be->install(o, rx_secret, tx_secret, secret_len, local_cid, peer_cid) != 0) {
+        o->c.offload_refused++;
+        o->c.fallbacks++;
+        return 0;
+    }
+    o->active = true;
+    return 0;
+}
 
+static int inproc_install(struct qo_offload *o, const uint8_t *rx_secret, const uint8_t *tx_secret,
+                          size_t secret_len, const ngtcp2_cid *local_cid,
+                          const ngtcp2_cid *peer_cid)
+{
     struct quicoff_conn_config cfg;
     quicoff_conn_config_init(&cfg);
     cfg.suite = o->suite;
-    cfg.version = version;
+    cfg.version = o->version;
     cfg.secret_len = secret_len;
 
     cfg.direction = QUICOFF_DIR_TX;
@@ -169,7 +207,20 @@ int qo_offload_install(struct qo_offload *o, int gnutls_cipher, uint32_t version
         o->tx = QUICOFF_CONN_INVALID;
         return -1;
     }
-    o->active = true;
+    return 0;
+}
+
+static int inproc_update_keys(struct qo_offload *o, uint32_t gen, const uint8_t *rx_secret,
+                              const uint8_t *tx_secret, size_t secret_len)
+{
+    struct quicoff_conn_update u = {.what = QUICOFF_UPDATE_KEYS, .key_generation = gen};
+    u.secret = tx_secret;
+    u.secret_len = secret_len;
+    if (quicoff_conn_update(o->table, o->tx, &u) != QUICOFF_OK)
+        return -1;
+    u.secret = rx_secret;
+    if (quicoff_conn_update(o->table, o->rx, &u) != QUICOFF_OK)
+        return -1;
     return 0;
 }
 
@@ -191,16 +242,12 @@ int qo_offload_update_key(ngtcp2_conn *conn, uint8_t *rx_secret, uint8_t *tx_sec
     if (!o->active)
         return 0;
     uint32_t gen = o->generation + 1;
-    struct quicoff_conn_update u = {.what = QUICOFF_UPDATE_KEYS, .key_generation = gen};
-    u.secret = tx_secret;
-    u.secret_len = secretlen;
-    if (quicoff_conn_update(o->table, o->tx, &u) != QUICOFF_OK)
-        return NGTCP2_ERR_CALLBACK_FAILURE;
-    u.secret = rx_secret;
-    if (quicoff_conn_update(o->table, o->rx, &u) != QUICOFF_OK)
-        return NGTCP2_ERR_CALLBACK_FAILURE;
+    /* ngtcp2's own contexts for generation gen exist whatever happens here:
+     * an offload that cannot take them puts the connection back on them */
     memcpy(o->tx_iv[gen & 1], tx_iv, QUICOFF_IV_LEN);
     o->generation = gen;
+    if (o->be->update_keys(o, gen, rx_secret, tx_secret, secretlen) != 0)
+        qo_offload_fall_back(o);
     return 0;
 }
 
@@ -264,7 +311,7 @@ int qo_offload_decrypt(uint8_t *dest, const ngtcp2_crypto_aead *aead,
     if (!is_1rtt(aad, aadlen))
         return ngtcp2_crypto_decrypt_cb(dest, aead, aead_ctx, ciphertext, ciphertextlen, nonce,
                                         noncelen, aad, aadlen);
-    if (!o->active) {
+    if (!o->active && !o->rx_short_begin) {
         o->c.host_1rtt_aead_calls++;
         int rv = ngtcp2_crypto_decrypt_cb(dest, aead, aead_ctx, ciphertext, ciphertextlen, nonce,
                                           noncelen, aad, aadlen);
@@ -291,6 +338,13 @@ int qo_offload_hp_mask(uint8_t *dest, const ngtcp2_crypto_cipher *hp,
                        const ngtcp2_crypto_cipher_ctx *hp_ctx, const uint8_t *sample)
 {
     struct qo_offload *o = current;
+    /* a packet the offload opened (dpdk: also after a fallback, while the
+     * offload still holds the RX entry) has its header unmasked already */
+    if (!o->active && o->rx_short_begin && sample >= o->rx_short_begin &&
+        sample < o->rx_short_end) {
+        memset(dest, 0, NGTCP2_HP_MASKLEN);
+        return 0;
+    }
     if (o->active) {
         /* TX: ngtcp2 masks a packet right after sealing it. RX: the sample
          * lies inside the 1-RTT packet libquicoff has unprotected. The two
@@ -345,8 +399,25 @@ void qo_offload_tx_end(struct qo_offload *o, struct qo_tx_batch *b, uint8_t *buf
 
 void qo_offload_protect(struct qo_offload *o, struct qo_tx_batch *b)
 {
-    if (o->mode != QO_OFFLOAD_INPROC)
+    if (!o->be)
         return;
+    if (!o->active) {
+        /* fell back after ngtcp2 sealed some of these with the null AEAD:
+         * they carry plaintext, so they are dropped (ngtcp2 resends the
+         * frames in new packets under its own keys) */
+        for (unsigned i = 0; i < b->n; i++) {
+            if (b->has_1rtt[i] && b->ok[i]) {
+                b->ok[i] = false;
+                o->c.offload_tx_failures++;
+            }
+        }
+        return;
+    }
+    o->be->protect(o, b);
+}
+
+static void inproc_protect(struct qo_offload *o, struct qo_tx_batch *b)
+{
     struct quicoff_pkt pkts[QO_H3_BATCH];
     struct quicoff_result res[QO_H3_BATCH];
     unsigned idx[QO_H3_BATCH], n = 0;
@@ -393,8 +464,13 @@ static uint32_t short_offset(const uint8_t *data, size_t len, uint8_t cid_len)
 void qo_offload_unprotect(struct qo_offload *o, uint8_t **data, size_t *len, unsigned n,
                           uint8_t cid_len)
 {
-    if (!o->active)
-        return;
+    if (o->active && o->be->unprotect)
+        o->be->unprotect(o, data, len, n, cid_len);
+}
+
+static void inproc_unprotect(struct qo_offload *o, uint8_t **data, size_t *len, unsigned n,
+                             uint8_t cid_len)
+{
     struct quicoff_pkt pkts[QO_H3_BATCH];
     struct quicoff_result res[QO_H3_BATCH];
     unsigned idx[QO_H3_BATCH], m = 0;
@@ -420,7 +496,7 @@ void qo_offload_unprotect(struct qo_offload *o, uint8_t **data, size_t *len, uns
 void qo_offload_rx_begin(struct qo_offload *o, const uint8_t *data, size_t len, uint8_t cid_len)
 {
     o->rx_short_begin = o->rx_short_end = NULL;
-    if (!o->active)
+    if (!o->active || !o->be->unprotect)
         return;
     uint32_t off = short_offset(data, len, cid_len);
     if (off != UINT32_MAX) {
@@ -428,3 +504,24 @@ void qo_offload_rx_begin(struct qo_offload *o, const uint8_t *data, size_t len, 
         o->rx_short_end = data + len;
     }
 }
+
+void qo_offload_rx_opened(struct qo_offload *o, const uint8_t *pkt, size_t len)
+{
+    o->rx_short_begin = pkt;
+    o->rx_short_end = pkt + len;
+}
+
+void qo_offload_rx_end(struct qo_offload *o)
+{
+    o->rx_short_begin = o->rx_short_end = NULL;
+}
+
+static const struct qo_backend inproc_backend = {
+    .install = inproc_install,
+    .update_keys = inproc_update_keys,
+    .protect = inproc_protect,
+    .unprotect = inproc_unprotect,
+    .remove = inproc_remove,
+    .collect = inproc_collect,
+    .free = inproc_free,
+};

@@ -1,14 +1,19 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * qo-h3-server: a small HTTP/3 file server on ngtcp2 + GnuTLS + nghttp3
- * whose 1-RTT packet protection runs in quicoff (--offload inproc) or in
- * ngtcp2 itself (--offload none). One code path: the mode only decides what
- * the crypto callbacks and the per-batch protect/unprotect do
- * (h3_offload.c). One connection at a time, one thread.
+ * whose 1-RTT packet protection runs in quicoff: in this process
+ * (--offload inproc), in a quicoff-dpdk over the host<->offload protocol
+ * (--offload dpdk), or in ngtcp2 itself (--offload none). One code path: the
+ * mode only decides what the crypto callbacks and the per-batch protect /
+ * unprotect do (h3_offload.c, backends there and in h3_dpdk.c). One
+ * connection at a time, one thread.
  *
  *   qo-h3-server [options] HOST PORT KEY CERT
  *     -d DIR                 serve files from DIR (GET by path)
- *     --offload none|inproc  (dpdk: with the host library, later)
+ *     --offload none|inproc|dpdk
+ *     --host-if IFNAME       dpdk: the interface cabled to quicoff-dpdk's host port
+ *     --offload-mac MAC      dpdk: quicoff-dpdk's host-port MAC (default broadcast)
+ *     --offload-silence-ms N dpdk: silence before the offload is asked if alive (500)
  *     --keylog FILE          TLS secrets, SSLKEYLOGFILE format (for tshark)
  *     --stats FILE           JSON counters and CPU time at exit
  *     --key-update-after N   the server starts a key update every N bytes sent
@@ -38,6 +43,7 @@
 #include <ngtcp2/ngtcp2_crypto.h>
 #include <ngtcp2/ngtcp2_crypto_gnutls.h>
 
+#include "h3_dpdk.h"
 #include "h3_offload.h"
 
 #define CID_LEN 16
@@ -558,6 +564,9 @@ static int conn_new(struct server *sv, const uint8_t *data, size_t len,
     rand_bytes(sv->scid.data, CID_LEN);
     memcpy(&sv->remote, peer, peerlen);
     sv->remotelen = peerlen;
+    /* the dpdk backend builds the TX entry's encapsulation from these */
+    memcpy(&sv->off.local, &sv->local, sizeof(sv->local));
+    memcpy(&sv->off.remote, &sv->remote, sizeof(sv->remote));
     ngtcp2_path path = {
         .local = {.addr = (struct sockaddr *)&sv->local, .addrlen = sv->locallen},
         .remote = {.addr = (struct sockaddr *)&sv->remote, .addrlen = sv->remotelen},
@@ -590,7 +599,8 @@ static void flush(struct server *sv, struct qo_tx_batch *b)
     struct iovec iov[QO_H3_BATCH];
     unsigned m = 0;
     for (unsigned i = 0; i < b->n; i++) {
-        if (!b->ok[i])
+        /* len 0: the whole datagram went to the offload (dpdk) */
+        if (!b->ok[i] || b->len[i] == 0)
             continue;
         iov[m] = (struct iovec){.iov_base = b->data[i], .iov_len = b->len[i]};
         msgs[m] = (struct mmsghdr){.msg_hdr = {.msg_name = &sv->remote,
@@ -705,6 +715,37 @@ static void close_conn(struct server *sv)
 
 static uint8_t rxbuf[QO_H3_BATCH][RX_BUF];
 
+/* Hands one datagram (or one packet the offload opened) to ngtcp2; -1 when
+ * the connection ended. */
+static int read_pkt(struct server *sv, uint8_t *data, size_t len, const struct sockaddr *peer,
+                    socklen_t peerlen, bool opened)
+{
+    ngtcp2_path path = {
+        .local = {.addr = (struct sockaddr *)&sv->local, .addrlen = sv->locallen},
+        .remote = {.addr = (struct sockaddr *)peer, .addrlen = peerlen},
+    };
+    ngtcp2_pkt_info pi = {0};
+    if (opened)
+        qo_offload_rx_opened(&sv->off, data, len);
+    else
+        qo_offload_rx_begin(&sv->off, data, len, CID_LEN);
+    int rv = ngtcp2_conn_read_pkt(sv->conn, &path, &pi, data, len, now_ns());
+    qo_offload_rx_end(&sv->off);
+    if (rv != 0) {
+        if (rv == NGTCP2_ERR_DRAINING || rv == NGTCP2_ERR_DROP_CONN) {
+            conn_free(sv);
+            return -1;
+        }
+        if (rv == NGTCP2_ERR_CRYPTO)
+            fprintf(stderr, "qo-h3-server: TLS alert %u\n", ngtcp2_conn_get_tls_alert(sv->conn));
+        else
+            fprintf(stderr, "qo-h3-server: read: %s\n", ngtcp2_strerror(rv));
+        close_conn(sv);
+        return -1;
+    }
+    return 0;
+}
+
 /* Reads a batch of datagrams; returns -1 when the connection ended. */
 static int read_batch(struct server *sv)
 {
@@ -741,30 +782,36 @@ static int read_batch(struct server *sv)
             qo_offload_unprotect(&sv->off, &data[i], &len[i], 1, CID_LEN);
         if (len[i] == 0)
             continue;
-        ngtcp2_path path = {
-            .local = {.addr = (struct sockaddr *)&sv->local, .addrlen = sv->locallen},
-            .remote = {.addr = (struct sockaddr *)&peers[i],
-                       .addrlen = msgs[i].msg_hdr.msg_namelen},
-        };
-        ngtcp2_pkt_info pi = {0};
-        qo_offload_rx_begin(&sv->off, data[i], len[i], CID_LEN);
-        int rv = ngtcp2_conn_read_pkt(sv->conn, &path, &pi, data[i], len[i], now_ns());
-        sv->off.rx_short_begin = sv->off.rx_short_end = NULL;
-        if (rv != 0) {
-            if (rv == NGTCP2_ERR_DRAINING || rv == NGTCP2_ERR_DROP_CONN) {
-                conn_free(sv);
-                return -1;
-            }
-            if (rv == NGTCP2_ERR_CRYPTO)
-                fprintf(stderr, "qo-h3-server: TLS alert %u\n",
-                        ngtcp2_conn_get_tls_alert(sv->conn));
-            else
-                fprintf(stderr, "qo-h3-server: read: %s\n", ngtcp2_strerror(rv));
-            close_conn(sv);
+        if (read_pkt(sv, data[i], len[i], (struct sockaddr *)&peers[i],
+                     msgs[i].msg_hdr.msg_namelen, false) != 0)
             return -1;
-        }
     }
     return 0;
+}
+
+/* dpdk: reads the 1-RTT packets the offload opened (DATA_TO_HOST); the
+ * host library handles answers and events on the way. -1: ended. */
+static int read_offload(struct server *sv)
+{
+    uint8_t *pkt[QO_H3_BATCH];
+    size_t len[QO_H3_BATCH];
+    unsigned n = qo_dpdk_recv(&sv->off, pkt, len, QO_H3_BATCH);
+    for (unsigned i = 0; i < n && sv->conn; i++) {
+        /* the offload matched the packet by the connection's CID: its path
+         * is the connection's (no migration, docs/ngtcp2.md) */
+        if (read_pkt(sv, pkt[i], len[i], (struct sockaddr *)&sv->remote, sv->remotelen, true) != 0)
+            return -1;
+    }
+    return 0;
+}
+
+static uint64_t bytes_in_flight(struct server *sv)
+{
+    if (!sv->conn)
+        return 0;
+    ngtcp2_conn_stat cs;
+    ngtcp2_conn_get_conn_stat(sv->conn, &cs);
+    return cs.bytes_in_flight;
 }
 
 static int serve(struct server *sv)
@@ -779,13 +826,24 @@ static int serve(struct server *sv)
             if (timeout > 1000)
                 timeout = 1000;
         }
-        struct pollfd pfd = {.fd = sv->fd, .events = POLLIN};
-        int pr = poll(&pfd, 1, timeout);
+        bool dpdk = sv->off.mode == QO_OFFLOAD_DPDK;
+        if (dpdk) {
+            int t = qo_dpdk_timeout_ms(&sv->off);
+            if (t >= 0 && t < timeout)
+                timeout = t;
+        }
+        struct pollfd pfd[2] = {{.fd = sv->fd, .events = POLLIN},
+                                {.fd = dpdk ? qo_dpdk_fd(&sv->off) : -1, .events = POLLIN}};
+        int pr = poll(pfd, dpdk ? 2 : 1, timeout);
         if (pr < 0 && errno != EINTR)
             return -1;
         bool ended = false;
-        if (pr > 0 && (pfd.revents & POLLIN))
+        if (pr > 0 && (pfd[0].revents & POLLIN))
             ended = read_batch(sv) < 0;
+        if (dpdk && !ended && pr > 0 && (pfd[1].revents & POLLIN))
+            ended = read_offload(sv) < 0;
+        if (dpdk)
+            qo_dpdk_tick(&sv->off, bytes_in_flight(sv) > 0);
         if (sv->conn) {
             ngtcp2_tstamp t = now_ns();
             if (ngtcp2_conn_get_expiry(sv->conn) <= t) {
@@ -849,11 +907,16 @@ static void write_stats(struct server *sv, const char *path)
             ", \"key_updates_c2s\": %" PRIu64 ", \"update_key_calls\": %" PRIu64
             ", \"offload_tx_packets\": %" PRIu64 ", \"offload_rx_packets\": %" PRIu64
             ", \"offload_tx_failures\": %" PRIu64 ", \"offload_rx_failures\": %" PRIu64
+            ", \"host_frames_sent\": %" PRIu64 ", \"fallbacks\": %" PRIu64
+            ", \"offload_refused\": %" PRIu64 ", \"offload_lost\": %" PRIu64
+            ", \"offload_key_update_events\": %" PRIu64
             ", \"cpu_user_s\": %.6f, \"cpu_sys_s\": %.6f}\n",
             qo_offload_mode_name(sv->off.mode), sv->connections, sv->bytes_served,
             c->stack_1rtt_sent, c->stack_1rtt_received, c->host_1rtt_aead_calls,
             c->key_updates_s2c, c->key_updates_c2s, c->update_key_calls, c->offload_tx_packets,
             c->offload_rx_packets, c->offload_tx_failures, c->offload_rx_failures,
+            c->host_frames_sent, c->fallbacks, c->offload_refused, c->offload_lost,
+            c->offload_key_update_events,
             (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
     if (path)
@@ -864,13 +927,17 @@ static void usage(void)
 {
     fprintf(stderr, "usage: qo-h3-server [-d DIR] [--offload none|inproc|dpdk] [--keylog FILE]\n"
                     "                    [--stats FILE] [--key-update-after BYTES] [--once]\n"
-                    "                    [--ciphers PRIORITY] HOST PORT KEY CERT\n");
+                    "                    [--ciphers PRIORITY] [--host-if IFNAME]\n"
+                    "                    [--offload-mac MAC] [--offload-silence-ms MS]\n"
+                    "                    HOST PORT KEY CERT\n"
+                    "  --offload dpdk needs --host-if (the link to quicoff-dpdk's host port)\n");
 }
 
 int main(int argc, char **argv)
 {
     static struct server sv;
     const char *stats_path = NULL, *mode_name = "none";
+    struct qo_dpdk_config dc = {.silence_ms = 500};
     sv.docroot = ".";
     sv.priority = "NORMAL:-VERS-ALL:+VERS-TLS1.3:-CIPHER-ALL:+AES-128-GCM:+AES-256-GCM:"
                   "+CHACHA20-POLY1305:+AES-128-CCM";
@@ -881,6 +948,9 @@ int main(int argc, char **argv)
         {"key-update-after", required_argument, NULL, 'u'},
         {"once", no_argument, NULL, '1'},
         {"ciphers", required_argument, NULL, 'c'},
+        {"host-if", required_argument, NULL, 'i'},
+        {"offload-mac", required_argument, NULL, 'm'},
+        {"offload-silence-ms", required_argument, NULL, 'S'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -908,6 +978,29 @@ int main(int argc, char **argv)
         case 'c':
             sv.priority = optarg;
             break;
+        case 'i':
+            dc.ifname = optarg;
+            break;
+        case 'm': {
+            unsigned v[6];
+            if (sscanf(optarg, "%x:%x:%x:%x:%x:%x", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) !=
+                6) {
+                fprintf(stderr, "qo-h3-server: --offload-mac %s: not a MAC\n", optarg);
+                return 2;
+            }
+            for (int i = 0; i < 6; i++)
+                dc.offload_mac[i] = (uint8_t)v[i];
+            dc.has_offload_mac = true;
+            break;
+        }
+        case 'S':
+            /* 0 would have the event loop spin instead of wait */
+            dc.silence_ms = (unsigned)strtoul(optarg, NULL, 10);
+            if (dc.silence_ms == 0) {
+                fprintf(stderr, "qo-h3-server: --offload-silence-ms must be > 0\n");
+                return 2;
+            }
+            break;
         default:
             usage();
             return opt == 'h' ? 0 : 2;
@@ -922,7 +1015,14 @@ int main(int argc, char **argv)
         fprintf(stderr, "qo-h3-server: unknown --offload %s\n", mode_name);
         return 2;
     }
+    if (mode == QO_OFFLOAD_DPDK && !dc.ifname) {
+        fprintf(stderr, "qo-h3-server: --offload dpdk needs --host-if IFNAME\n");
+        usage();
+        return 2;
+    }
     if (qo_offload_init(&sv.off, (enum qo_offload_mode)mode, CID_LEN) != 0)
+        return 1;
+    if (mode == QO_OFFLOAD_DPDK && qo_dpdk_open(&sv.off, &dc) != 0)
         return 1;
     qo_offload_set_current(&sv.off);
     if (sv.keylog_path && !(sv.keylog = fopen(sv.keylog_path, "a"))) {

@@ -176,14 +176,25 @@ class App:
         qpairs: int = 1,
         mtu: int = 1500,
         framesz_mtu: Optional[int] = None,
+        host_mtu: Optional[int] = None,
     ):
         """mtu: of every veth; framesz_mtu: the MTU the af_packet rings are
-        sized for (default mtu; smaller to make the PMD cut frames)."""
+        sized for (default mtu; smaller to make the PMD cut frames);
+        host_mtu: a jumbo host link (its veth and ring; pass --host-mtu too)."""
         self.name = name
         self.prefix = f"qdt_{name}"
-        self.host = Veth(f"{name}h0", f"{name}h1", mtu)
+        self.host = Veth(f"{name}h0", f"{name}h1", host_mtu or mtu)
         self.net = Veth(f"{name}n0", f"{name}n1", mtu)
         ring = af_packet_ring_args(mtu if framesz_mtu is None else framesz_mtu)
+        # A jumbo host ring: net_af_packet wants a frame (framesz less its
+        # 32-byte header room) to fit the mbuf's data room, which quicoff-dpdk
+        # caps at 65407 for --host-mtu, and reads frame i at i * framesz, so
+        # framesz must divide blocksz (a multiple of the page size): 65408
+        # (511 x 128) in blocks of 32 frames (511 pages). Frames up to 65344
+        # bytes (framesz less the 64 bytes before the frame).
+        host_ring = ",framesz=65408,blocksz=2093056" if host_mtu and host_mtu > 60000 else ring
+        if host_mtu and host_mtu <= 60000:
+            host_ring = af_packet_ring_args(host_mtu)
         shutil.rmtree(f"/var/run/dpdk/{self.prefix}", ignore_errors=True)
         lc = ["--lcores", lcores] if "@" in lcores else ["-l", lcores]
         self.cmd = [
@@ -198,7 +209,7 @@ class App:
             "--log-level",
             "lib.eal:error",
             "--vdev",
-            f"net_af_packet0,iface={self.host.inner},qpairs={qpairs}{ring}",
+            f"net_af_packet0,iface={self.host.inner},qpairs={qpairs}{host_ring}",
             "--vdev",
             f"net_af_packet1,iface={self.net.inner},qpairs={qpairs}{ring}",
             *(eal_extra or []),

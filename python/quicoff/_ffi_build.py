@@ -356,6 +356,7 @@ quicoff_status_t quicoff_ccm_set_job_min_len(size_t len);
 #define QUICOFF_WIRE_ETH_LEN ...
 #define QUICOFF_WIRE_SIGNAL_HDR_LEN ...
 #define QUICOFF_WIRE_DATA_HDR_LEN ...
+#define QUICOFF_WIRE_TRAIN_HDR_LEN ...
 #define QUICOFF_WIRE_TLV_HDR_LEN ...
 #define QUICOFF_WIRE_COMPAT_PEER_LEN ...
 #define QUICOFF_WIRE_COMPAT_HOST_LEN ...
@@ -370,7 +371,7 @@ quicoff_status_t quicoff_ccm_set_job_min_len(size_t len);
 
 typedef enum quicoff_wire_kind {
     QUICOFF_WIRE_NONE, QUICOFF_WIRE_ADD, QUICOFF_WIRE_UPDATE, QUICOFF_WIRE_REMOVE,
-    QUICOFF_WIRE_QUERY, QUICOFF_WIRE_DATA_TO_OFFLOAD, QUICOFF_WIRE_ACK, QUICOFF_WIRE_STATS,
+    QUICOFF_WIRE_QUERY, QUICOFF_WIRE_DATA_TO_OFFLOAD, QUICOFF_WIRE_DATA_TRAIN, QUICOFF_WIRE_ACK, QUICOFF_WIRE_STATS,
     QUICOFF_WIRE_EVENT, QUICOFF_WIRE_DATA_TO_HOST, QUICOFF_WIRE_COMPAT_PEER,
     QUICOFF_WIRE_COMPAT_HOST, QUICOFF_WIRE_COMPAT_DATA, ...
 } quicoff_wire_kind_t;
@@ -475,6 +476,8 @@ struct quicoff_wire_data {
     uint8_t status;
     uint8_t level;
     uint8_t key_phase;
+    uint16_t segment_size;
+    uint16_t count;
     const uint8_t *payload;
     uint32_t payload_len;
     ...;
@@ -522,6 +525,8 @@ quicoff_status_t quicoff_wire_data_hdr_read(uint16_t ethertype, const uint8_t *p
 size_t quicoff_wire_data_hdr_write(uint8_t *buf, size_t cap, quicoff_wire_kind_t kind,
                                    const struct quicoff_wire_data *d);
 size_t quicoff_wire_compat_data_hdr_write(uint8_t *buf, size_t cap, uint32_t index, uint64_t pn);
+const uint8_t *quicoff_wire_train_packet(const struct quicoff_wire_data *d, unsigned i,
+                                         uint32_t *len);
 void quicoff_wire_ack_for(const struct quicoff_wire_msg *req, quicoff_status_t st,
                           struct quicoff_wire_msg *ack);
 void quicoff_wire_stats_for(const struct quicoff_wire_msg *req, quicoff_status_t st,

@@ -6,6 +6,7 @@ libquicoff-host (include/quicoff/host.h) is for a C stack, on ``quicoff.wire``.
         port.add(index=1, direction="tx", suite="aes-128-gcm", key=k, iv=iv, hp=hp,
                  dcid=peer_cid, encap=wire.Encap(...))
         port.send_data([(1, pn, plaintext_packet), ...])      # DATA_TO_OFFLOAD
+        port.send_train([(1, pn, [pkt, pkt2, ...])])          # DATA_TRAIN (GSO-like)
         for d in port.recv_data(timeout=0.1):                 # DATA_TO_HOST
             ...
         for ev in port.events():                              # EVENTs
@@ -192,6 +193,8 @@ class OffloadPort:
             "data_received": 0,
             "backlog_dropped": 0,
             "frames_ignored": 0,
+            "trains_sent": 0,
+            "packets_sent": 0,
         }
 
     # ------------------------------------------------------------ plumbing
@@ -433,6 +436,33 @@ class OffloadPort:
                 break
             sent += 1
         self.counters["data_sent"] += sent
+        self.counters["packets_sent"] += sent
+        return sent
+
+    def send_train(
+        self, trains: Iterable[Tuple[int, int, List[bytes]]], segment_size: Optional[int] = None
+    ) -> int:
+        """Sends (index, first PN, [plaintext QUIC packets]) as DATA_TRAIN
+        frames (docs/protocol.md §4.2.1): each list's packets get PNs first PN,
+        +1, ..., all of one size (``segment_size``, default the first
+        packet's) except the last, which may be shorter.  All are checked
+        before any is sent (:class:`quicoff.wire.WireError` for a bad train);
+        returns how many trains the socket took (fewer when it was full).
+        A jumbo host link takes up to 65535 bytes of packets per train."""
+        trains = [(i, pn, list(pkts)) for i, pn, pkts in trains]
+        frames = [
+            self._eth_data
+            + wire.DataTrain(index=i, pn=pn, packets=pkts, segment_size=segment_size).encode()
+            for i, pn, pkts in trains
+        ]
+        sent = 0
+        for f in frames:
+            if not self._send(f):
+                break
+            sent += 1
+        self.counters["data_sent"] += sent
+        self.counters["trains_sent"] += sent
+        self.counters["packets_sent"] += sum(len(t[2]) for t in trains[:sent])
         return sent
 
     def recv_data(self, max_packets: int = 64, timeout: float = 0.0) -> List[wire.DataToHost]:

@@ -9,7 +9,7 @@ Sections:
    form bit.
 3. Host <-> offload-engine frames (docs/protocol.md): the compat format's
    classes verbatim as the DPU prototype defined them (``signaling_host``, ``signaling_peer``, ``data_pkt``, ``quic``)
-   and the v1 layers ``QOSignal``, ``QOTLV``, ``QOData``.
+   and the v1 layers ``QOSignal``, ``QOTLV``, ``QOData``, ``QOTrain``.
 4. Binding and convenience helpers.
 
 The layers describe *plaintext* headers: what ``quicoff.ref.protect`` takes
@@ -429,6 +429,7 @@ _QO_TYPES = {
     0x03: "remove",
     0x04: "query",
     0x10: "data_to_offload",
+    0x11: "data_train",
     0x81: "ack",
     0x82: "stats",
     0x83: "event",
@@ -562,9 +563,40 @@ class QOData(Packet):
         return self.sprintf("quicoff %type% index=%index% pn=%pn% %status%")
 
 
+class QOTrain(Packet):
+    """v1 DATA_TRAIN (0x11, §4.2.1): `count` plaintext QUIC packets of one TX
+    entry, PNs pn, pn+1, ..., each `segment_size` bytes except the last, as
+    the payload (concatenated)."""
+
+    name = "quicoff train"
+    fields_desc = [
+        XByteField("magic", 0x51),
+        ByteField("version", 1),
+        ByteEnumField("type", 0x11, _QO_TYPES),
+        XByteField("flags", 0),
+        IntField("index", 0),
+        LongField("pn", 0),
+        ShortField("length", None),  # of all the packets; None = computed
+        ShortField("reserved", 0),
+        ShortField("segment_size", 0),
+        ShortField("count", 0),
+    ]
+
+    def post_build(self, pkt, pay):
+        if self.length is None:
+            pkt = pkt[:16] + len(pay).to_bytes(2, "big") + pkt[18:]
+        return pkt + pay
+
+    def extract_padding(self, s):
+        return s[: self.length], s[self.length :]
+
+    def mysummary(self):
+        return self.sprintf("quicoff train index=%index% pn=%pn% %count%x%segment_size%")
+
+
 class QOHostOffload(Packet):
     """Dissection entry for EtherType 0x88B5: picks signaling_peer (first byte
-    0), signaling_host (1), QOData or QOSignal (0x51 + Type)."""
+    0), signaling_host (1), QOData, QOTrain or QOSignal (0x51 + Type)."""
 
     name = "quicoff host<->offload"
 
@@ -577,6 +609,8 @@ class QOHostOffload(Packet):
             if b0 == 1:
                 return signaling_host
             if b0 == 0x51 and len(_pkt) >= 3:
+                if _pkt[2] == 0x11:
+                    return QOTrain
                 return QOData if _pkt[2] in (0x10, 0x90) else QOSignal
         return _conf.raw_layer
 
@@ -615,6 +649,7 @@ __all__ += [
     "QOTLV",
     "QOSignal",
     "QOData",
+    "QOTrain",
     "QOHostOffload",
     "qo_tlv",
     "ETHERTYPE_SIGNAL",
@@ -643,7 +678,7 @@ def bind_host_offload() -> None:
     byte, 0x88B6 is ``data_pkt``/``quic``.  Done at import time: the two
     EtherTypes are IEEE local-experimental ones nothing else in Scapy uses."""
     for lower in (Ether, Dot1Q):
-        for cls in (signaling_host, signaling_peer, QOSignal, QOData):
+        for cls in (signaling_host, signaling_peer, QOSignal, QOData, QOTrain):
             bind_top_down(lower, cls, type=ETHERTYPE_SIGNAL)
         bind_bottom_up(lower, QOHostOffload, type=ETHERTYPE_SIGNAL)
         bind_layers(lower, data_pkt, type=ETHERTYPE_DATA)

@@ -71,6 +71,7 @@ __all__ = [
     "Stats",
     "Event",
     "DataToOffload",
+    "DataTrain",
     "DataToHost",
     "CompatPeer",
     "CompatHost",
@@ -96,6 +97,7 @@ PN_NONE = (1 << 64) - 1  #: LARGEST_PN "none" (all ones), as quicoff's UINT64_MA
 INDEX_NONE = 0xFFFFFFFF
 SIGNAL_HDR_LEN = 16
 DATA_HDR_LEN = 20
+TRAIN_HDR_LEN = 24
 COMPAT_PEER_LEN = 100
 COMPAT_HOST_LEN = 85
 COMPAT_DATA_HDR_LEN = 10
@@ -133,6 +135,7 @@ KINDS = {
     "remove": 0x03,
     "query": 0x04,
     "data_to_offload": 0x10,
+    "data_train": 0x11,
     "ack": 0x81,
     "stats": 0x82,
     "event": 0x83,
@@ -861,6 +864,61 @@ class DataToOffload:
         return self.header() + bytes(self.packet)
 
 
+def _train_check(pn: int, length: int, seg: int, count: int) -> None:
+    """The train rules of docs/protocol.md §4.2.1, in C's order and with C's
+    statuses (wire/v1.h qo_wire_train_check)."""
+    if seg == 0 or count == 0:
+        raise WireError("invalid_argument", "train: segment size %d, count %d" % (seg, count))
+    full = (count - 1) * seg
+    if length <= full or length > full + seg:
+        raise WireError(
+            "malformed",
+            "train: %d bytes are not %d packets of %d (the last 1..%d)" % (length, count, seg, seg),
+        )
+    if count - 1 > PN_MAX - pn:
+        raise WireError("invalid_argument", "train: last packet number past 2^62-1")
+
+
+@dataclass
+class DataTrain:
+    """A train (docs/protocol.md §4.2.1): plaintext QUIC packets of TX entry
+    `index` with PNs pn, pn+1, ..., each `segment_size` bytes except the last
+    (1..segment_size), as a QUIC stack writes them for UDP GSO.  A
+    `segment_size` of None means the first packet's length."""
+
+    index: int = 0
+    pn: int = 0
+    packets: list = field(default_factory=list)
+    segment_size: Optional[int] = None
+    flags: int = 0
+    kind = "data_train"
+
+    def seg(self) -> int:
+        if self.segment_size is not None:
+            return self.segment_size
+        return len(self.packets[0]) if self.packets else 0
+
+    def header(self) -> bytes:
+        _check_pn(self.pn)
+        seg, count = self.seg(), len(self.packets)
+        length = sum(len(x) for x in self.packets)
+        _train_check(self.pn, length, seg, count)
+        if any(len(x) != seg for x in self.packets[:-1]):
+            raise WireError("malformed", "train: a packet before the last is not %d bytes" % seg)
+        return (
+            bytes([MAGIC, VERSION, 0x11, self.flags & 0xFF])
+            + _u32(self.index, "index")
+            + struct.pack("!Q", self.pn)
+            + _u16(length, "length")
+            + b"\0\0"
+            + _u16(seg, "segment size")
+            + _u16(count, "count")
+        )
+
+    def encode(self) -> bytes:
+        return self.header() + b"".join(bytes(x) for x in self.packets)
+
+
 @dataclass
 class DataToHost:
     """An unprotected QUIC packet of RX entry `index` with its metadata."""
@@ -1008,6 +1066,7 @@ Message = Union[
     Stats,
     Event,
     DataToOffload,
+    DataTrain,
     DataToHost,
     CompatPeer,
     CompatHost,
@@ -1265,6 +1324,19 @@ def _decode_v1(p: bytes):
         raise WireError("malformed", "v1 frame of %d bytes" % len(p))
     version, typ = p[1], p[2]
     kind = _KIND_NAMES.get(typ, typ)
+    if version == VERSION and typ == 0x11:
+        if len(p) < TRAIN_HDR_LEN:
+            raise WireError("malformed", "train header cut")
+        index, pn, n = struct.unpack_from("!IQH", p, 4)
+        seg, count = struct.unpack_from("!HH", p, 20)
+        if n > len(p) - TRAIN_HDR_LEN:
+            raise WireError("malformed", "train length %d past the frame" % n)
+        if pn > PN_MAX:
+            raise WireError("invalid_argument", "packet number %#x" % pn)
+        _train_check(pn, n, seg, count)
+        body = bytes(p[TRAIN_HDR_LEN : TRAIN_HDR_LEN + n])
+        pkts = [body[i * seg : (i + 1) * seg] for i in range(count)]
+        return DataTrain(index=index, pn=pn, packets=pkts, segment_size=seg, flags=p[3])
     if version == VERSION and typ in (0x10, 0x90):
         if len(p) < DATA_HDR_LEN:
             raise WireError("malformed", "data header cut")

@@ -476,6 +476,63 @@ static void test_hostile_frames(void)
     stop();
 }
 
+static void test_trains(void)
+{
+    start(20, 6);
+    /* two trains, as a stack writes for GSO: 3 x 100 bytes + a last of 40,
+     * and a train of one packet */
+    static uint8_t buf[340], one[77];
+    for (unsigned i = 0; i < sizeof(buf); i++)
+        buf[i] = (uint8_t)(i / 100);
+    memset(one, 0xee, sizeof(one));
+    struct quicoff_host_train t[2] = {
+        {.index = 7, .pn = 200, .data = buf, .len = sizeof(buf), .segment_size = 100},
+        {.index = 8, .pn = 9, .data = one, .len = sizeof(one), .segment_size = 1200},
+    };
+    unsigned sent = 0;
+    ok(quicoff_host_send_train(host, t, 2, &sent) == QUICOFF_HOST_OK && sent == 2,
+       "two trains sent in one batch");
+    usleep(20000);
+    pthread_mutex_lock(&fake.mu);
+    bool good = fake.n_frames == 2;
+    struct quicoff_wire_msg m;
+    good = good && quicoff_wire_decode(fake.frames[0], fake.lens[0], &m) == QUICOFF_OK &&
+           m.kind == QUICOFF_WIRE_DATA_TRAIN && m.u.data.index == 7 && m.u.data.pn == 200 &&
+           m.u.data.count == 4 && m.u.data.segment_size == 100 &&
+           m.u.data.payload_len == sizeof(buf) && memcmp(m.u.data.payload, buf, sizeof(buf)) == 0;
+    uint32_t len = 0;
+    good = good && quicoff_wire_train_packet(&m.u.data, 3, &len) != NULL && len == 40;
+    good = good && quicoff_wire_decode(fake.frames[1], fake.lens[1], &m) == QUICOFF_OK &&
+           m.kind == QUICOFF_WIRE_DATA_TRAIN && m.u.data.count == 1 && m.u.data.pn == 9 &&
+           m.u.data.payload_len == sizeof(one);
+    pthread_mutex_unlock(&fake.mu);
+    ok(good, "the offload got them as DATA_TRAIN: index, first PN, count, segment size, bytes");
+    struct quicoff_host_stats s;
+    quicoff_host_get_stats(host, &s);
+    ok(s.trains_sent == 2 && s.data_sent == 2 && s.packets_sent == 5,
+       "stats: 2 train frames, 5 packets (%llu, %llu)", (unsigned long long)s.trains_sent,
+       (unsigned long long)s.packets_sent);
+
+    struct quicoff_host_train bad = t[0];
+    bad.segment_size = 0;
+    ok(quicoff_host_send_train(host, &bad, 1, &sent) == QUICOFF_HOST_INVALID && sent == 0,
+       "segment size 0: invalid, nothing sent");
+    bad = t[0];
+    bad.pn = QUICOFF_WIRE_PN_MAX - 2; /* 4 packets: the last PN would be 2^62 */
+    struct quicoff_host_train two[2] = {t[1], bad};
+    ok(quicoff_host_send_train(host, two, 2, &sent) == QUICOFF_HOST_INVALID && sent == 0,
+       "a last PN past 2^62-1: nothing of the batch is sent");
+    bad = t[0];
+    bad.len = 60000; /* more than the default frame_cap of 9216 */
+    ok(quicoff_host_send_train(host, &bad, 1, &sent) == QUICOFF_HOST_INVALID,
+       "a train longer than frame_cap: invalid");
+    usleep(10000);
+    pthread_mutex_lock(&fake.mu);
+    ok(fake.n_frames == 2, "no frame of the refused trains reached the offload");
+    pthread_mutex_unlock(&fake.mu);
+    stop();
+}
+
 static void test_bad_arguments(void)
 {
     struct quicoff_host *h = NULL;
@@ -497,5 +554,6 @@ int main(void)
     subtest("events and data", test_events_and_data);
     subtest("hostile frames", test_hostile_frames);
     subtest("bad arguments", test_bad_arguments);
+    subtest("trains", test_trains);
     return done_testing();
 }

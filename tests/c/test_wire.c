@@ -963,14 +963,15 @@ static void test_encode_refusals(void)
 
 static bool is_data_kind(unsigned kind)
 {
-    return kind == QUICOFF_WIRE_DATA_TO_OFFLOAD || kind == QUICOFF_WIRE_DATA_TO_HOST ||
-           kind == QUICOFF_WIRE_COMPAT_DATA;
+    return kind == QUICOFF_WIRE_DATA_TO_OFFLOAD || kind == QUICOFF_WIRE_DATA_TRAIN ||
+           kind == QUICOFF_WIRE_DATA_TO_HOST || kind == QUICOFF_WIRE_COMPAT_DATA;
 }
 
 static bool data_eq(const struct quicoff_wire_data *a, const struct quicoff_wire_data *b)
 {
     return a->index == b->index && a->pn == b->pn && a->flags == b->flags &&
            a->status == b->status && a->level == b->level && a->key_phase == b->key_phase &&
+           a->segment_size == b->segment_size && a->count == b->count &&
            a->payload == b->payload && a->payload_len == b->payload_len;
 }
 
@@ -1465,6 +1466,154 @@ static void test_too_big_event(void)
     quicoff_wire_msg_clear(&d);
 }
 
+/* DATA_TRAIN (docs/protocol.md §4.2.1): N packets of one TX entry in one
+ * frame, consecutive PNs, all segment_size bytes but the last. */
+static size_t train_frame(uint8_t *buf, size_t cap, uint64_t pn, uint16_t seg, uint16_t count,
+                          uint32_t total)
+{
+    static uint8_t pkts[65535];
+    for (uint32_t i = 0; i < total && i < sizeof(pkts); i++)
+        pkts[i] = (uint8_t)(i / (seg ? seg : 1));
+    struct quicoff_wire_msg m;
+    quicoff_wire_msg_init(&m, QUICOFF_WIRE_DATA_TRAIN);
+    m.u.data.index = 5;
+    m.u.data.pn = pn;
+    m.u.data.segment_size = seg;
+    m.u.data.count = count;
+    m.u.data.payload = pkts;
+    m.u.data.payload_len = total;
+    size_t n = 0;
+    if (quicoff_wire_encode_payload(&m, buf, cap, &n, NULL) != QUICOFF_OK)
+        return 0;
+    return n;
+}
+
+/* A train header written by hand, so that the decoder meets what no encoder
+ * writes. */
+static size_t train_by_hand(uint8_t *buf, uint64_t pn, uint16_t length, uint16_t seg,
+                            uint16_t count, size_t extra)
+{
+    memset(buf, 0, QUICOFF_WIRE_TRAIN_HDR_LEN + extra);
+    buf[0] = 0x51;
+    buf[1] = 0x01;
+    buf[2] = 0x11;
+    buf[7] = 5;
+    for (int i = 0; i < 8; i++)
+        buf[8 + i] = (uint8_t)(pn >> (56 - 8 * i));
+    buf[16] = (uint8_t)(length >> 8);
+    buf[17] = (uint8_t)length;
+    buf[20] = (uint8_t)(seg >> 8);
+    buf[21] = (uint8_t)seg;
+    buf[22] = (uint8_t)(count >> 8);
+    buf[23] = (uint8_t)count;
+    return QUICOFF_WIRE_TRAIN_HDR_LEN + extra;
+}
+
+static void test_trains(void)
+{
+    static uint8_t buf[QUICOFF_WIRE_TRAIN_HDR_LEN + 65535 + 64];
+    quicoff_wire_kind_t kind;
+    struct quicoff_wire_data d;
+    struct quicoff_wire_msg m;
+
+    /* 1, 2, 10 packets and as many 1200-byte packets as a 64 KB frame holds,
+     * the last shorter; every packet where the reader says, with its length */
+    static const struct {
+        uint16_t seg, count;
+        uint32_t total;
+    } ok_cases[] = {{1200, 1, 700},    {1200, 2, 2000},     {1200, 10, 11999},
+                    {1200, 55, 65535}, {1252, 3, 3 * 1252}, {1, 65535, 65535}};
+    for (size_t c = 0; c < sizeof(ok_cases) / sizeof(ok_cases[0]); c++) {
+        size_t n = train_frame(buf, sizeof(buf), 100, ok_cases[c].seg, ok_cases[c].count,
+                               ok_cases[c].total);
+        quicoff_status_t st = quicoff_wire_data_hdr_read(QUICOFF_WIRE_ETHERTYPE_SIGNAL, buf, n,
+                                                         &kind, &d);
+        bool good = n == QUICOFF_WIRE_TRAIN_HDR_LEN + ok_cases[c].total && st == QUICOFF_OK &&
+                    kind == QUICOFF_WIRE_DATA_TRAIN && d.count == ok_cases[c].count &&
+                    d.segment_size == ok_cases[c].seg && d.pn == 100 && d.index == 5 &&
+                    d.payload == buf + QUICOFF_WIRE_TRAIN_HDR_LEN;
+        uint32_t sum = 0;
+        for (unsigned i = 0; good && i < d.count; i++) {
+            uint32_t len = 0;
+            const uint8_t *p = quicoff_wire_train_packet(&d, i, &len);
+            uint32_t want = i + 1 < d.count ? d.segment_size : ok_cases[c].total - sum;
+            good = p == d.payload + sum && len == want && len >= 1 &&
+                   p[0] == (uint8_t)(sum / d.segment_size);
+            sum += len;
+        }
+        uint32_t len = 1;
+        good = good && sum == ok_cases[c].total &&
+               quicoff_wire_train_packet(&d, d.count, &len) == NULL && len == 0;
+        good = good && dec(buf, n, &m) == QUICOFF_OK && m.kind == QUICOFF_WIRE_DATA_TRAIN &&
+               data_eq(&m.u.data, &d);
+        ok(good,
+           "train of %u x %u bytes (%u in all): header reader and full decoder agree, "
+           "every packet found",
+           ok_cases[c].count, ok_cases[c].seg, ok_cases[c].total);
+        ok(hdr_read_disagreements(buf, n) == 0, "train %zu: reader == decoder", c);
+    }
+
+    /* the refusals, each with its status, the same from both decoders */
+    static const struct {
+        const char *what;
+        uint64_t pn;
+        uint16_t length, seg, count;
+        size_t extra;
+        quicoff_status_t want;
+    } bad[] = {
+        {"segment size 0", 1, 100, 0, 1, 100, QUICOFF_INVALID_ARGUMENT},
+        {"count 0", 1, 100, 100, 0, 100, QUICOFF_INVALID_ARGUMENT},
+        {"length 0", 1, 0, 100, 1, 0, QUICOFF_MALFORMED},
+        {"length short of count - 1 full segments", 1, 250, 100, 4, 250, QUICOFF_MALFORMED},
+        {"length exactly count - 1 segments (empty last packet)", 1, 300, 100, 4, 300,
+         QUICOFF_MALFORMED},
+        {"length past count full segments", 1, 401, 100, 4, 401, QUICOFF_MALFORMED},
+        {"length past the frame", 1, 400, 100, 4, 399, QUICOFF_MALFORMED},
+        {"first PN > 2^62-1", QUICOFF_WIRE_PN_MAX + 1, 100, 100, 1, 100, QUICOFF_INVALID_ARGUMENT},
+        {"last PN > 2^62-1", QUICOFF_WIRE_PN_MAX - 2, 400, 100, 4, 400, QUICOFF_INVALID_ARGUMENT},
+        {"header cut (23 bytes)", 1, 0, 0, 0, 0, QUICOFF_MALFORMED},
+    };
+    for (size_t c = 0; c < sizeof(bad) / sizeof(bad[0]); c++) {
+        size_t n = train_by_hand(buf, bad[c].pn, bad[c].length, bad[c].seg, bad[c].count,
+                                 bad[c].extra);
+        if (c == sizeof(bad) / sizeof(bad[0]) - 1)
+            n = QUICOFF_WIRE_TRAIN_HDR_LEN - 1;
+        quicoff_status_t st = quicoff_wire_data_hdr_read(QUICOFF_WIRE_ETHERTYPE_SIGNAL, buf, n,
+                                                         &kind, &d);
+        quicoff_status_t full = dec(buf, n, &m);
+        ok(st == bad[c].want && full == bad[c].want && kind == QUICOFF_WIRE_DATA_TRAIN,
+           "%s: %s (full decoder %s)", bad[c].what, S(st), S(full));
+        quicoff_wire_msg_clear(&m);
+    }
+    /* the last PN that is allowed */
+    size_t n = train_by_hand(buf, QUICOFF_WIRE_PN_MAX - 3, 400, 100, 4, 400);
+    ok(quicoff_wire_data_hdr_read(QUICOFF_WIRE_ETHERTYPE_SIGNAL, buf, n, &kind, &d) == QUICOFF_OK,
+       "a train whose last PN is 2^62-1: ok");
+
+    /* the encoder refuses what the decoder would */
+    ok(train_frame(buf, sizeof(buf), 1, 0, 1, 10) == 0, "encode: segment size 0 refused");
+    ok(train_frame(buf, sizeof(buf), 1, 100, 3, 200) == 0,
+       "encode: lengths that do not add up refused");
+    ok(train_frame(buf, sizeof(buf), QUICOFF_WIRE_PN_MAX, 100, 2, 200) == 0,
+       "encode: last PN past 2^62-1 refused");
+
+    /* the old single-packet frame is unchanged: 20 bytes, no train fields */
+    struct quicoff_wire_msg one;
+    quicoff_wire_msg_init(&one, QUICOFF_WIRE_DATA_TO_OFFLOAD);
+    one.u.data.index = 7;
+    one.u.data.pn = 42;
+    one.u.data.payload_len = 40;
+    size_t on = 0;
+    ok(quicoff_wire_encode_payload(&one, buf, sizeof(buf), &on, NULL) == QUICOFF_OK && on == 20 &&
+           buf[2] == 0x10 &&
+           quicoff_wire_data_hdr_read(QUICOFF_WIRE_ETHERTYPE_SIGNAL, buf, 60, &kind, &d) ==
+               QUICOFF_OK &&
+           d.count == 0 && d.segment_size == 0,
+       "DATA_TO_OFFLOAD unchanged: 20-byte header, no train fields");
+    ok(strcmp(quicoff_wire_kind_name(QUICOFF_WIRE_DATA_TRAIN), "data_train") == 0,
+       "kind name data_train");
+}
+
 int main(void)
 {
     fill(PAYLOAD, sizeof(PAYLOAD), 0x99);
@@ -1482,5 +1631,6 @@ int main(void)
     subtest("clear", test_clear);
     subtest("grease_quic_bit TLV", test_grease_tlv);
     subtest("too_big event", test_too_big_event);
+    subtest("trains", test_trains);
     return done_testing();
 }

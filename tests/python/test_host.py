@@ -221,3 +221,31 @@ def test_junk_frames_are_ignored(pair):
     port.process()
     assert port.counters["frames_ignored"] > 0
     assert port.add(**add(12)).success
+
+
+def test_trains_are_sent_and_counted(pair):
+    port, fake = pair
+    trains = [
+        (7, 200, [b"a" * 100, b"b" * 100, b"c" * 40]),
+        (8, 9, [b"single packet train"]),
+    ]
+    assert port.send_train(trains) == 2
+    end = time.monotonic() + 1
+    while len(fake.frames) < 2 and time.monotonic() < end:
+        time.sleep(0.002)
+    got = [wire.decode_frame(f)[1] for f in fake.frames]
+    assert [(d.kind, d.index, d.pn, d.packets) for d in got] == [
+        ("data_train", i, pn, p) for i, pn, p in trains
+    ]
+    c = port.counters
+    assert (c["data_sent"], c["trains_sent"], c["packets_sent"]) == (2, 2, 4)
+    # bad trains: nothing of the call is sent
+    for bad in (
+        [(7, 1, [b"a" * 10, b"b" * 11])],  # a packet longer than the segment
+        [(7, wire.PN_MAX, [b"a", b"b"])],  # the last PN past 2^62-1
+        [(7, 1, [])],  # no packet
+    ):
+        with pytest.raises(wire.WireError):
+            port.send_train([(8, 1, [b"ok"])] + bad)
+    time.sleep(0.02)
+    assert len(fake.frames) == 2 and port.counters["trains_sent"] == 2

@@ -326,7 +326,9 @@ def test_wire_is_standard_quic_without_plaintext(site, tmp_path, mode):
     assert not leaked, "file bytes in plaintext on the wire at offsets %s" % leaked[:5]
 
 
-def test_dpdk_mode_is_refused_until_the_host_library_exists(site):
+def test_dpdk_mode_needs_the_host_interface(site):
+    """--offload dpdk without --host-if: a usage error that says what is
+    missing (the mode itself runs in tests/dpdk/test_ngtcp2_offload.py)."""
     p = subprocess.run(
         [
             str(SERVER),
@@ -341,4 +343,54 @@ def test_dpdk_mode_is_refused_until_the_host_library_exists(site):
         text=True,
         timeout=30,
     )
-    assert p.returncode != 0 and "dpdk needs the host library" in p.stderr, p.stderr
+    assert p.returncode == 2 and "dpdk needs --host-if" in p.stderr, p.stderr
+
+
+CLIENT = BUILD / "integrations" / "ngtcp2" / "qo-h3-client"
+
+
+@pytest.mark.parametrize("client_mode", MODES)
+def test_qo_h3_client_downloads_from_qo_h3_server(site, tmp_path, client_mode):
+    """qo-h3-client (the seam on the client side) against qo-h3-server
+    --offload inproc on loopback, a key update started by the client: with
+    both in inproc, ngtcp2 talks to ngtcp2 and neither makes a 1-RTT AEAD
+    call (both offloaded through the DPDK offload: tests/dpdk/test_ngtcp2_offload.py)."""
+    assert CLIENT.exists(), "%s missing: built beside qo-h3-server" % CLIENT
+    port = free_udp_port()
+    server = subprocess.Popen(
+        [str(SERVER), "-d", str(site / "htdocs"), "--offload", "inproc", "--once",
+         "--stats", str(tmp_path / "server.json"), "127.0.0.1", str(port),
+         str(site / "key.pem"), str(site / "cert.pem")],
+        stderr=subprocess.PIPE,
+    )  # fmt: skip
+    try:
+        ready, _, _ = select.select([server.stderr], [], [], 10)
+        assert ready and b"listening" in server.stderr.readline(), "qo-h3-server did not start"
+        client = subprocess.run(
+            [str(CLIENT), "--offload", client_mode, "-o", str(tmp_path / "1m"),
+             "--stats", str(tmp_path / "client.json"), "--key-update-after", str(256 * 1024),
+             "127.0.0.1", str(port), "/1m"],
+            capture_output=True, timeout=TIMEOUT,
+        )  # fmt: skip
+        assert client.returncode == 0, client.stderr[-3000:]
+        server.wait(timeout=30)
+    finally:
+        if server.poll() is None:
+            server.terminate()
+            server.wait(10)
+    got = (tmp_path / "1m").read_bytes()
+    assert (
+        hashlib.sha256(got).digest()
+        == hashlib.sha256((site / "htdocs" / "1m").read_bytes()).digest()
+    )
+    cs = json.loads((tmp_path / "client.json").read_text())
+    ss = json.loads((tmp_path / "server.json").read_text())
+    assert cs["status"] == 200 and cs["bytes"] == SIZES["1m"], cs
+    assert cs["key_updates_c2s"] >= 1 and ss["key_updates_c2s"] >= 1, (cs, ss)
+    assert ss["host_1rtt_aead_calls"] == 0, ss
+    sent, received = cs["stack_1rtt_packets_sent"], cs["stack_1rtt_packets_received"]
+    if client_mode == "inproc":
+        assert cs["host_1rtt_aead_calls"] == 0, cs
+        assert cs["offload_tx_packets"] == sent and cs["offload_rx_packets"] == received, cs
+    else:
+        assert cs["host_1rtt_aead_calls"] == sent + received, cs

@@ -33,6 +33,7 @@ from scapy.layers.l2 import Dot1Q, Ether
 
 from quicoff.scapy_layers import (
     QOData,
+    QOTrain,
     QOSignal,
     QOTLV,
     data_pkt,
@@ -222,6 +223,17 @@ def c_to_py(m):
             detail=_detail(m),
             mtu=e.mtu if e.has_mtu else None,
         )
+    if k == "data_train":
+        x = m.u.data
+        body = _b(x.payload, x.payload_len)
+        seg = x.segment_size
+        return wire.DataTrain(
+            index=x.index,
+            pn=x.pn,
+            packets=[body[i * seg : (i + 1) * seg] for i in range(x.count)],
+            segment_size=seg,
+            flags=x.flags,
+        )
     if k in ("data_to_offload", "data_to_host", "compat_data"):
         x = m.u.data
         pkt = _b(x.payload, x.payload_len) if x.payload_len else b""
@@ -401,6 +413,14 @@ def py_to_c(x):
             _c_addr(e.local_addr, x.local_addr)
         if x.remote_addr:
             _c_addr(e.remote_addr, x.remote_addr)
+    elif k == "data_train":
+        d = m.u.data
+        d.index, d.pn, d.flags = x.index, x.pn, x.flags
+        body = b"".join(bytes(p) for p in x.packets)
+        pkt = ffi.new("uint8_t[]", body or b"\0")
+        keep.append(pkt)
+        d.payload, d.payload_len = pkt, len(body)
+        d.segment_size, d.count = x.seg(), len(x.packets)
     elif k in ("data_to_offload", "data_to_host", "compat_data"):
         d = m.u.data
         d.index = x.index
@@ -549,6 +569,12 @@ SAMPLES = [
         mtu=1500,
     ),
     wire.DataToOffload(index=7, pn=42, packet=bytes(40)),
+    wire.DataTrain(
+        index=3,
+        pn=1000,
+        packets=[bytes([i]) * 1000 for i in range(3)] + [b"last"],
+        segment_size=1000,
+    ),
     wire.DataToHost(
         index=0x01000002,
         pn=wire.PN_MAX,
@@ -1189,7 +1215,13 @@ def test_scapy_v1_layers_match_wire():
             continue
         raw = wire.frame(msg, dst=MAC_B, src=MAC_A)
         p = Ether(raw)
-        layer = QOData if msg.kind.startswith("data") else QOSignal
+        layer = (
+            QOTrain
+            if msg.kind == "data_train"
+            else QOData
+            if msg.kind.startswith("data")
+            else QOSignal
+        )
         assert p.haslayer(layer), msg.kind
         assert bytes(p) == raw
         if layer is QOSignal:
@@ -1207,6 +1239,14 @@ def test_scapy_v1_layers_match_wire():
                 tlvs=[QOTLV(type=t.type, value=t.value) for t in q.tlvs],
             )
             assert bytes(rebuilt) == raw[14:]
+        elif layer is QOTrain:
+            q = p[QOTrain]
+            assert (q.index, q.pn, q.segment_size, q.count) == (
+                msg.index,
+                msg.pn,
+                msg.seg(),
+                len(msg.packets),
+            )
         else:
             q = p[QOData]
             assert (q.index, q.pn, q.length) == (msg.index, msg.pn, len(msg.packet))
@@ -1261,16 +1301,16 @@ def _scapy_rebuild(raw: bytes):
     """The frame dissected by the Scapy layer and built again by it from the
     dissected field values (not from the bytes): Scapy's own reading."""
     p = Ether(raw)
-    for layer in (signaling_peer, signaling_host, data_pkt, QOData, QOSignal):
+    for layer in (signaling_peer, signaling_host, data_pkt, QOData, QOTrain, QOSignal):
         if p.haslayer(layer):
             q = p[layer]
             f = {n.name: q.getfieldval(n.name) for n in q.fields_desc}
             if layer is QOSignal:
                 f["tlvs"] = [QOTLV(type=x.type, value=bytes(x.value)) for x in q.tlvs]
                 f["tlv_len"] = None
-            if layer is QOData:
+            if layer in (QOData, QOTrain):
                 f["length"] = None
-                return bytes(Ether(dst=p.dst, src=p.src) / QOData(**f) / bytes(q.payload))
+                return bytes(Ether(dst=p.dst, src=p.src) / layer(**f) / bytes(q.payload))
             if layer is data_pkt:
                 return bytes(Ether(dst=p.dst, src=p.src) / data_pkt(**f) / bytes(q.payload))
             return bytes(Ether(dst=p.dst, src=p.src) / layer(**f))
@@ -1431,3 +1471,85 @@ def test_tag_stacks_python_as_c(stack):
         assert c_decode_frame(cut)[0] == "malformed"
         with pytest.raises(wire.WireError):
             wire.decode_frame(cut)
+
+
+def _train_by_hand(pn: int, length: int, seg: int, count: int, extra: int) -> bytes:
+    """A DATA_TRAIN header as no encoder writes it, then `extra` bytes."""
+    return (
+        bytes([0x51, 1, 0x11, 0])
+        + struct.pack("!IQHHHH", 5, pn, length, 0, seg, count)
+        + bytes(extra)
+    )
+
+
+@pytest.mark.parametrize(
+    "what,pn,length,seg,count,extra,status",
+    [
+        ("segment size 0", 1, 100, 0, 1, 100, "invalid_argument"),
+        ("count 0", 1, 100, 100, 0, 100, "invalid_argument"),
+        ("length 0", 1, 0, 100, 1, 0, "malformed"),
+        ("short of count - 1 segments", 1, 250, 100, 4, 250, "malformed"),
+        ("an empty last packet", 1, 300, 100, 4, 300, "malformed"),
+        ("past count full segments", 1, 401, 100, 4, 401, "malformed"),
+        ("length past the frame", 1, 400, 100, 4, 399, "malformed"),
+        ("first PN past 2^62-1", wire.PN_MAX + 1, 100, 100, 1, 100, "invalid_argument"),
+        ("last PN past 2^62-1", wire.PN_MAX - 2, 400, 100, 4, 400, "invalid_argument"),
+    ],
+)
+def test_malformed_trains_c_and_python(what, pn, length, seg, count, extra, status):
+    """Each bad train has one status, the same from quicoff.wire, the C full
+    decoder and the C header reader the offload's data path uses."""
+    raw = _train_by_hand(pn, length, seg, count, extra)
+    with pytest.raises(wire.WireError) as e:
+        wire.decode(raw)
+    assert e.value.status == status, what
+    st_c, _m, _keep = c_decode(raw, wire.ETHERTYPE_SIGNAL)
+    assert st_c == status, what
+    buf = ffi.new("uint8_t[]", raw)
+    kind = ffi.new("quicoff_wire_kind_t *")
+    d = ffi.new("struct quicoff_wire_data *")
+    st_h = lib.quicoff_wire_data_hdr_read(wire.ETHERTYPE_SIGNAL, buf, len(raw), kind, d)
+    assert wire._status_name(st_h) == status and kind[0] == lib.QUICOFF_WIRE_DATA_TRAIN, what
+    # cut header
+    with pytest.raises(wire.WireError) as e:
+        wire.decode(raw[:23])
+    assert e.value.status == "malformed"
+
+
+@pytest.mark.parametrize("count", [1, 2, 10, 55])
+def test_trains_roundtrip_c_and_python(count):
+    """1, 2, 10 and 55 packets (54 of 1200 bytes and a shorter last: 65535
+    bytes, the most one frame's Length holds): Python and C write the same
+    bytes and read the same packets back."""
+    last = 65535 - 54 * 1200 if count == 55 else 77
+    pkts = [bytes([i % 256]) * 1200 for i in range(count - 1)] + [b"\x42" * last]
+    msg = wire.DataTrain(index=9, pn=(1 << 40) + 3, packets=pkts)
+    py = msg.encode()
+    assert len(py) == wire.TRAIN_HDR_LEN + sum(map(len, pkts))
+    assert wire.decode(py) == wire.DataTrain(
+        index=9, pn=(1 << 40) + 3, packets=pkts, segment_size=1200 if count > 1 else last
+    )
+    status, m, _keep = c_decode(py, wire.ETHERTYPE_SIGNAL)
+    assert status == "ok" and m.kind == lib.QUICOFF_WIRE_DATA_TRAIN and m.u.data.count == count
+    n = ffi.new("uint32_t *")
+    for i, p in enumerate(pkts):
+        at = lib.quicoff_wire_train_packet(ffi.addressof(m.u.data), i, n)
+        assert ffi.buffer(at, n[0])[:] == p
+    assert lib.quicoff_wire_train_packet(ffi.addressof(m.u.data), count, n) == ffi.NULL
+    out = ffi.new("uint8_t[]", 70000)
+    n_out = ffi.new("size_t *")
+    assert c_status(lib.quicoff_wire_encode_payload(m, out, 70000, n_out, ffi.NULL)) == "ok"
+    assert ffi.buffer(out, n_out[0])[:] == py
+
+
+def test_train_encoder_refuses_what_decoders_refuse():
+    for bad, status in (
+        (wire.DataTrain(packets=[]), "invalid_argument"),
+        (wire.DataTrain(packets=[b"a" * 10, b"b" * 11]), "malformed"),
+        (wire.DataTrain(packets=[b"a" * 10, b"b" * 9, b"c"]), "malformed"),
+        (wire.DataTrain(packets=[b"a", b"b"], segment_size=0), "invalid_argument"),
+        (wire.DataTrain(pn=wire.PN_MAX, packets=[b"a", b"b"]), "invalid_argument"),
+    ):
+        with pytest.raises(wire.WireError) as e:
+            bad.encode()
+        assert e.value.status == status, bad

@@ -1,0 +1,448 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/* qo-h3-server's dpdk backend (see h3_dpdk.h). */
+#include "h3_dpdk.h"
+
+#include <arpa/inet.h>
+#include <net/if.h>
+#include <net/if_arp.h>
+#include <netinet/in.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <quicoff/host.h>
+
+/* one entry index per direction: the server has one connection at a time,
+ * and ADD replaces (REPLACE) whatever an earlier connection left there */
+#define QO_DPDK_INDEX 0
+#define QO_DPDK_RX_CAP 2048 /* a DATA_TO_HOST packet + the placeholder tag */
+
+struct qo_dpdk {
+    struct quicoff_host *h;
+    char ifname[IF_NAMESIZE];
+    unsigned silence_ms;
+    bool installed; /* the connection's entries were added */
+    bool lost;      /* a request got no answer: the offload is gone */
+    bool probing;   /* the liveness QUERY is outstanding */
+    uint32_t probe_id;
+    uint64_t last_heard_ns; /* DATA_TO_HOST, ACK, STATS or EVENT */
+    struct qo_offload *o;
+    struct quicoff_wire_data in[QO_H3_BATCH];
+    uint8_t rxbuf[QO_H3_BATCH][QO_DPDK_RX_CAP];
+};
+
+static uint64_t mono_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+static void on_event(void *arg, const struct quicoff_wire_msg *ev)
+{
+    struct qo_dpdk *d = arg;
+    d->last_heard_ns = mono_ns();
+    if (ev->status == QUICOFF_OK && ev->u.event.code == QUICOFF_WIRE_EV_KEY_UPDATE &&
+        ev->direction == QUICOFF_DIR_RX && ev->index == QO_DPDK_INDEX)
+        d->o->c.offload_key_update_events++;
+}
+
+/* Answers to submitted requests: the liveness QUERY and the REMOVEs sent
+ * after a loss (whose answers, if any, change nothing). */
+static void on_reply(void *arg, const struct quicoff_host_reply *r)
+{
+    struct qo_dpdk *d = arg;
+    if (r->result == QUICOFF_HOST_OK)
+        d->last_heard_ns = mono_ns();
+    if (d->probing && r->request_id == d->probe_id) {
+        d->probing = false;
+        /* no answer: the offload is gone; an answer without the entry: it
+         * restarted and forgot the connection. Either way its keys are not
+         * there to protect what ngtcp2 writes. The fallback itself waits
+         * for qo_dpdk_tick (no requests from inside the library's call). */
+        if (r->result == QUICOFF_HOST_TIMEOUT || !r->success)
+            d->lost = true;
+    }
+}
+
+/* ---------------------------------------------------------------- requests */
+
+/* The offload answered, and took it: 0. No answer: marks the offload lost. */
+static int request(struct qo_dpdk *d, struct quicoff_wire_msg *m, struct quicoff_wire_msg *answer,
+                   const char *what)
+{
+    struct quicoff_host_reply r;
+    memset(&r, 0, sizeof(r));
+    quicoff_host_status_t st = quicoff_host_request(d->h, m, &r, answer);
+    if (st == QUICOFF_HOST_OK)
+        return 0;
+    if (st == QUICOFF_HOST_TIMEOUT)
+        d->lost = true;
+    /* the status names only: never a key */
+    fprintf(stderr, "qo-h3-server: offload %s: %s%s%s\n", what, quicoff_host_status_name(st),
+            st == QUICOFF_HOST_REFUSED ? " " : "",
+            st == QUICOFF_HOST_REFUSED ? quicoff_status_name((quicoff_status_t)r.status) : "");
+    return -1;
+}
+
+static int remove_entry(struct qo_dpdk *d, uint8_t dir, bool wait)
+{
+    struct quicoff_wire_msg m;
+    quicoff_wire_msg_init(&m, QUICOFF_WIRE_REMOVE);
+    m.direction = dir;
+    m.index = QO_DPDK_INDEX;
+    if (wait)
+        return request(d, &m, NULL, dir == QUICOFF_DIR_TX ? "REMOVE tx" : "REMOVE rx");
+    return quicoff_host_submit(d->h, &m, NULL) == QUICOFF_HOST_OK ? 0 : -1;
+}
+
+/* The entry's protected (TX) / opened (RX) packet count, from a QUERY. */
+static void query_packets(struct qo_dpdk *d, uint8_t dir, uint64_t *out)
+{
+    struct quicoff_wire_msg m, ans;
+    quicoff_wire_msg_init(&m, QUICOFF_WIRE_QUERY);
+    m.flags = QUICOFF_WIRE_QUERY_CONN;
+    m.direction = dir;
+    m.index = QO_DPDK_INDEX;
+    memset(&ans, 0, sizeof(ans));
+    if (request(d, &m, &ans, "QUERY") == 0 && ans.u.stats.has_conn)
+        *out += ans.u.stats.conn.packets;
+}
+
+/* ------------------------------------------------------------ encapsulation */
+
+/* What the offload puts before each protected packet: the MACs of this
+ * interface and of the peer (the kernel's neighbour entry: the peer's
+ * Initial came by ARP-resolved IPv4 through the pass-through, so it is
+ * there), the addresses and ports of the connection. IPv4 on the link. */
+static int encap_for(struct qo_dpdk *d, const struct qo_offload *o, struct quicoff_wire_encap *e)
+{
+    if (o->remote.ss_family != AF_INET || o->local.ss_family != AF_INET) {
+        fprintf(stderr, "qo-h3-server: offload: only IPv4 peers on the link are offloaded\n");
+        return -1;
+    }
+    const struct sockaddr_in *l = (const struct sockaddr_in *)&o->local;
+    const struct sockaddr_in *r = (const struct sockaddr_in *)&o->remote;
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd < 0)
+        return -1;
+    int rv = -1;
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof(ifr));
+    snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", d->ifname);
+    if (ioctl(fd, SIOCGIFHWADDR, &ifr) != 0)
+        goto out;
+    memcpy(e->src_mac, ifr.ifr_hwaddr.sa_data, 6);
+    struct in_addr src = l->sin_addr;
+    if (src.s_addr == htonl(INADDR_ANY)) {
+        if (ioctl(fd, SIOCGIFADDR, &ifr) != 0)
+            goto out;
+        src = ((struct sockaddr_in *)&ifr.ifr_addr)->sin_addr;
+    }
+    struct arpreq ar;
+    memset(&ar, 0, sizeof(ar));
+    memcpy(&ar.arp_pa, r, sizeof(*r));
+    snprintf(ar.arp_dev, sizeof(ar.arp_dev), "%s", d->ifname);
+    if (ioctl(fd, SIOCGARP, &ar) != 0 || !(ar.arp_flags & ATF_COM)) {
+        fprintf(stderr, "qo-h3-server: offload: no neighbour entry for the peer on %s\n",
+                d->ifname);
+        goto out;
+    }
+    memcpy(e->dst_mac, ar.arp_ha.sa_data, 6);
+    e->family = 4;
+    e->src_port = ntohs(l->sin_port);
+    e->dst_port = ntohs(r->sin_port);
+    memcpy(e->src_ip, &src, 4);
+    memcpy(e->dst_ip, &r->sin_addr, 4);
+    rv = 0;
+out:
+    close(fd);
+    return rv;
+}
+
+/* ---------------------------------------------------------------- backend */
+
+static int add_entry(struct qo_dpdk *d, const struct qo_offload *o, uint8_t dir,
+                     const uint8_t *secret, size_t secret_len, const ngtcp2_cid *dcid,
+                     const struct quicoff_wire_encap *encap)
+{
+    struct quicoff_wire_msg m;
+    quicoff_wire_msg_init(&m, QUICOFF_WIRE_ADD);
+    m.flags = QUICOFF_WIRE_ADD_REPLACE;
+    m.direction = dir;
+    m.index = QO_DPDK_INDEX;
+    struct quicoff_conn_config *c = &m.u.add.cfg;
+    c->direction = dir;
+    c->suite = o->suite;
+    c->version = o->version;
+    memcpy(c->dcid, dcid->data, dcid->datalen);
+    c->dcid_len = (uint8_t)dcid->datalen;
+    /* the offload derives key, IV, header key and the next generation from
+     * the secret (RFC 9001 §5.1, §6): the RX entry takes the peer's key
+     * update without a round trip */
+    memcpy(m.u.add.secret, secret, secret_len);
+    c->secret_len = secret_len;
+    if (encap) {
+        m.u.add.has_encap = true;
+        m.u.add.encap = *encap;
+    }
+    /* m (and its copy of the secret) is wiped by the library once encoded */
+    return request(d, &m, NULL, dir == QUICOFF_DIR_TX ? "ADD tx" : "ADD rx");
+}
+
+static int dpdk_install(struct qo_offload *o, const uint8_t *rx_secret, const uint8_t *tx_secret,
+                        size_t secret_len, const ngtcp2_cid *local_cid, const ngtcp2_cid *peer_cid)
+{
+    struct qo_dpdk *d = o->dpdk;
+    struct quicoff_wire_encap encap;
+    memset(&encap, 0, sizeof(encap));
+    d->lost = false;
+    d->probing = false;
+    if (encap_for(d, o, &encap) != 0)
+        return -1;
+    if (add_entry(d, o, QUICOFF_DIR_TX, tx_secret, secret_len, peer_cid, &encap) != 0)
+        return -1;
+    if (add_entry(d, o, QUICOFF_DIR_RX, rx_secret, secret_len, local_cid, NULL) != 0) {
+        if (!d->lost)
+            remove_entry(d, QUICOFF_DIR_TX, true);
+        return -1;
+    }
+    d->installed = true;
+    d->last_heard_ns = mono_ns();
+    return 0;
+}
+
+static int update_entry(struct qo_dpdk *d, uint8_t dir, uint32_t gen, const uint8_t *secret,
+                        size_t secret_len)
+{
+    struct quicoff_wire_msg m;
+    quicoff_wire_msg_init(&m, QUICOFF_WIRE_UPDATE);
+    m.direction = dir;
+    m.index = QO_DPDK_INDEX;
+    struct quicoff_conn_update *u = &m.u.update.upd;
+    /* the next generation, ahead of its use: the TX entry takes the key
+     * phase ngtcp2 writes, the RX entry the one the peer sends, exactly as
+     * libquicoff does in process */
+    u->what = QUICOFF_UPDATE_KEYS;
+    u->key_generation = gen;
+    memcpy(m.u.update.secret, secret, secret_len);
+    u->secret_len = secret_len;
+    return request(d, &m, NULL, dir == QUICOFF_DIR_TX ? "UPDATE tx" : "UPDATE rx");
+}
+
+static int dpdk_update_keys(struct qo_offload *o, uint32_t gen, const uint8_t *rx_secret,
+                            const uint8_t *tx_secret, size_t secret_len)
+{
+    struct qo_dpdk *d = o->dpdk;
+    if (update_entry(d, QUICOFF_DIR_TX, gen, tx_secret, secret_len) != 0 ||
+        update_entry(d, QUICOFF_DIR_RX, gen, rx_secret, secret_len) != 0) {
+        if (d->lost)
+            o->c.offload_lost++;
+        return -1;
+    }
+    return 0;
+}
+
+/* The batch's 1-RTT packets go to the offload in one call (the one place a
+ * batch is sent: a train of packets per frame replaces the loop's frames
+ * here). Long-header packets coalesced before a 1-RTT packet are already
+ * protected by ngtcp2 and stay in the datagram for the UDP socket (len
+ * shrinks to them). A packet the host link does not take is dropped: the
+ * UDP socket never sends it. */
+static void dpdk_send_batch(struct qo_offload *o, struct qo_tx_batch *b)
+{
+    struct qo_dpdk *d = o->dpdk;
+    struct quicoff_host_pkt p[QO_H3_BATCH];
+    unsigned idx[QO_H3_BATCH], n = 0;
+    for (unsigned i = 0; i < b->n; i++) {
+        if (!b->has_1rtt[i] || !b->ok[i])
+            continue;
+        size_t off = b->short_off[i];
+        p[n] = (struct quicoff_host_pkt){.index = QO_DPDK_INDEX,
+                                         .pn = b->pn[i],
+                                         .data = b->data[i] + off,
+                                         .len = (uint32_t)(b->len[i] - off - QUICOFF_TAG_LEN)};
+        b->len[i] = off;
+        idx[n++] = i;
+    }
+    if (n == 0)
+        return;
+    unsigned sent = 0;
+    quicoff_host_send_data(d->h, p, n, &sent);
+    o->c.host_frames_sent += sent;
+    for (unsigned j = sent; j < n; j++) {
+        b->ok[idx[j]] = false;
+        o->c.offload_tx_failures++;
+    }
+}
+
+static void dpdk_remove(struct qo_offload *o)
+{
+    struct qo_dpdk *d = o->dpdk;
+    if (!d->installed)
+        return;
+    d->installed = false;
+    if (d->lost) {
+        /* best effort, without waiting: an offload that comes back must not
+         * keep the keys (and its answers, if any, change nothing here) */
+        remove_entry(d, QUICOFF_DIR_TX, false);
+        remove_entry(d, QUICOFF_DIR_RX, false);
+        return;
+    }
+    /* the offload's own packet counts, before the entries go */
+    query_packets(d, QUICOFF_DIR_TX, &o->c.offload_tx_packets);
+    query_packets(d, QUICOFF_DIR_RX, &o->c.offload_rx_packets);
+    remove_entry(d, QUICOFF_DIR_TX, true);
+    remove_entry(d, QUICOFF_DIR_RX, true);
+}
+
+static void dpdk_collect(struct qo_offload *o)
+{
+    (void)o; /* the counts are taken per connection, before REMOVE */
+}
+
+static void dpdk_free(struct qo_offload *o)
+{
+    if (!o->dpdk)
+        return;
+    quicoff_host_close(o->dpdk->h);
+    free(o->dpdk);
+    o->dpdk = NULL;
+}
+
+static const struct qo_backend dpdk_backend = {
+    .install = dpdk_install,
+    .update_keys = dpdk_update_keys,
+    .protect = dpdk_send_batch,
+    .unprotect = NULL, /* 1-RTT packets arrive opened: qo_dpdk_recv */
+    .remove = dpdk_remove,
+    .collect = dpdk_collect,
+    .free = dpdk_free,
+};
+
+/* ------------------------------------------------------------------ public */
+
+/* fd < 0: open cfg->ifname; else the handle takes fd (a socket carrying
+ * whole frames, host MAC mac) */
+static int open_backend(struct qo_offload *o, const struct qo_dpdk_config *cfg, int fd,
+                        const uint8_t mac[6])
+{
+    struct qo_dpdk *d = calloc(1, sizeof(*d));
+    if (!d) {
+        if (fd >= 0)
+            close(fd);
+        return -1;
+    }
+    d->o = o;
+    d->silence_ms = cfg->silence_ms;
+    snprintf(d->ifname, sizeof(d->ifname), "%s", cfg->ifname ? cfg->ifname : "");
+    struct quicoff_host_config hc;
+    quicoff_host_config_init(&hc);
+    if (cfg->has_offload_mac)
+        memcpy(hc.offload_mac, cfg->offload_mac, 6);
+    hc.batch = QO_H3_BATCH;
+    hc.on_event = on_event;
+    hc.on_reply = on_reply;
+    hc.cb_arg = d;
+    quicoff_host_status_t st = fd < 0 ? quicoff_host_open(cfg->ifname, &hc, &d->h)
+                                      : quicoff_host_open_fd(fd, mac, &hc, &d->h);
+    if (st != QUICOFF_HOST_OK) {
+        fprintf(stderr, "qo-h3-server: host interface %s: %s\n", d->ifname,
+                quicoff_host_status_name(st));
+        free(d);
+        return -1;
+    }
+    o->dpdk = d;
+    o->be = &dpdk_backend;
+    return 0;
+}
+
+int qo_dpdk_open(struct qo_offload *o, const struct qo_dpdk_config *cfg)
+{
+    return open_backend(o, cfg, -1, NULL);
+}
+
+int qo_dpdk_open_fd(struct qo_offload *o, const struct qo_dpdk_config *cfg, int fd,
+                    const uint8_t mac[6])
+{
+    return open_backend(o, cfg, fd, mac);
+}
+
+int qo_dpdk_fd(const struct qo_offload *o)
+{
+    return quicoff_host_fd(o->dpdk->h);
+}
+
+int qo_dpdk_timeout_ms(const struct qo_offload *o)
+{
+    const struct qo_dpdk *d = o->dpdk;
+    int t = quicoff_host_next_timeout_ms(d->h);
+    if (o->active && !d->probing) {
+        int s = (int)d->silence_ms;
+        if (t < 0 || s < t)
+            t = s;
+    }
+    return t;
+}
+
+unsigned qo_dpdk_recv(struct qo_offload *o, uint8_t **pkt, size_t *len, unsigned max)
+{
+    struct qo_dpdk *d = o->dpdk;
+    if (max > QO_H3_BATCH)
+        max = QO_H3_BATCH;
+    unsigned k = quicoff_host_recv_data(d->h, d->in, max, NULL), m = 0;
+    if (k)
+        d->last_heard_ns = mono_ns();
+    for (unsigned j = 0; j < k; j++) {
+        const struct quicoff_wire_data *in = &d->in[j];
+        /* only what the RX entry opened: a packet passed as it failed
+         * authentication is not ngtcp2's to read. Also after a fallback:
+         * until its REMOVE arrives, the offload still opens the peer's
+         * packets, and ngtcp2 reads them behind the null AEAD */
+        bool opened = in->status == QUICOFF_OK || in->status == QUICOFF_USAGE_LIMIT_REACHED;
+        if (in->index != QO_DPDK_INDEX || in->level != QUICOFF_LEVEL_ONE_RTT || !opened ||
+            (in->flags & QUICOFF_FLAG_PASS_FAILED) ||
+            in->payload_len + QUICOFF_TAG_LEN > QO_DPDK_RX_CAP) {
+            o->c.offload_rx_failures++;
+            continue;
+        }
+        memcpy(d->rxbuf[m], in->payload, in->payload_len);
+        memset(d->rxbuf[m] + in->payload_len, 0, QUICOFF_TAG_LEN);
+        pkt[m] = d->rxbuf[m];
+        len[m] = in->payload_len + QUICOFF_TAG_LEN;
+        m++;
+    }
+    return m;
+}
+
+void qo_dpdk_tick(struct qo_offload *o, bool awaiting_peer)
+{
+    struct qo_dpdk *d = o->dpdk;
+    if (quicoff_host_next_timeout_ms(d->h) == 0)
+        quicoff_host_process(d->h);
+    if (d->lost && o->active) {
+        fprintf(stderr, "qo-h3-server: the offload stopped answering: the connection is back on "
+                        "ngtcp2's crypto\n");
+        o->c.offload_lost++;
+        qo_offload_fall_back(o);
+        return;
+    }
+    if (!o->active || !awaiting_peer || d->probing)
+        return;
+    uint64_t now = mono_ns();
+    if (now - d->last_heard_ns < (uint64_t)d->silence_ms * 1000000u)
+        return;
+    /* the RX entry's counters: an offload that answers without it has lost
+     * the connection as surely as one that does not answer */
+    struct quicoff_wire_msg m;
+    quicoff_wire_msg_init(&m, QUICOFF_WIRE_QUERY);
+    m.flags = QUICOFF_WIRE_QUERY_CONN;
+    m.index = QO_DPDK_INDEX;
+    m.direction = QUICOFF_DIR_RX;
+    if (quicoff_host_submit(d->h, &m, &d->probe_id) == QUICOFF_HOST_OK)
+        d->probing = true;
+    d->last_heard_ns = now; /* the next question waits for this one's answer */
+}
