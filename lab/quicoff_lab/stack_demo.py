@@ -102,9 +102,22 @@ def _ngtcp2_argv(site: "Site", mode: str, o: dict) -> List[str]:
     return argv + [SERVER_IP, str(PORT), site.key, site.cert]
 
 
+def _aioquic_server_argv(site: "Site", mode: str, o: dict) -> List[str]:
+    """quicoff.aioquic_server: qo-h3-server's command line and --stats."""
+    argv = [sys.executable, "-m", "quicoff.aioquic_server", "-d", site.htdocs]
+    argv += ["--offload", mode, "--once", "--stats", o["stats"], "--keylog", o["keylog"]]
+    if o.get("key_update_after"):
+        argv += ["--key-update-after", str(o["key_update_after"])]
+    if mode == "dpdk":
+        argv += ["--host-if", "ho0"]
+    return argv + [SERVER_IP, str(PORT), site.key, site.cert]
+
+
 #: stack -> server. A mode that a server gains is one more name in its list.
 SERVERS: Dict[str, Server] = {
-    "ngtcp2": Server("ngtcp2", ["none", "inproc"], _ngtcp2_argv, cid_len=16),
+    "ngtcp2": Server("ngtcp2", ["none", "inproc", "dpdk"], _ngtcp2_argv, cid_len=16),
+    # aioquic's default connection_id_length
+    "aioquic": Server("aioquic", ["none", "inproc", "dpdk"], _aioquic_server_argv, cid_len=8),
 }
 
 
@@ -116,6 +129,8 @@ class Client:
     argv: Callable[["Site", List[str], dict], List[str]]  # (site, urls, options) -> argv
     offloaded: bool = False  # runs through offload B (--offload dpdk)
     cid_len: int = 8  # offloaded: the CIDs it chooses, offload B's --local-cid-len
+    one_url: bool = False  # downloads one URL per run: no requests run
+    stacks: tuple = ()  # the servers it is run against (empty: all)
 
 
 def _gtlsclient_argv(site: "Site", urls: List[str], o: dict) -> List[str]:
@@ -143,11 +158,46 @@ def _aioquic_argv(site: "Site", urls: List[str], o: dict) -> List[str]:
     return argv + urls
 
 
+def _offloaded_aioquic_argv(site: "Site", urls: List[str], o: dict) -> List[str]:
+    """quicoff.aioquic_client --offload dpdk: host B's own 1-RTT protection
+    in offload B (both hosts offloaded)."""
+    argv = [sys.executable, "-m", "quicoff.aioquic_client", "--offload", "dpdk"]
+    argv += ["--host-if", "ho0", "--download", o["download"], "--timeout", "60"]
+    argv += ["--stats", o["client_stats"]]
+    if o.get("key_update_after"):
+        argv += ["--key-update-after", str(o["key_update_after"])]
+    return argv + [SERVER_IP, str(PORT)] + urls
+
+
+def _offloaded_ngtcp2_argv(site: "Site", urls: List[str], o: dict) -> List[str]:
+    """integrations/ngtcp2's qo-h3-client --offload dpdk (one URL)."""
+    (url,) = urls
+    path = url.split("/", 3)[3]
+    argv = [os.path.join(site.build_dir, "integrations", "ngtcp2", "qo-h3-client")]
+    argv += ["--offload", "dpdk", "--host-if", "ho0", "--offload-mac", tbm.MACS["offB_host"]]
+    argv += ["-o", os.path.join(o["download"], os.path.basename(path))]
+    argv += ["--stats", o["client_stats"]]
+    if o.get("key_update_after"):
+        argv += ["--key-update-after", str(o["key_update_after"])]
+    return argv + [SERVER_IP, str(PORT), "/" + path]
+
+
 #: the clients of host B. One with its own offload (both hosts offloaded) is
 #: one more entry with offloaded=True.
 CLIENTS: List[Client] = [
     Client("gtlsclient", _gtlsclient_argv),
     Client("aioquic", _aioquic_argv),
+    Client("aioquic+offload", _offloaded_aioquic_argv, offloaded=True, cid_len=8),
+    # ngtcp2's server only: aioquic refuses its ClientHello (a non-empty
+    # legacy_session_id, which RFC 9001 §8.4 forbids in QUIC)
+    Client(
+        "qo-h3-client+offload",
+        _offloaded_ngtcp2_argv,
+        offloaded=True,
+        cid_len=16,
+        one_url=True,
+        stacks=("ngtcp2",),
+    ),
 ]
 
 
@@ -375,7 +425,9 @@ class StackDemo:
             off_tx, off_rx = d["A"]["tx_packets"], d["A"]["rx_packets"]
         else:  # inproc: libquicoff in the server (none: 0)
             off_tx, off_rx = st.get("offload_tx_packets", 0), st.get("offload_rx_packets", 0)
-        frames = st.get("host_frames_sent")
+        # host -> offload data frames: qo-h3-server's host_frames_sent, or
+        # the aioquic runtime's host port counters (DATA_TO_OFFLOAD + trains)
+        frames = st.get("host_frames_sent", st.get("host_port", {}).get("data_sent"))
         run = {
             "stack": server.stack,
             "client": client.name,
@@ -467,11 +519,14 @@ class StackDemo:
         for server in SERVERS.values():
             for mode in server.modes:
                 for client in CLIENTS:
-                    if client.offloaded and mode != "dpdk":
+                    if (client.offloaded and mode != "dpdk") or (
+                        client.stacks and server.stack not in client.stacks
+                    ):
                         continue
                     for name in bulk:
                         plan.append((server, mode, client, "bulk", name))
-                    plan.append((server, mode, client, "requests", None))
+                    if not client.one_url:
+                        plan.append((server, mode, client, "requests", None))
         return plan
 
     def run(self) -> int:
@@ -610,7 +665,7 @@ class StackDemo:
     def report(self, res: dict) -> None:
         print()
         print(
-            "%-7s %-7s %-10s %-9s %9s %8s %10s %10s %7s %9s %9s"
+            "%-7s %-7s %-20s %-9s %9s %8s %10s %10s %7s %9s %9s"
             % (
                 "stack",
                 "mode",
@@ -627,7 +682,7 @@ class StackDemo:
         )
         for r in res["runs"]:
             print(
-                "%-7s %-7s %-10s %-9s %9.2f %8.2f %10d %10d %7d %9s %9.2f"
+                "%-7s %-7s %-20s %-9s %9.2f %8.2f %10d %10d %7d %9s %9.2f"
                 % (
                     r["stack"],
                     r["mode"],
