@@ -446,7 +446,9 @@ class StackDemo:
             "offload_busy_s_per_gb": busy["A"] * GB / size,
             # host -> offload frames per packet: only where frames exist
             # (dpdk mode; the server's --stats says how many it sent)
-            "frames_per_packet": (frames / off_tx) if (frames is not None and off_tx) else None,
+            "frames_per_packet": (frames / off_tx)
+            if (mode == "dpdk" and frames is not None and off_tx)
+            else None,
             # beyond the keys
             "kind": kind,
             "file": name if kind == "bulk" else "%d x %s" % (len(names), SMALL_SIZE),
