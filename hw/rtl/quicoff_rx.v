@@ -16,10 +16,12 @@
 //
 // Why store-and-forward: the UDP checksum sits before the payload it covers
 // and a frame that fails authentication must leave unchanged, so nothing of a
-// frame can leave before its last byte has been checked. This first version
+// frame can leave before its last byte has been checked. This version
 // processes one frame at a time (receive, look up, header protection, GCM,
-// send); its cycle cost per frame is measured by the testbench and reported
-// by tools/hw.sh (docs/hw.md), not assumed.
+// send); inside a frame, H of both key slots rides behind the HP block and
+// GHASH runs beside the keystream, so the frame's GCM costs its block count
+// once plus the AES latency. Its cycle cost per frame is measured by the
+// testbench and reported by tools/hw.sh (docs/hw.md), not assumed.
 //
 // Lookup (the FPGA prototype's hashed CAM): the 20-byte lookup key (DCID of the table's length,
 // or destination address + UDP port when that length is 0, as the FPGA
@@ -174,7 +176,7 @@ module quicoff_rx #(
     localparam S_IN = 5'd0, S_CMD = 5'd1, S_P1 = 5'd2, S_P2 = 5'd3, S_P3 = 5'd4, S_P4 = 5'd5,
                S_HASH = 5'd6, S_BKT = 5'd7, S_FP = 5'd8, S_ENT = 5'd9, S_ENT2 = 5'd10,
                S_HP = 5'd11, S_HPW = 5'd12, S_PN = 5'd13, S_PN2 = 5'd14, S_ISSUE = 5'd15,
-               S_DRAIN = 5'd16, S_GH = 5'd17, S_TAG = 5'd18, S_FIN = 5'd19, S_OUT = 5'd20,
+               S_DRAIN = 5'd16, S_TAG = 5'd18, S_FIN = 5'd19, S_OUT = 5'd20,
                S_DROP = 5'd21, S_CS = 5'd22;
     reg [4:0] state;
     assign cmd_apply = (state == S_CMD);
@@ -214,7 +216,7 @@ module quicoff_rx #(
     reg [255:0] pkey;
     reg [255:0] aad;             // frame byte order, zero after hlen
     // GCM
-    reg [127:0] Hr, ej0, Y;
+    reg [127:0] H0r, H1r, ej0, Y;   // H of key slot 0 and 1 (both computed beside the HP mask)
     reg [15:0]  iss, got, g;
     reg [31:0]  pt_sum;
     reg         tag_ok;
@@ -232,7 +234,7 @@ module quicoff_rx #(
 
     reg  [29*WAYS-1:0] r_cell_all;
     reg  [127:0] mask_j;
-    integer ci, oi;    // one loop variable per always block (a shared one is a latch to Yosys)
+    integer ci, oi, ki;  // one loop variable per always block (a shared one is a latch to Yosys)
 
     // AES pipeline: HP mask, H, E(J0) and the keystream all go through it
     reg          a_v;
@@ -251,7 +253,7 @@ module quicoff_rx #(
         if (ao_v) begin
             case (ao_tag[9:8])
                 K_HP: mask <= ao_blk[127:88];
-                K_H:  Hr   <= ao_blk;
+                K_H:  if (ao_tag[0]) H1r <= ao_blk; else H0r <= ao_blk;
                 K_J0: ej0  <= ao_blk;
                 K_KS: ksbuf[ao_tag[MW-1:0]] <= bswap(ao_blk);
             endcase
@@ -261,13 +263,23 @@ module quicoff_rx #(
     // GHASH: one block per clock
     reg  [127:0] gh_in;
     wire [127:0] gh_prod;
+    wire [127:0] Hr = kp ? H1r : H0r;
     qo_gf128_mul ghm (.a(Y ^ gh_in), .b(Hr), .p(gh_prod));
 
     // buffer reads (asynchronous: LUT RAM), two ports each
     reg  [15:0] ra;              // byte offset of a 16-byte window
     wire [127:0] win;
-    wire [15:0] jj = g - ((hlen > 16) ? 16'd2 : 16'd1);   // ciphertext block in S_GH
-    wire [127:0] ks_j = ksbuf[jj[MW-1:0]];
+    wire [15:0] hblk = (hlen > 16) ? 16'd2 : 16'd1;       // AAD blocks
+    wire [15:0] jj = g - hblk;                             // ciphertext block of GHASH step g
+    // the plaintext's checksum is summed as each keystream block leaves the
+    // AES pipeline (second window port: that block's ciphertext), so GHASH
+    // over the ciphertext need not wait for the keystream
+    wire [15:0]  kj    = {8'd0, ao_tag[7:0]};
+    wire [15:0]  ra_k  = P + {kj[11:0], 4'b0};
+    wire [15:0]  rem_k = L - {kj[11:0], 4'b0};
+    wire [127:0] win_k;
+    reg  [127:0] mask_k;
+    always @* for (ki = 0; ki < 16; ki = ki + 1) mask_k[8*ki +: 8] = (ki < rem_k) ? 8'hff : 8'h00;
 
     // ------------------------------------------------------------------
     // the frame FSM
@@ -288,6 +300,8 @@ module quicoff_rx #(
         ev_push <= 1'b0;
         st_we <= 1'b0;
         cnt_we <= 1'b0;
+        if (ao_v && ao_tag[9:8] == K_KS)
+            pt_sum <= pt_sum + sum_words16((win_k ^ bswap(ao_blk)) & mask_k);
         if (rst) begin
             state  <= S_IN;
             rb_mode <= 0;
@@ -380,9 +394,23 @@ module quicoff_rx #(
             a_key <= r_hp;
             a_256 <= r_cfg[161];
             a_tag <= {6'd0, K_HP, 8'd0};
+            iss   <= 0;
             state <= S_HPW;
         end
-        S_HPW: if (ao_v) state <= S_PN;
+        S_HPW: begin
+            // H = E(K, 0) of both key slots follows the HP block into the
+            // pipeline: the phase bit is still masked, and GHASH can then
+            // start as soon as the packet number is decoded
+            if (iss < 2) begin
+                a_v   <= 1'b1;
+                a_blk <= 128'd0;
+                a_key <= iss[0] ? r_k1[351:96] : r_k0[351:96];
+                a_256 <= r_cfg[161];
+                a_tag <= {6'd0, K_H, 7'd0, iss[0]};
+                iss   <= iss + 1;
+            end
+            if (ao_v && ao_tag[9:8] == K_HP) state <= S_PN;
+        end
         S_PN: begin
             aw = hdr >> {pn_off, 3'b000};
             first_u <= hb(q) ^ (mask[39:32] & 8'h1f);
@@ -421,37 +449,36 @@ module quicoff_rx #(
                 aad[8*i +: 8] <= (i == 0) ? first_u :
                                  (i < 1 + cfg_dcid_len) ? aw[8*i +: 8] :
                                  (i < 1 + cfg_dcid_len + pn_len) ? pnb_u[31 - 8*(i - 1 - cfg_dcid_len) -: 8] : 8'd0;
-            iss   <= 0;
-            state <= S_ISSUE;
+            iss    <= 0;
+            Y      <= 128'd0;
+            g      <= 0;
+            pt_sum <= 0;
+            state  <= S_ISSUE;
         end
         S_ISSUE: begin
+            // E(K, J0) and the keystream enter the AES pipeline while GHASH
+            // absorbs the AAD, the ciphertext and the lengths, one block per
+            // clock each; S_DRAIN waits for the last keystream block
             if (kpu) begin
                 status <= ST_KPU; fr_mod <= 1'b0; kupd <= 1'b0;
                 state  <= S_FIN;
             end else begin
-                a_v   <= 1'b1;
-                a_key <= pkey;
-                a_256 <= r_cfg[161];
-                a_blk <= (iss == 0) ? 128'd0 : {nonce, 16'd0, iss};
-                a_tag <= (iss == 0) ? {6'd0, K_H, 8'd0} : (iss == 1) ? {6'd0, K_J0, 8'd0} :
-                         {6'd0, K_KS, iss[7:0] - 8'd2};
-                iss   <= iss + 1;
-                if (iss == nblk + 1) state <= S_DRAIN;
+                if (iss <= nblk) begin
+                    a_v   <= 1'b1;
+                    a_key <= pkey;
+                    a_256 <= r_cfg[161];
+                    a_blk <= {nonce, 16'd0, iss + 16'd1};
+                    a_tag <= (iss == 0) ? {6'd0, K_J0, 8'd0} : {6'd0, K_KS, iss[7:0] - 8'd1};
+                    iss   <= iss + 1;
+                end
+                if (g <= hblk + nblk) begin
+                    Y <= gh_prod;
+                    g <= g + 1;
+                end
+                if (iss >= nblk && g >= hblk + nblk) state <= S_DRAIN;
             end
         end
-        S_DRAIN: if (got == nblk + 2) begin
-            Y      <= 128'd0;
-            g      <= 0;
-            pt_sum <= 0;
-            state  <= S_GH;
-        end
-        S_GH: begin
-            Y <= gh_prod;
-            g <= g + 1;
-            if (g >= ((hlen > 16) ? 16'd2 : 16'd1) && g < ((hlen > 16) ? 16'd2 : 16'd1) + nblk)
-                pt_sum <= pt_sum + sum_words16(ctm ^ (ks_j & mask_j));
-            if (g == ((hlen > 16) ? 16'd2 : 16'd1) + nblk) state <= S_TAG;
-        end
+        S_DRAIN: if (got == nblk + 1) state <= S_TAG;
         S_TAG: begin
             tag_ok <= (bswap(win) == (Y ^ ej0));
             state  <= S_FIN;
@@ -529,7 +556,7 @@ module quicoff_rx #(
     // AES results counted while draining
     always @(posedge clk)
         if (state == S_PN2) got <= 0;
-        else if (ao_v && ao_tag[9:8] != K_HP) got <= got + 1;
+        else if (ao_v && (ao_tag[9:8] == K_J0 || ao_tag[9:8] == K_KS)) got <= got + 1;
 
     // synchronous memory reads (block RAM)
     always @(posedge clk) begin
@@ -544,10 +571,10 @@ module quicoff_rx #(
         mask_j = 128'd0;
         rem    = L - {jj[11:0], 4'b0};
         for (ci = 0; ci < 16; ci = ci + 1) mask_j[8*ci +: 8] = (ci < rem) ? 8'hff : 8'h00;
-        if (state == S_GH) begin
-            if (g < ((hlen > 16) ? 16'd2 : 16'd1))
+        if (state == S_ISSUE) begin
+            if (g < hblk)
                 gh_in = bswap(g[0] ? aad[255:128] : aad[127:0]);
-            else if (g < ((hlen > 16) ? 16'd2 : 16'd1) + nblk) begin
+            else if (g < hblk + nblk) begin
                 ra    = P + {jj[11:0], 4'b0};
                 ctm   = win & mask_j;
                 gh_in = bswap(ctm);
@@ -568,7 +595,7 @@ module quicoff_rx #(
         .clk(clk), .rst(rst), .restart(state == S_FIN || state == S_DROP), .in_beat(in_beat),
         .in_data(s_axis_tdata), .in_keep(s_axis_tkeep), .in_last(s_axis_tlast),
         .wbeat(wbeat), .ovf(ovf), .flen(flen), .hdr(hdr),
-        .win_off(ra), .win(win), .beat_idx(k[MW-1:0]), .beat(obuf));
+        .win_off(ra), .win(win), .win_b_off(ra_k), .win_b(win_k), .beat_idx(k[MW-1:0]), .beat(obuf));
     reg  [127:0] odata;
     reg  [15:0]  bi;
     always @* begin

@@ -443,7 +443,7 @@ module quicoff_tx #(
         .clk(clk), .rst(rst), .restart(state == S_FIN || state == S_DROP), .in_beat(in_beat),
         .in_data(s_axis_tdata), .in_keep(s_axis_tkeep), .in_last(s_axis_tlast),
         .wbeat(wbeat), .ovf(ovf), .flen(flen), .hdr(hdr),
-        .win_off(ra), .win(win), .beat_idx(k[MW-1:0]), .beat(obuf));
+        .win_off(ra), .win(win), .win_b_off(16'd0), .win_b(), .beat_idx(k[MW-1:0]), .beat(obuf));
     reg  [127:0] odata;
     reg  [15:0]  bi;
     always @* begin
