@@ -88,7 +88,7 @@ module quicoff_tx #(
     reg          ev_push;          // registered: the event is the frame's eidx
     reg          st_we, cnt_we;    // a frame's PN state / counters, written the clock after S_FIN
     reg [127:0]  st_wdata;
-    reg [95:0]   cnt_wdata;
+    reg [2:0]    cnt_inc;
     wire [162:0] r_cfg;            // the entry as read: {valid, aes256, fail_pass, key160}
     wire [255:0] r_hp;
     wire [351:0] r_k0, r_k1;       // {key256, iv96} of key phase 0 / 1
@@ -112,7 +112,7 @@ module quicoff_tx #(
     qo_entry_table #(.CAP(CAP), .EW(EW)) table_ (
         .clk(clk), .cmd_apply(cmd_apply), .cmd_op(cmd_op), .cmd_idx(cmd_idx[EW-1:0]),
         .stage(stage), .st_we(st_we), .cnt_we(cnt_we), .wr_idx(eidx), .st_wdata(st_wdata),
-        .cnt_wdata(cnt_wdata), .rd_idx(eidx), .r_cfg(r_cfg), .r_hp(r_hp), .r_k0(r_k0), .r_k1(r_k1),
+        .cnt_inc(cnt_inc), .rd_idx(eidx), .rd2_idx(eidx), .r2_k0(), .r2_k1(), .r2_st(), .r_cfg(r_cfg), .r_hp(r_hp), .r_k0(r_k0), .r_k1(r_k1),
         .r_st(r_st), .r_cnt(r_cnt));
 
     // ------------------------------------------------------------------
@@ -357,7 +357,7 @@ module quicoff_tx #(
             fr_mod <= (status == ST_OK);
             if (status == ST_OK) begin
                 cnt_we    <= 1'b1;
-                cnt_wdata <= {r_cnt[95:64] + 32'd1, r_cnt[63:32], r_cnt[31:0] + upd};
+                cnt_inc   <= {1'b1, 1'b0, upd};
                 if (upd) begin
                     st_we    <= 1'b1;
                     st_wdata <= {r_st[127:3], kp, OT_PREV};
