@@ -103,15 +103,19 @@ module quicoff_rx #(
     localparam BW  = $clog2(NBUCKET);
     localparam EW  = $clog2(CAP);
     localparam MW  = $clog2(MAXBEATS);
-    localparam NS  = 4;           // frame slots (a power of two: pointers wrap)
-    localparam SW  = 2;
+    // Frame slots (a power of two: pointers wrap). A 64-byte packet (7
+    // beats) holds its slot about 65 clocks (its beats in and out, two AES
+    // latencies, the stages), so one every 7 clocks needs 10 slots: 16.
+    localparam NS  = 16;
+    localparam SW  = 4;
+    localparam TAGW = 3 + SW + 2 + 8;
 
     // statuses (m_axis_tuser[3:0]); the names match libquicoff's
     localparam ST_OK = 4'd0, ST_AUTH = 4'd1, ST_UNKNOWN = 4'd2, ST_MALFORMED = 4'd3,
                ST_PASS = 4'd4, ST_KPU = 4'd5;
     // "other" key slot state
     localparam OT_NONE = 2'd0, OT_NEXT = 2'd1, OT_PREV = 2'd2;
-    // AES tag: [15:13] epoch (back-stage blocks), [11:10] slot, [9:8] kind, [7:0] block
+    // AES tag: {epoch (GCM blocks), slot, kind [9:8], block [7:0]}
     localparam K_HP = 2'd0, K_H = 2'd1, K_J0 = 2'd2, K_KS = 2'd3;
 
     // ------------------------------------------------------------------
@@ -162,7 +166,7 @@ module quicoff_rx #(
     reg [EW-1:0] wr_idx;
     reg [127:0]  st_wdata;
     reg [2:0]    cnt_inc;
-    reg [EW-1:0] rd2_idx;
+    wire [EW-1:0] rd1_idx, rd2_idx;
     wire [162:0] r_cfg;            // the entry as read: {valid, aes256, fail_pass, key160}
     wire [255:0] r_hp;
     wire [351:0] r_k0, r_k1;       // {key256, iv96} of key phase 0 / 1
@@ -189,14 +193,14 @@ module quicoff_rx #(
     qo_entry_table #(.CAP(CAP), .EW(EW)) table_ (
         .clk(clk), .cmd_apply(cmd_apply), .cmd_op(cmd_op), .cmd_idx(cmd_idx[EW-1:0]),
         .stage(stage), .st_we(st_we), .cnt_we(cnt_we), .wr_idx(wr_idx), .st_wdata(st_wdata),
-        .cnt_inc(cnt_inc), .rd_idx(eidx_f), .rd2_idx(rd2_idx), .r2_k0(r2_k0), .r2_k1(r2_k1),
+        .cnt_inc(cnt_inc), .rd_idx(rd1_idx), .rd2_idx(rd2_idx), .r2_k0(r2_k0), .r2_k1(r2_k1),
         .r2_st(r2_st), .r_cfg(r_cfg), .r_hp(r_hp), .r_k0(r_k0), .r_k1(r_k1),
         .r_st(r_st), .r_cnt(r_cnt));
 
     // ------------------------------------------------------------------
     // slots: one frame buffer each; per-slot results of every stage
-    reg [SW-1:0] is_, fs, bs, ts, os;     // slot of ingress, front, back, finish, egress
-    reg [NS-1:0] full, fdone, bdone, tdone;
+    reg [SW-1:0] is_, ps, fs, ds, bs, ts, os; // slot of ingress, parse, lookup, decode, GCM, finish, egress
+    reg [NS-1:0] full, pdone, pok, fdone, ddone, bdone, tdone;
     reg [NS-1:0] drp;                      // longer than the buffer: dropped
     reg [NS-1:0] cand;                     // front found an entry: crypto to do
     reg [NS-1:0] mval, hval;               // HP mask / H of key slot 1 arrived
@@ -208,6 +212,7 @@ module quicoff_rx #(
                  pnoff_s [0:NS-1], iptot_s [0:NS-1];
     reg [3:0]    ihl_s [0:NS-1];
     reg [EW-1:0] eidx_s [0:NS-1];
+    reg [159:0]  lkey_s [0:NS-1];          // lookup key
     reg          a256_s [0:NS-1], fpass_s [0:NS-1];
     reg [39:0]   mask_s [0:NS-1];
     reg [127:0]  h0_s [0:NS-1], h1_s [0:NS-1], ej0_s [0:NS-1], yf_s [0:NS-1];
@@ -224,8 +229,10 @@ module quicoff_rx #(
     reg [15:0]   olen_s [0:NS-1], ipcs_s [0:NS-1], udpcs_s [0:NS-1];
     reg [127:0]  ksbuf [0:NS*MAXBEATS-1];  // keystream, payload block order, frame byte order
     reg [2:0]    epoch;
-    localparam B_IDLE = 3'd0, B_RD = 3'd1, B_PN = 3'd2, B_PN2 = 3'd3, B_GCM = 3'd4, B_END = 3'd5;
+    localparam B_IDLE = 3'd0, B_GCM = 3'd4;
     reg [2:0]   bst;
+    localparam D_IDLE = 1'b0, D_PN2 = 1'b1;
+    reg         dst;
 
     // frame buffers
     wire [NS*16-1:0]   wbeat_a, flen_a;
@@ -248,12 +255,13 @@ module quicoff_rx #(
             .beat_idx(ko), .beat(obuf_a[128*gsl +: 128]));
     end endgenerate
     wire [15:0]   wbeat_i = wbeat_a[16*is_ +: 16];
+    wire [1023:0] hdr_p = hdr_a[1024*ps +: 1024];
     wire [1023:0] hdr_f = hdr_a[1024*fs +: 1024];
-    wire [1023:0] hdr_b = hdr_a[1024*bs +: 1024];
+    wire [1023:0] hdr_b = hdr_a[1024*ds +: 1024];
     wire [1023:0] hdr_t = hdr_a[1024*ts +: 1024];
-    wire [15:0]   flen_f = flen_a[16*fs +: 16];
+    wire [15:0]   flen_p = flen_a[16*ps +: 16];
 
-    function [7:0] hbf;  input [15:0] i; hbf = hdr_f[8*i[6:0] +: 8]; endfunction
+    function [7:0] hbp;  input [15:0] i; hbp = hdr_p[8*i[6:0] +: 8]; endfunction
     function [7:0] hbb;  input [15:0] i; hbb = hdr_b[8*i[6:0] +: 8]; endfunction
     function [7:0] hbt;  input [15:0] i; hbt = hdr_t[8*i[6:0] +: 8]; endfunction
 
@@ -263,17 +271,17 @@ module quicoff_rx #(
     reg [127:0]  a_blk;
     reg [255:0]  a_key;
     reg          a_256;
-    reg [15:0]   a_tag;
+    reg [TAGW-1:0] a_tag;
     wire         ao_v;
     wire [127:0] ao_blk;
-    wire [15:0]  ao_tag;
-    qo_aes_pipe #(.TAGW(16)) aes (
+    wire [TAGW-1:0] ao_tag;
+    qo_aes_pipe #(.TAGW(TAGW)) aes (
         .clk(clk), .rst(rst), .in_valid(a_v), .in_block(a_blk), .in_key(a_key),
         .in_aes256(a_256), .in_tag(a_tag), .out_valid(ao_v), .out_block(ao_blk), .out_tag(ao_tag));
     wire [SW-1:0] ao_s    = ao_tag[10 +: SW];
     wire [1:0]    ao_k    = ao_tag[9:8];
     // back-stage blocks of an abandoned decode are ignored
-    wire          ao_live = ao_v && (ao_k == K_HP || ao_k == K_H || ao_tag[15:13] == epoch);
+    wire          ao_live = ao_v && (ao_k == K_HP || ao_k == K_H || ao_tag[TAGW-1 -: 3] == epoch);
     wire [15:0]   kj      = {8'd0, ao_tag[7:0]};
     wire [15:0]   rem_k   = L_s[ao_s] - {kj[11:0], 4'b0};
     wire [127:0]  win_k   = winb_a[128*ao_s +: 128];
@@ -288,9 +296,12 @@ module quicoff_rx #(
         if (ao_live && ao_k == K_KS) ksbuf[{ao_s, ao_tag[MW-1:0]}] <= bswap(ao_blk);
 
     // ------------------------------------------------------------------
-    // front stage: parse (qo_frame_parse, one layer per clock), lookup, HP
-    localparam F_IDLE = 4'd0, F_P1 = 4'd1, F_P2 = 4'd2, F_P3 = 4'd3, F_P4 = 4'd4, F_HASH = 4'd5,
-               F_BKT = 4'd6, F_FP = 4'd7, F_ENT = 4'd8, F_ENT2 = 4'd9, F_HP = 4'd10, F_H0 = 4'd11,
+    // parse stage (qo_frame_parse, one layer per clock), then the lookup
+    // stage: bucket, fingerprint, entry, HP block and H of both key slots
+    localparam P_IDLE = 3'd0, P_2 = 3'd2, P_3 = 3'd3, P_4 = 3'd4;
+    reg [2:0] pst;
+    wire p_go = (pst == P_IDLE) && full[ps] && !pdone[ps] && !drp[ps];   // parse step 1 in this clock
+    localparam F_IDLE = 4'd0, F_FP = 4'd7, F_ENT = 4'd8, F_ENT2 = 4'd9, F_HP = 4'd10, F_H0 = 4'd11,
                F_H1 = 4'd12, F_CMD = 4'd13, F_CS = 4'd14;
     reg [3:0] fst;
     assign cmd_apply = (fst == F_CMD);
@@ -302,15 +313,34 @@ module quicoff_rx #(
     wire [15:0] iptot;
     wire        p_pass, p_malf;
     qo_frame_parse parse (
-        .clk(clk), .step(fst == F_P1 ? 2'd1 : fst == F_P2 ? 2'd2 : fst == F_P3 ? 2'd3 : 2'd0),
-        .hdr(hdr_f), .flen(flen_f), .cfg_dcid_len(cfg_dcid_len),
+        .clk(clk), .step(p_go ? 2'd1 : pst == P_2 ? 2'd2 : pst == P_3 ? 2'd3 : 2'd0),
+        .hdr(hdr_p), .flen(flen_p), .cfg_dcid_len(cfg_dcid_len),
         .vlan(vlan), .is4(is4), .is6(is6), .l3(l3), .l4(l4), .q(q), .ip_end(ip_end), .udp_end(udp_end),
         .udplen(udplen), .pn_off(pn_off), .ihl(ihl), .iptot(iptot), .p_pass(p_pass), .p_malf(p_malf));
     reg [159:0] lkey;
     reg [31:0]  hsh;
     reg         fp_hit;
     reg [29*WAYS-1:0] r_cell_all;
-    always @(posedge clk) r_cell_all <= bkt[hsh[BW-1:0]];
+    reg         fp_hit_c;
+    reg [EW-1:0] fp_idx;
+    integer wi;
+    always @* begin              // the fingerprint match of the bucket just read
+        fp_hit_c = 1'b0;
+        fp_idx = eidx_f;
+        for (wi = WAYS - 1; wi >= 0; wi = wi - 1)
+            if (r_cell_all[29*wi + 28] && r_cell_all[29*wi + 16 +: 12] == hsh[31:20]) begin
+                fp_hit_c = 1'b1;
+                fp_idx = r_cell_all[29*wi +: EW];
+            end
+    end
+    // the lookup stage's slot is hashed and its bucket read in every clock,
+    // so a frame's fingerprint check is the clock after it becomes current
+    wire [31:0] hsh_c = qo_hash(cfg_seed, lkey_s[fs]);
+    always @(posedge clk) begin
+        r_cell_all <= bkt[hsh_c[BW-1:0]];
+        hsh <= hsh_c;
+    end
+    assign rd1_idx = (fst == F_FP) ? fp_idx : eidx_f;
 
     // ------------------------------------------------------------------
     // back stage: PN decode, keystream issue, GHASH
@@ -318,9 +348,9 @@ module quicoff_rx #(
     reg [31:0]  pnb_u;           // unmasked PN bytes, left aligned
     reg [2:0]   pn_len;
     reg         kp;
-    reg [95:0]  nonce;
-    reg [255:0] pkey;
-    reg         b_a256;
+    reg [95:0]  nonce, h_nonce;      // h_*: decode's hand-over to GCM, one frame
+    reg [255:0] pkey, h_pkey;
+    reg         b_a256, h_a256, h_full;
     reg [127:0] Y;
     reg [15:0]  iss, g;
     wire [127:0] Hr = kp_s[bs] ? h1_s[bs] : h0_s[bs];
@@ -328,7 +358,14 @@ module quicoff_rx #(
     wire [15:0] hlen_b = hlen_s[bs];
     wire [15:0] hblk = (hlen_b > 16) ? 16'd2 : 16'd1;      // AAD blocks
     wire [15:0] jj = g - hblk;                              // ciphertext block of GHASH step g
-    wire b_issue = (bst == B_GCM) && !kpu_s[bs] && iss <= nblk_b;
+    // The lookup stage's three blocks go first: the back stage's GHASH runs
+    // on regardless and has a spare clock or two, while a late HP mask would
+    // hold the next frame's back stage for a whole AES latency.
+    wire f_issue = (fst == F_HP || fst == F_H0 || fst == F_H1);
+    wire b_issue = (bst == B_GCM) && iss <= nblk_b && !f_issue;
+    wire b_gh    = (bst == B_GCM) && g <= hblk + nblk_b && hval[bs];   // H of slot 1 is the last to arrive
+    wire g_take = (bst == B_IDLE) && ddone[bs] && !bdone[bs] && cand[bs] && !kpu_s[bs] && h_full;
+    assign rd2_idx = eidx_s[ds];   // read every clock: valid in D_PN2
     reg  [127:0] gh_in;
     wire [127:0] gh_prod;
     qo_gf128_mul ghm (.a(Y ^ gh_in), .b(Hr), .p(gh_prod));
@@ -363,10 +400,10 @@ module quicoff_rx #(
         st_use = r2_st;
         st_found = 1'b0;
         for (si = 3; si >= 0; si = si - 1)
-            if (wbh_v[si] && wbh_i[si] == eidx_s[bs]) st_use = wbh_d[si];
+            if (wbh_v[si] && wbh_i[si] == eidx_s[ds]) st_use = wbh_d[si];
         for (si = NS - 1; si >= 1; si = si - 1) begin
-            sp = bs - si[SW-1:0];
-            if (infl[sp] && eidx_s[sp] == eidx_s[bs]) begin
+            sp = ds - si[SW-1:0];
+            if (infl[sp] && eidx_s[sp] == eidx_s[ds]) begin
                 st_use = stn_s[sp];
                 st_found = 1'b1;
             end
@@ -375,15 +412,16 @@ module quicoff_rx #(
 
     // ------------------------------------------------------------------
     // finish stage
-    localparam T_IDLE = 2'd0, T_TAG = 2'd1, T_FIN = 2'd2;
+    localparam T_IDLE = 2'd0, T_FIN = 2'd2;
     reg [1:0]   tst;
     reg         tag_ok;
     reg [3:0]   tstat;
     always @* ra_t = P_s[ts] + L_s[ts];
 
     // ------------------------------------------------------------------
-    // egress stage
-    reg         ost;             // sending slot os
+    // egress stage: sends slot os once finished, the next frame in the clock
+    // after the last beat
+    wire        ost = tdone[os] && !odrop_s[os];
     reg [15:0]  k;
 
     // (a slot being freed is not written in the clock its buffer restarts)
@@ -424,10 +462,11 @@ module quicoff_rx #(
             endcase
         end
         if (rst) begin
-            is_ <= 0; fs <= 0; bs <= 0; ts <= 0; os <= 0;
-            full <= 0; fdone <= 0; bdone <= 0; tdone <= 0; infl <= 0; mval <= 0; hval <= 0;
-            drp <= 0; cand <= 0;
-            fst <= F_IDLE; bst <= B_IDLE; tst <= T_IDLE; ost <= 1'b0;
+            is_ <= 0; ps <= 0; fs <= 0; ds <= 0; bs <= 0; ts <= 0; os <= 0;
+            full <= 0; pdone <= 0; pok <= 0; fdone <= 0; ddone <= 0; bdone <= 0; tdone <= 0; infl <= 0;
+            dst <= D_IDLE; h_full <= 1'b0;
+            mval <= 0; hval <= 0; drp <= 0; cand <= 0; k <= 0;
+            pst <= P_IDLE; fst <= F_IDLE; bst <= B_IDLE; tst <= T_IDLE;
             rb_mode <= 0;
             epoch <= 0;
             wbh_v <= 0;
@@ -441,20 +480,59 @@ module quicoff_rx #(
                 is_ <= is_ + 1'b1;
             end
 
-            // ---------------- front
+            // ---------------- parse
+            case (pst)
+            P_IDLE: if (full[ps] && !pdone[ps]) begin
+                if (drp[ps]) begin
+                    pok[ps] <= 1'b0;
+                    pdone[ps] <= 1'b1;
+                    ps <= ps + 1'b1;
+                end else
+                    pst <= P_2;
+            end
+            P_2: pst <= P_3;
+            P_3: pst <= P_4;
+            P_4: begin
+                if (cfg_dcid_len != 0) begin
+                    aw = hdr_p >> {q + 16'd1, 3'b000};
+                    for (i = 0; i < 20; i = i + 1)
+                        lkey[159 - 8*i -: 8] = (i < cfg_dcid_len) ? aw[8*i +: 8] : 8'd0;
+                end else if (is4) begin
+                    aw = hdr_p >> {l3 + 16'd16, 3'b000};
+                    lkey = {aw[7:0], aw[15:8], aw[23:16], aw[31:24], hbp(l4 + 2), hbp(l4 + 3), 112'd0};
+                end else begin
+                    aw = hdr_p >> {l3 + 16'd24, 3'b000};
+                    for (i = 0; i < 16; i = i + 1) lkey[159 - 8*i -: 8] = aw[8*i +: 8];
+                    lkey[31:0] = {hbp(l4 + 2), hbp(l4 + 3), 16'd0};
+                end
+                lkey_s[ps] <= lkey;
+                dl_s[ps] <= cfg_dcid_len;
+                is4_s[ps] <= is4; is6_s[ps] <= is6;
+                l3_s[ps] <= l3; l4_s[ps] <= l4; q_s[ps] <= q; udpend_s[ps] <= udp_end;
+                udplen_s[ps] <= udplen; pnoff_s[ps] <= pn_off; iptot_s[ps] <= iptot; ihl_s[ps] <= ihl;
+                pstat[ps] <= p_pass ? ST_PASS : ST_MALFORMED;
+                pok[ps] <= !(p_pass || p_malf);
+                pdone[ps] <= 1'b1;
+                ps <= ps + 1'b1;
+                pst <= P_IDLE;
+            end
+            default: pst <= P_IDLE;
+            endcase
+
+            // ---------------- lookup
             case (fst)
             F_IDLE: begin
                 // a command waits for an empty pipeline and a frame boundary
                 // at the input, so it lands between two frames as before
                 if (cmd_pending && !cmd_done && pipe_empty && wbeat_i == 0 && !st_we && !cnt_we)
                     fst <= F_CMD;
-                else if (full[fs] && !fdone[fs]) begin
-                    if (drp[fs]) begin
+                else if (pdone[fs] && !fdone[fs]) begin
+                    if (!pok[fs]) begin
                         cand[fs] <= 1'b0;
                         fdone[fs] <= 1'b1;
                         fs <= fs + 1'b1;
                     end else
-                        fst <= F_P1;
+                        fst <= F_FP;      // bucket read in this clock
                 end
             end
             F_CMD: begin
@@ -468,48 +546,10 @@ module quicoff_rx #(
                 if (cmd_op != 4'd5) cmd_done <= 1'b1;
             end
             F_CS: fst <= F_ENT;   // read-back: entry memories are read one clock after eidx_f is set
-            F_P1: fst <= F_P2;
-            F_P2: fst <= F_P3;
-            F_P3: fst <= F_P4;
-            F_P4: begin
-                if (cfg_dcid_len != 0) begin
-                    aw = hdr_f >> {q + 16'd1, 3'b000};
-                    for (i = 0; i < 20; i = i + 1)
-                        lkey[159 - 8*i -: 8] <= (i < cfg_dcid_len) ? aw[8*i +: 8] : 8'd0;
-                end else if (is4) begin
-                    aw = hdr_f >> {l3 + 16'd16, 3'b000};
-                    lkey <= {aw[7:0], aw[15:8], aw[23:16], aw[31:24], hbf(l4 + 2), hbf(l4 + 3), 112'd0};
-                end else begin
-                    aw = hdr_f >> {l3 + 16'd24, 3'b000};
-                    for (i = 0; i < 16; i = i + 1) lkey[159 - 8*i -: 8] <= aw[8*i +: 8];
-                    lkey[31:0] <= {hbf(l4 + 2), hbf(l4 + 3), 16'd0};
-                end
-                dl_s[fs] <= cfg_dcid_len;
-                is4_s[fs] <= is4; is6_s[fs] <= is6;
-                l3_s[fs] <= l3; l4_s[fs] <= l4; q_s[fs] <= q; udpend_s[fs] <= udp_end;
-                udplen_s[fs] <= udplen; pnoff_s[fs] <= pn_off; iptot_s[fs] <= iptot; ihl_s[fs] <= ihl;
-                if (p_pass || p_malf) begin
-                    pstat[fs] <= p_pass ? ST_PASS : ST_MALFORMED;
-                    cand[fs] <= 1'b0;
-                    fdone[fs] <= 1'b1;
-                    fs <= fs + 1'b1;
-                    fst <= F_IDLE;
-                end else
-                    fst <= F_HASH;
-            end
-            F_HASH: begin
-                hsh <= qo_hash(cfg_seed, lkey);
-                fst <= F_BKT;
-            end
-            F_BKT: fst <= F_FP;       // bucket read (registered above)
-            F_FP: begin
-                fp_hit <= 1'b0;
-                for (i = WAYS - 1; i >= 0; i = i - 1)
-                    if (r_cell_all[29*i + 28] && r_cell_all[29*i + 16 +: 12] == hsh[31:20]) begin
-                        fp_hit <= 1'b1;
-                        eidx_f <= r_cell_all[29*i +: EW];
-                    end
-                fst <= F_ENT;
+            F_FP: begin              // the entry is read in this clock (rd_idx = fp_idx)
+                fp_hit <= fp_hit_c;
+                eidx_f <= fp_idx;
+                fst <= F_ENT2;
             end
             F_ENT: fst <= F_ENT2;     // entry read
             F_ENT2: begin
@@ -517,9 +557,9 @@ module quicoff_rx #(
                     rb_mode <= 1'b0;
                     cmd_done <= 1'b1;
                     fst <= F_IDLE;
-                end else if (!fp_hit || !r_cfg[162] || r_cfg[159:0] != lkey ||
+                end else if (!fp_hit || !r_cfg[162] || r_cfg[159:0] != lkey_s[fs] ||
                              pnoff_s[fs] + 16'd20 > udpend_s[fs]) begin
-                    pstat[fs] <= (!fp_hit || !r_cfg[162] || r_cfg[159:0] != lkey) ? ST_UNKNOWN : ST_MALFORMED;
+                    pstat[fs] <= (!fp_hit || !r_cfg[162] || r_cfg[159:0] != lkey_s[fs]) ? ST_UNKNOWN : ST_MALFORMED;
                     cand[fs] <= 1'b0;
                     fdone[fs] <= 1'b1;
                     fs <= fs + 1'b1;
@@ -533,23 +573,22 @@ module quicoff_rx #(
                     fst <= F_HP;
                 end
             end
-            // the HP block and H of both key slots; the back stage has the
-            // AES input first
-            F_HP: if (!b_issue) begin
+            // the HP block and H of both key slots (ahead of the back stage's blocks)
+            F_HP: begin
                 aw    = hdr_f >> {pnoff_s[fs] + 16'd4, 3'b000};
                 a_v   <= 1'b1;
                 a_blk <= bswap(aw[127:0]);
                 a_key <= r_hp;
                 a_256 <= a256_s[fs];
-                a_tag <= {3'd0, 1'b0, fs, K_HP, 8'd0};
+                a_tag <= {3'd0, fs, K_HP, 8'd0};
                 fst <= F_H0;
             end
-            F_H0, F_H1: if (!b_issue) begin
+            F_H0, F_H1: begin
                 a_v   <= 1'b1;
                 a_blk <= 128'd0;
                 a_key <= (fst == F_H1) ? r_k1[351:96] : r_k0[351:96];
                 a_256 <= a256_s[fs];
-                a_tag <= {3'd0, 1'b0, fs, K_H, 7'd0, fst == F_H1};
+                a_tag <= {3'd0, fs, K_H, 7'd0, fst == F_H1};
                 if (fst == F_H1) begin
                     cand[fs] <= 1'b1;
                     fdone[fs] <= 1'b1;
@@ -561,28 +600,24 @@ module quicoff_rx #(
             default: fst <= F_IDLE;
             endcase
 
-            // ---------------- back
-            case (bst)
-            B_IDLE: if (fdone[bs] && !bdone[bs]) begin
-                if (!cand[bs]) begin
-                    bdone[bs] <= 1'b1;
-                    bs <= bs + 1'b1;
-                end else if (mval[bs] && hval[bs]) begin
-                    rd2_idx <= eidx_s[bs];
-                    bst <= B_RD;
+            // ---------------- decode: PN and key choice of slot ds
+            case (dst)
+            D_IDLE: if (fdone[ds] && !ddone[ds]) begin
+                if (!cand[ds]) begin
+                    ddone[ds] <= 1'b1;
+                    ds <= ds + 1'b1;
+                end else if (mval[ds] && (!h_full || g_take)) begin
+                    // header protection off; the entry is read in this clock (rd2_idx)
+                    aw = hdr_b >> {pnoff_s[ds], 3'b000};
+                    first_u <= hbb(q_s[ds]) ^ (mask_s[ds][39:32] & 8'h1f);
+                    pn_len  <= ((hbb(q_s[ds]) ^ mask_s[ds][39:32]) & 8'h03) + 3'd1;
+                    kp      <= (hbb(q_s[ds]) ^ mask_s[ds][39:32]) >> 2;
+                    kp_s[ds] <= (hbb(q_s[ds]) ^ mask_s[ds][39:32]) >> 2;
+                    pnb_u   <= {aw[7:0], aw[15:8], aw[23:16], aw[31:24]} ^ mask_s[ds][31:0];
+                    dst <= D_PN2;
                 end
             end
-            B_RD: bst <= B_PN;        // entry read (r2_*)
-            B_PN: begin
-                aw = hdr_b >> {pnoff_s[bs], 3'b000};
-                first_u <= hbb(q_s[bs]) ^ (mask_s[bs][39:32] & 8'h1f);
-                pn_len  <= ((hbb(q_s[bs]) ^ mask_s[bs][39:32]) & 8'h03) + 3'd1;
-                kp      <= (hbb(q_s[bs]) ^ mask_s[bs][39:32]) >> 2;
-                kp_s[bs] <= (hbb(q_s[bs]) ^ mask_s[bs][39:32]) >> 2;
-                pnb_u   <= {aw[7:0], aw[15:8], aw[23:16], aw[31:24]} ^ mask_s[bs][31:0];
-                bst <= B_PN2;
-            end
-            B_PN2: begin
+            D_PN2: begin
                 // RFC 9000 A.3 with the entry's largest PN
                 stu = st_use;
                 expected = stu[127] ? stu[126:65] + 62'd1 : 62'd0;
@@ -593,7 +628,7 @@ module quicoff_rx #(
                     cnd = cnd + pwin;
                 else if (cnd > expected + hwin && cnd >= pwin)
                     cnd = cnd - pwin;
-                pn_s[bs] <= cnd;
+                pn_s[ds] <= cnd;
                 // key phase (docs/design.md "Key phases")
                 kpu_n  = 1'b0;
                 mode_n = 2'd0;
@@ -602,62 +637,78 @@ module quicoff_rx #(
                     else if (stu[1:0] == OT_PREV && cnd < stu[64:3])  mode_n = 2'd2;
                     else                                              kpu_n  = 1'b1;
                 end
-                kpu_s[bs]  <= kpu_n;
-                mode_s[bs] <= mode_n;
+                kpu_s[ds]  <= kpu_n;
+                mode_s[ds] <= mode_n;
                 // the state this frame leaves if it authenticates
-                stn_s[bs] <= kpu_n ? stu :
+                stn_s[ds] <= kpu_n ? stu :
                              {1'b1, (stu[127] && stu[126:65] > cnd) ? stu[126:65] : cnd,
                               (mode_n == 2'd1) ? cnd : stu[64:3],
                               (mode_n == 2'd1) ? kp : stu[2],
                               (mode_n == 2'd1) ? OT_PREV : stu[1:0]};
-                infl[bs] <= 1'b1;
-                pkey  <= kp ? r2_k1[351:96] : r2_k0[351:96];
-                nonce <= (kp ? r2_k1[95:0] : r2_k0[95:0]) ^ {34'd0, cnd};
-                b_a256 <= a256_s[bs];
-                P_n = pnoff_s[bs] + pn_len;
-                L_n = udpend_s[bs] - pnoff_s[bs] - pn_len - 16'd16;
-                P_s[bs]    <= P_n;
-                L_s[bs]    <= L_n;
-                nblk_s[bs] <= (L_n + 16'd15) >> 4;
-                hlen_s[bs] <= 16'd1 + dl_s[bs] + pn_len;
-                aw = hdr_b >> {q_s[bs], 3'b000};
+                infl[ds] <= 1'b1;
+                h_pkey  <= kp ? r2_k1[351:96] : r2_k0[351:96];
+                h_nonce <= (kp ? r2_k1[95:0] : r2_k0[95:0]) ^ {34'd0, cnd};
+                h_a256  <= a256_s[ds];
+                h_full  <= !kpu_n;            // no keys to try: finish says so
+                P_n = pnoff_s[ds] + pn_len;
+                L_n = udpend_s[ds] - pnoff_s[ds] - pn_len - 16'd16;
+                P_s[ds]    <= P_n;
+                L_s[ds]    <= L_n;
+                nblk_s[ds] <= (L_n + 16'd15) >> 4;
+                hlen_s[ds] <= 16'd1 + dl_s[ds] + pn_len;
+                aw = hdr_b >> {q_s[ds], 3'b000};
                 for (i = 0; i < 32; i = i + 1)
-                    aad_s[bs][8*i +: 8] <= (i == 0) ? first_u :
-                                           (i < 1 + dl_s[bs]) ? aw[8*i +: 8] :
-                                           (i < 1 + dl_s[bs] + pn_len) ? pnb_u[31 - 8*(i - 1 - dl_s[bs]) -: 8] : 8'd0;
-                got_s[bs]   <= 0;
-                ptsum_s[bs] <= 0;
-                iss <= 0;
-                Y   <= 128'd0;
-                g   <= 0;
-                bst <= B_GCM;
+                    aad_s[ds][8*i +: 8] <= (i == 0) ? first_u :
+                                           (i < 1 + dl_s[ds]) ? aw[8*i +: 8] :
+                                           (i < 1 + dl_s[ds] + pn_len) ? pnb_u[31 - 8*(i - 1 - dl_s[ds]) -: 8] : 8'd0;
+                got_s[ds]   <= 0;
+                ptsum_s[ds] <= 0;
+                ddone[ds] <= 1'b1;
+                ds <= ds + 1'b1;
+                dst <= D_IDLE;
+            end
+            endcase
+
+            // ---------------- GCM of slot bs
+            case (bst)
+            B_IDLE: if (ddone[bs] && !bdone[bs]) begin
+                if (!cand[bs] || kpu_s[bs]) begin
+                    bdone[bs] <= 1'b1;
+                    bs <= bs + 1'b1;
+                end else if (h_full) begin     // (g_take) the decoded frame's keys and nonce
+                    h_full <= 1'b0;
+                    pkey   <= h_pkey;
+                    nonce  <= h_nonce;
+                    b_a256 <= h_a256;
+                    iss <= 0;
+                    Y   <= 128'd0;
+                    g   <= 0;
+                    bst <= B_GCM;
+                end
             end
             B_GCM: begin
                 // E(K, J0) and the keystream enter the AES pipeline while
                 // GHASH absorbs the AAD, the ciphertext and the lengths
-                if (kpu_s[bs]) begin
-                    bst <= B_END;
-                end else begin
-                    if (b_issue) begin
-                        a_v   <= 1'b1;
-                        a_key <= pkey;
-                        a_256 <= b_a256;
-                        a_blk <= {nonce, 16'd0, iss + 16'd1};
-                        a_tag <= (iss == 0) ? {epoch, 1'b0, bs, K_J0, 8'd0} : {epoch, 1'b0, bs, K_KS, iss[7:0] - 8'd1};
-                        iss   <= iss + 1;
-                    end
-                    if (g <= hblk + nblk_b) begin
-                        Y <= gh_prod;
-                        g <= g + 1;
-                    end
-                    if (iss >= nblk_b && g >= hblk + nblk_b) bst <= B_END;
+                if (b_issue) begin
+                    a_v   <= 1'b1;
+                    a_key <= pkey;
+                    a_256 <= b_a256;
+                    a_blk <= {nonce, 16'd0, iss + 16'd1};
+                    a_tag <= (iss == 0) ? {epoch, bs, K_J0, 8'd0} : {epoch, bs, K_KS, iss[7:0] - 8'd1};
+                    iss   <= iss + 1;
                 end
-            end
-            B_END: begin
-                yf_s[bs] <= Y;
-                bdone[bs] <= 1'b1;
-                bs <= bs + 1'b1;
-                bst <= B_IDLE;
+                if (b_gh) begin
+                    Y <= gh_prod;
+                    g <= g + 1;
+                end
+                if (b_gh && g == hblk + nblk_b) yf_s[bs] <= gh_prod;
+                // done when the last block is issued and the last GHASH step taken
+                if ((iss > nblk_b || (b_issue && iss == nblk_b)) &&
+                    (g > hblk + nblk_b || (b_gh && g == hblk + nblk_b))) begin
+                    bdone[bs] <= 1'b1;
+                    bs <= bs + 1'b1;
+                    bst <= B_IDLE;
+                end
             end
             default: bst <= B_IDLE;
             endcase
@@ -669,13 +720,11 @@ module quicoff_rx #(
                     tstat <= drp[ts] ? ST_PASS : !cand[ts] ? pstat[ts] : ST_KPU;
                     tag_ok <= 1'b0;
                     tst <= T_FIN;
-                end else if (got_s[ts] == nblk_s[ts] + 1)
-                    tst <= T_TAG;
-            end
-            T_TAG: begin
-                tag_ok <= (bswap(win_a[128*ts +: 128]) == (yf_s[ts] ^ ej0_s[ts]));
-                tstat  <= ST_OK;
-                tst    <= T_FIN;
+                end else if (got_s[ts] == nblk_s[ts] + 1) begin   // E(K, J0) and the keystream are out
+                    tag_ok <= (bswap(win_a[128*ts +: 128]) == (yf_s[ts] ^ ej0_s[ts]));
+                    tstat  <= ST_OK;
+                    tst    <= T_FIN;
+                end
             end
             T_FIN: begin
                 okupd_s[ts] <= 1'b0;
@@ -751,12 +800,16 @@ module quicoff_rx #(
                     for (i = 1; i < NS; i = i + 1) begin
                         fl = ts + i[SW-1:0];
                         if (!tdone[fl]) begin
+                            ddone[fl] <= 1'b0;
                             bdone[fl] <= 1'b0;
                             infl[fl]  <= 1'b0;
                         end
                     end
+                    ds <= ts + 1'b1;
+                    dst <= D_IDLE;
                     bs <= ts + 1'b1;
                     bst <= B_IDLE;
+                    h_full <= 1'b0;
                     epoch <= epoch + 1'b1;
                 end
             end
@@ -764,25 +817,15 @@ module quicoff_rx #(
             endcase
 
             // ---------------- egress
-            if (!ost) begin
-                if (tdone[os]) begin
-                    if (odrop_s[os]) begin
-                        full[os] <= 1'b0; fdone[os] <= 1'b0; bdone[os] <= 1'b0; tdone[os] <= 1'b0;
-                        restart[os] <= 1'b1;
-                        os <= os + 1'b1;
-                    end else begin
-                        ost <= 1'b1;
-                        k   <= 0;
-                    end
-                end
-            end else if (m_axis_tready) begin
-                k <= k + 1;
-                if ({k[11:0], 4'b0} + 16'd16 >= olen_s[os]) begin
-                    ost <= 1'b0;
-                    full[os] <= 1'b0; fdone[os] <= 1'b0; bdone[os] <= 1'b0; tdone[os] <= 1'b0;
+            if (tdone[os]) begin
+                if (odrop_s[os] || (m_axis_tready && {k[11:0], 4'b0} + 16'd16 >= olen_s[os])) begin
+                    full[os] <= 1'b0; pdone[os] <= 1'b0; fdone[os] <= 1'b0; ddone[os] <= 1'b0; bdone[os] <= 1'b0;
+                    tdone[os] <= 1'b0;
                     restart[os] <= 1'b1;
                     os <= os + 1'b1;
-                end
+                    k  <= 0;
+                end else if (m_axis_tready)
+                    k <= k + 1;
             end
         end
     end
