@@ -656,6 +656,7 @@ module quicoff_tx #(
     always @* begin
         odata = obuf;
         bi = 16'd0;
+        oi = 0;          // (assigned on every path: a loop variable is a latch to Yosys otherwise)
         if (fr_mod) begin
             for (oi = 0; oi < 16; oi = oi + 1) begin
                 bi = ob + oi;
