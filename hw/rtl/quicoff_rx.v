@@ -536,7 +536,9 @@ module quicoff_rx #(
                 end
             end
             F_CMD: begin
-                // commands 1, 2, 4, 6 are applied by the entry table in this clock
+                // commands 1, 2, 4, 6 are applied by the entry table in this clock;
+                // the write-back history no longer speaks for the table
+                wbh_v <= 4'd0;
                 if (cmd_op == 4'd3)   // a whole lookup bucket
                     for (i = 0; i < WAYS; i = i + 1)
                         bkt[cmd_idx[BW-1:0]][29*i +: 29] <= {stage[32*(24 + i) + 31], stage[32*(24 + i) + 16 +: 12], stage[32*(24 + i) +: 16]};

@@ -424,7 +424,9 @@ module quicoff_tx #(
                 end
             end
             D_CMD: begin
-                // commands 1, 2, 4, 6 are applied by the entry table in this clock
+                // commands 1, 2, 4, 6 are applied by the entry table in this clock;
+                // the write-back history no longer speaks for the table
+                wbh_v <= 4'd0;
                 rb_mode <= (cmd_op == 4'd5);
                 if (cmd_op == 4'd5) dst <= D_RB;
                 else begin
