@@ -139,8 +139,9 @@ def xc7(name):
     if not os.path.exists(f):
         return None
     mods = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "xc7", f, ""]))
-    # one instance of each submodule per top: the hierarchy total is the sum
-    total = {k: sum(m.get(k, 0) for m in mods.values()) for k in ("lut", "lutram_luts", "ff", "bram36", "dsp")}
+    # each module's cells times its instances (one frame buffer per slot)
+    total = {k: sum(m.get(k, 0) * m.get("instances", 1) for m in mods.values())
+             for k in ("lut", "lutram_luts", "ff", "bram36", "dsp")}
     return {"lut": total["lut"] + total["lutram_luts"], "lut_logic": total["lut"],
             "lut_as_ram": total["lutram_luts"], "ff": total["ff"], "bram": total["bram36"],
             "dsp": total["dsp"], "per_module": mods}
