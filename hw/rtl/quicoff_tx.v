@@ -16,9 +16,19 @@
 // key_phase_unavailable (the phase bit names a slot that holds neither the
 // current generation nor the next one). [4]: this packet started a key update.
 //
-// Same organisation and control port as quicoff_rx (store-and-forward, one
-// frame at a time, raw keys expanded in the AES pipeline); TX entries are
-// addressed by index (as the DPU prototype's TX table), so there is no hash table.
+// Same organisation and control port as quicoff_rx (store-and-forward,
+// frames in slots moving through stages that work on different frames at
+// once, raw keys expanded in the AES pipeline); TX entries are addressed by
+// index (as the DPU prototype's TX table), so there is no hash table. The
+// stages: ingress (with the descriptor); parse; decode (entry, key phase,
+// nonce); GCM issue (H, E(K, J0), keystream into the AES pipeline); GHASH
+// over the ciphertext as the keystream comes out, with its checksum; seal
+// (tag, HP sample from the ciphertext, HP block into the AES pipeline);
+// finish (mask, counters, key-phase write-back, UDP checksum); egress.
+// A key update the host starts (the next phase's slot used) changes the
+// entry's state at decode, so the decode of a later frame of the same entry
+// takes the state from the frame in flight; nothing is speculative, because
+// a TX frame that passes decode is always protected.
 module quicoff_tx #(
     parameter DATA_W   = 128,
     parameter CAP      = 256,
@@ -59,6 +69,12 @@ module quicoff_tx #(
     localparam NB  = DATA_W / 8;
     localparam EW  = $clog2(CAP);
     localparam MW  = $clog2(MAXBEATS);
+    // Frame slots (a power of two: pointers wrap): a 64-byte packet holds its
+    // slot about 70 clocks (its beats in and out, two AES latencies, the
+    // stages), so one every 7 clocks needs more than 10.
+    localparam NS  = 16;
+    localparam SW  = 4;
+    localparam TAGW = SW + 2 + 8;   // AES tag: {slot, kind [9:8], block [7:0]}
     localparam ST_OK = 4'd0, ST_AUTH = 4'd1, ST_UNKNOWN = 4'd2, ST_MALFORMED = 4'd3,
                ST_PASS = 4'd4, ST_KPU = 4'd5;
     localparam OT_NONE = 2'd0, OT_NEXT = 2'd1, OT_PREV = 2'd2;
@@ -83,18 +99,22 @@ module quicoff_tx #(
     generate for (gc = 0; gc < 8; gc = gc + 1) begin : cnt_out
         assign counters[32*gc +: 32] = cnt_g[gc];
     end endgenerate
-    reg          rb_mode;          // S_ENT2 serves a counter read-back, not a frame
-    reg [EW-1:0] eidx;             // the entry this frame or command is about
-    reg          ev_push;          // registered: the event is the frame's eidx
-    reg          st_we, cnt_we;    // a frame's PN state / counters, written the clock after S_FIN
+    reg          rb_mode;          // C_ENT2 serves a counter read-back
+    reg [EW-1:0] eidx_c;           // the entry a command is about
+    reg          ev_push;          // registered: the event is wr_idx
+    reg          st_we, cnt_we;    // a frame's PN state / counters, written the clock after finish
+    reg [EW-1:0] wr_idx;
     reg [127:0]  st_wdata;
-    reg [95:0]   cnt_wdata;
+    reg [2:0]    cnt_inc;
+    wire [EW-1:0] rd1_idx, rd2_idx;
     wire [162:0] r_cfg;            // the entry as read: {valid, aes256, fail_pass, key160}
     wire [255:0] r_hp;
-    wire [351:0] r_k0, r_k1;       // {key256, iv96} of key phase 0 / 1
+    wire [351:0] r_k0, r_k1;       // {key256, iv96} of key phase 0 / 1 (unused: port 2 serves decode)
     wire [127:0] r_st;             // {lp_valid, largest62, first62, cur_phase, other2}
     wire [95:0]  r_cnt;
-    wire         cmd_apply, rb_load;   // (from the FSM state, below)
+    wire [351:0] r2_k0, r2_k1;
+    wire [127:0] r2_st;
+    wire         cmd_apply, rb_load;
 
     qo_ctrl_port #(.ID(32'h51_4f_54_58), .GEOMETRY({CAP[15:0], 16'd0}), .EW(EW)) ctrl (
         .clk(clk), .rst(rst),
@@ -107,109 +127,219 @@ module quicoff_tx #(
         .cfg_dcid_len(cfg_dcid_len), .cfg_seed(cfg_seed), .stage(stage),
         .cmd_pending(cmd_pending), .cmd_op(cmd_op), .cmd_idx(cmd_idx), .cmd_done(cmd_done),
         .counters(counters), .rb_load(rb_load), .rb_cnt(r_cnt), .rb_st(r_st),
-        .ev_push(ev_push), .ev_idx(eidx));
+        .ev_push(ev_push), .ev_idx(wr_idx));
 
     qo_entry_table #(.CAP(CAP), .EW(EW)) table_ (
         .clk(clk), .cmd_apply(cmd_apply), .cmd_op(cmd_op), .cmd_idx(cmd_idx[EW-1:0]),
-        .stage(stage), .st_we(st_we), .cnt_we(cnt_we), .wr_idx(eidx), .st_wdata(st_wdata),
-        .cnt_wdata(cnt_wdata), .rd_idx(eidx), .r_cfg(r_cfg), .r_hp(r_hp), .r_k0(r_k0), .r_k1(r_k1),
+        .stage(stage), .st_we(st_we), .cnt_we(cnt_we), .wr_idx(wr_idx), .st_wdata(st_wdata),
+        .cnt_inc(cnt_inc), .rd_idx(rd1_idx), .rd2_idx(rd2_idx), .r2_k0(r2_k0), .r2_k1(r2_k1),
+        .r2_st(r2_st), .r_cfg(r_cfg), .r_hp(r_hp), .r_k0(r_k0), .r_k1(r_k1),
         .r_st(r_st), .r_cnt(r_cnt));
 
     // ------------------------------------------------------------------
-    reg [127:0]      ksbuf [0:MAXBEATS-1];
+    // slots
+    reg [SW-1:0] is_, ps, ds, gs, hs, ss, ts, os; // ingress, parse, decode, GCM issue, GHASH, seal, finish, egress
+    reg [NS-1:0] full, pdone, pok, ddone, gdone, hdone, sdone, tdone;
+    reg [NS-1:0] drp, cand, infl, mval;
+    reg [15:0]   tidx_s [0:NS-1];          // descriptor: entry index
+    reg [61:0]   tpn_s [0:NS-1];           //             full packet number
+    reg [3:0]    pstat [0:NS-1];
+    reg [4:0]    dl_s  [0:NS-1];
+    reg          is4_s [0:NS-1];
+    reg [15:0]   l3_s [0:NS-1], l4_s [0:NS-1], q_s [0:NS-1], udpend_s [0:NS-1], udplen_s [0:NS-1],
+                 pnoff_s [0:NS-1];
+    reg [2:0]    pnl_s [0:NS-1];
+    reg          kp_s [0:NS-1], upd_s [0:NS-1], a256_s [0:NS-1];
+    reg [EW-1:0] eidx_s [0:NS-1];
+    reg [255:0]  pkey_s [0:NS-1];
+    reg [95:0]   nonce_s [0:NS-1];
+    reg [15:0]   P_s [0:NS-1], L_s [0:NS-1], nblk_s [0:NS-1], hlen_s [0:NS-1];
+    reg [255:0]  aad_s [0:NS-1];           // plaintext header, frame byte order; masked at finish
+    reg [127:0]  stn_s [0:NS-1];           // the entry's state after this frame
+    reg [127:0]  h_s [0:NS-1], ej0_s [0:NS-1], tagf_s [0:NS-1];
+    reg [15:0]   got_s [0:NS-1];           // H, E(K, J0) and keystream blocks out of the AES pipeline
+    reg [31:0]   ctsum_s [0:NS-1];
+    reg [39:0]   mask_s [0:NS-1];
+    reg [3:0]    ost_s [0:NS-1];
+    reg          omod_s [0:NS-1], okupd_s [0:NS-1];
+    reg [15:0]   udpcs_s [0:NS-1];
+    reg [127:0]  ksbuf [0:NS*MAXBEATS-1];
 
-    localparam S_IN = 5'd0, S_CMD = 5'd1, S_P1 = 5'd2, S_P2 = 5'd3, S_P3 = 5'd4, S_P4 = 5'd5,
-               S_ENT = 5'd9, S_ENT2 = 5'd10, S_SAMP = 5'd11, S_HPW = 5'd12, S_PN2 = 5'd14,
-               S_ISSUE = 5'd15, S_DRAIN = 5'd16, S_GH = 5'd17, S_TAG = 5'd18, S_FIN = 5'd19,
-               S_OUT = 5'd20, S_DROP = 5'd21, S_CS = 5'd22, S_HP = 5'd23;
-    reg [4:0] state;
-    assign cmd_apply = (state == S_CMD);
-    assign rb_load = (state == S_ENT2) && rb_mode;
-    wire [15:0]   wbeat;         // beats received of this frame
-    wire          ovf;
-    wire [15:0]   flen;          // frame length in bytes
-    wire [1023:0] hdr;           // first 128 bytes of the frame
-    reg [15:0] tx_idx;
-    reg [61:0] tx_pn;
+    wire [NS*16-1:0]   wbeat_a, flen_a;
+    wire [NS-1:0]      ovf_a;
+    wire [NS*1024-1:0] hdr_a;
+    wire [NS*128-1:0]  win_a, obuf_a;
+    reg  [15:0]        ra_h, ra_s;         // window offsets: GHASH (ciphertext), seal (HP sample)
+    reg  [MW-1:0]      ko;
+    wire               in_beat = s_axis_tvalid & s_axis_tready;
+    reg  [NS-1:0]      restart;
+    localparam H_IDLE = 1'b0, H_GH = 1'b1;
+    reg                hst;
+    genvar gsl;
+    generate for (gsl = 0; gsl < NS; gsl = gsl + 1) begin : slot
+        qo_frame_buf #(.DATA_W(DATA_W), .MAXBEATS(MAXBEATS)) fb (
+            .clk(clk), .rst(rst), .restart(restart[gsl]), .in_beat(in_beat && is_ == gsl),
+            .in_data(s_axis_tdata), .in_keep(s_axis_tkeep), .in_last(s_axis_tlast),
+            .wbeat(wbeat_a[16*gsl +: 16]), .ovf(ovf_a[gsl]), .flen(flen_a[16*gsl +: 16]),
+            .hdr(hdr_a[1024*gsl +: 1024]),
+            .win_off((hst == H_GH && hs == gsl) ? ra_h : ra_s), .win(win_a[128*gsl +: 128]),
+            .win_b_off(16'd0), .win_b(),
+            .beat_idx(ko), .beat(obuf_a[128*gsl +: 128]));
+    end endgenerate
+    wire [15:0]   wbeat_i = wbeat_a[16*is_ +: 16];
+    wire [1023:0] hdr_p = hdr_a[1024*ps +: 1024];
+    wire [1023:0] hdr_d = hdr_a[1024*ds +: 1024];
+    wire [1023:0] hdr_t = hdr_a[1024*ts +: 1024];
+    wire [15:0]   flen_p = flen_a[16*ps +: 16];
+    function [7:0] hbd;  input [15:0] i; hbd = hdr_d[8*i[6:0] +: 8]; endfunction
+    function [7:0] hbt;  input [15:0] i; hbt = hdr_t[8*i[6:0] +: 8]; endfunction
 
+    // ------------------------------------------------------------------
+    // AES pipeline
+    reg          a_v;
+    reg [127:0]  a_blk;
+    reg [255:0]  a_key;
+    reg          a_256;
+    reg [TAGW-1:0] a_tag;
+    wire         ao_v;
+    wire [127:0] ao_blk;
+    wire [TAGW-1:0] ao_tag;
+    qo_aes_pipe #(.TAGW(TAGW)) aes (
+        .clk(clk), .rst(rst), .in_valid(a_v), .in_block(a_blk), .in_key(a_key),
+        .in_aes256(a_256), .in_tag(a_tag), .out_valid(ao_v), .out_block(ao_blk), .out_tag(ao_tag));
+    wire [SW-1:0] ao_s = ao_tag[10 +: SW];
+    wire [1:0]    ao_k = ao_tag[9:8];
+    always @(posedge clk)
+        if (ao_v && ao_k == K_KS) ksbuf[{ao_s, ao_tag[MW-1:0]}] <= bswap(ao_blk);
+
+    // ------------------------------------------------------------------
+    // parse
+    localparam P_IDLE = 3'd0, P_2 = 3'd2, P_3 = 3'd3, P_4 = 3'd4;
+    reg [2:0] pst;
+    wire p_go = (pst == P_IDLE) && full[ps] && !pdone[ps] && !drp[ps];
     wire        vlan, is4, is6;
     wire [15:0] l3, l4, q, ip_end, udp_end, udplen, pn_off;
     wire [3:0]  ihl;
     wire [15:0] iptot;
     wire        p_pass, p_malf;
     qo_frame_parse parse (
-        .clk(clk), .step(state == S_P1 ? 2'd1 : state == S_P2 ? 2'd2 : state == S_P3 ? 2'd3 : 2'd0),
-        .hdr(hdr), .flen(flen), .cfg_dcid_len(cfg_dcid_len),
+        .clk(clk), .step(p_go ? 2'd1 : pst == P_2 ? 2'd2 : pst == P_3 ? 2'd3 : 2'd0),
+        .hdr(hdr_p), .flen(flen_p), .cfg_dcid_len(cfg_dcid_len),
         .vlan(vlan), .is4(is4), .is6(is6), .l3(l3), .l4(l4), .q(q), .ip_end(ip_end), .udp_end(udp_end),
         .udplen(udplen), .pn_off(pn_off), .ihl(ihl), .iptot(iptot), .p_pass(p_pass), .p_malf(p_malf));
-    reg [39:0]  mask;
-    reg [2:0]   pn_len;
-    reg         kp;
-    reg         upd;             // this packet starts a key update
-    reg         kpu;
-    reg [15:0]  P, L, nblk, hlen;
-    reg [95:0]  nonce;
-    reg [255:0] pkey;
-    reg [255:0] aad;             // plaintext header, frame byte order
-    reg [127:0] Hr, ej0, Y, tagf, samp;
-    reg [15:0]  iss, got, g;
-    reg [31:0]  ct_sum;
-    reg [15:0]  udpcs;
-    reg [3:0]   status;
-    reg         fr_mod;
-    reg         kupd;
-    reg [15:0]  k;
-    reg [127:0] mask_j;
-    integer ci, oi;    // one loop variable per always block (a shared one is a latch to Yosys)
 
-    function [7:0] hb;
-        input [15:0] i;
-        hb = hdr[8*i[6:0] +: 8];
-    endfunction
-    wire [15:0] l4p8 = l4 + 16'd8;
-    wire [7:0]  b_q  = hdr[8*l4p8[6:0] +: 8];
+    // ------------------------------------------------------------------
+    // decode: entry (both ports read it while ds is current), key phase, nonce
+    localparam D_IDLE = 2'd0, D_CHK = 2'd1, D_CMD = 2'd2, D_RB = 2'd3;
+    reg [1:0]   dst;
+    assign rd1_idx = (dst == D_CMD || dst == D_RB || rb_mode) ? eidx_c : tidx_s[ds][EW-1:0];
+    assign rd2_idx = tidx_s[ds][EW-1:0];
+    assign cmd_apply = (dst == D_CMD);
+    assign rb_load = (dst == D_RB) && rb_mode;
 
-    reg          a_v;
-    reg [127:0]  a_blk;
-    reg [255:0]  a_key;
-    reg          a_256;
-    reg [15:0]   a_tag;
-    wire         ao_v;
-    wire [127:0] ao_blk;
-    wire [15:0]  ao_tag;
-    qo_aes_pipe #(.TAGW(16)) aes (
-        .clk(clk), .rst(rst), .in_valid(a_v), .in_block(a_blk), .in_key(a_key),
-        .in_aes256(a_256), .in_tag(a_tag), .out_valid(ao_v), .out_block(ao_blk), .out_tag(ao_tag));
-    always @(posedge clk) begin
-        if (ao_v) begin
-            case (ao_tag[9:8])
-                K_HP: mask <= ao_blk[127:88];
-                K_H:  Hr   <= ao_blk;
-                K_J0: ej0  <= ao_blk;
-                K_KS: ksbuf[ao_tag[MW-1:0]] <= bswap(ao_blk);
-            endcase
+    // the entry's state as the frames before this one leave it: the nearest
+    // earlier frame of the same entry still in flight, else a write-back
+    // too recent for the table read, else the table
+    reg [127:0]  wbh_d [0:3];
+    reg [EW-1:0] wbh_i [0:3];
+    reg [3:0]    wbh_v;
+    reg [127:0]  st_use;
+    integer si;
+    reg [SW-1:0] sp;
+    always @* begin
+        st_use = r2_st;
+        for (si = 3; si >= 0; si = si - 1)
+            if (wbh_v[si] && wbh_i[si] == tidx_s[ds][EW-1:0]) st_use = wbh_d[si];
+        for (si = NS - 1; si >= 1; si = si - 1) begin
+            sp = ds - si[SW-1:0];
+            if (infl[sp] && eidx_s[sp] == tidx_s[ds][EW-1:0]) st_use = stn_s[sp];
         end
     end
 
-    reg  [127:0] gh_in;
+    // ------------------------------------------------------------------
+    // GCM issue (slot gs): H, E(K, J0), keystream
+    localparam S_IDLE = 1'b0, S_HP = 1'b1;
+    reg         sst;
+    localparam G_IDLE = 1'b0, G_ISS = 1'b1;
+    reg         gst;
+    reg [15:0]  iss;
+    wire [15:0] nblk_g = nblk_s[gs];
+    wire s_issue = (sst == S_HP);                       // the seal stage's HP block goes first
+    wire g_issue = (gst == G_ISS) && !s_issue;
+
+    // ------------------------------------------------------------------
+    // GHASH (slot hs) over the ciphertext, as the keystream arrives
+    reg [127:0] Y;
+    reg [15:0]  g;
+    wire [15:0] nblk_h = nblk_s[hs], P_h = P_s[hs], L_h = L_s[hs], hlen_h = hlen_s[hs];
+    wire [15:0] hblk = (hlen_h > 16) ? 16'd2 : 16'd1;
+    wire [15:0] jj = g - hblk;
+    wire [127:0] ks_j = ksbuf[{hs, jj[MW-1:0]}];
+    // step g may run once H is out and, for ciphertext block jj, its keystream
+    // (results come in issue order: H, E(K, J0), keystream 0, 1, ...)
+    wire h_ready = (g < hblk) ? (got_s[hs] >= 1) : (g < hblk + nblk_h) ? (got_s[hs] >= jj + 16'd3) : (got_s[hs] >= 2);
+    wire h_step = (hst == H_GH) && h_ready;
+    reg  [127:0] gh_in, ctm, mask_j;
+    reg  [15:0]  rem;
     wire [127:0] gh_prod;
-    qo_gf128_mul ghm (.a(Y ^ gh_in), .b(Hr), .p(gh_prod));
+    qo_gf128_mul ghm (.a(Y ^ gh_in), .b(h_s[hs]), .p(gh_prod));
+    integer ci, oi;
+    always @* begin
+        ra_h  = P_h + {jj[11:0], 4'b0};
+        gh_in = 128'd0;
+        ctm   = 128'd0;
+        rem   = L_h - {jj[11:0], 4'b0};
+        for (ci = 0; ci < 16; ci = ci + 1) mask_j[8*ci +: 8] = (ci < rem) ? 8'hff : 8'h00;
+        if (g < hblk)
+            gh_in = bswap(g[0] ? aad_s[hs][255:128] : aad_s[hs][127:0]);
+        else if (g < hblk + nblk_h) begin
+            ctm   = (win_a[128*hs +: 128] ^ ks_j) & mask_j;   // ciphertext = plaintext ^ keystream
+            gh_in = bswap(ctm);
+        end else
+            gh_in = {48'd0, hlen_h[12:0], 3'b000, 48'd0, L_h[12:0], 3'b000};
+    end
 
-    reg  [15:0] ra;
-    wire [127:0] win;
-    wire [15:0] jj = g - ((hlen > 16) ? 16'd2 : 16'd1);
-    wire [127:0] ks_j = ksbuf[jj[MW-1:0]];
-    wire [255:0] ks01 = {ksbuf[1], ksbuf[0]};
+    // ------------------------------------------------------------------
+    // seal (slot ss): the HP sample is 16 bytes of ciphertext || tag from
+    // 4 - pn_len bytes into the payload (RFC 9001 5.4.2); win = plaintext there
+    wire [15:0]  P_ss = P_s[ss], L_ss = L_s[ss];
+    wire [2:0]   pnl_ss = pnl_s[ss];
+    wire [MW-1:0] blk0 = 0, blk1 = 1;
+    wire [255:0] ks01 = {ksbuf[{ss, blk1}], ksbuf[{ss, blk0}]};
+    reg  [127:0] kss, samp;
+    reg  [15:0]  rel;
+    integer xi;
+    always @* begin
+        ra_s = pnoff_s[ss] + 16'd4;
+        kss = ks01 >> {3'd4 - pnl_ss, 3'b000};
+        for (xi = 0; xi < 16; xi = xi + 1) begin
+            rel = 16'd4 - pnl_ss + xi;
+            samp[8*xi +: 8] = (rel < L_ss) ? (win_a[128*ss +: 128] >> (8*xi)) ^ (kss >> (8*xi))
+                                           : tagf_s[ss] >> (8*(rel - L_ss));
+        end
+    end
 
-    wire in_beat = s_axis_tvalid & s_axis_tready;
-    assign s_axis_tready = (state == S_IN) && !(cmd_pending && wbeat == 0);
+    // the HP key of the seal stage's entry: port 1 serves decode, so the
+    // seal stage keeps its own copy, read when the frame is decoded
+    reg [255:0] hpk_s [0:NS-1];
+    always @(posedge clk) if (dst == D_CHK) hpk_s[ds] <= r_hp;
+    wire [255:0] r_hp_s = hpk_s[ss];
+
+    // ------------------------------------------------------------------
+    // finish (slot ts) and egress (slot os)
+    wire        ost = tdone[os];
+    reg [15:0]  k;
+    assign s_axis_tready = !full[is_] && !restart[is_] && !(cmd_pending && wbeat_i == 0);
+    wire pipe_empty = (full == 0);
 
     integer i;
-    reg [15:0]  rem, rel, tsum;
-    reg [127:0] ctm;
     reg [31:0]  s32;
     reg [255:0] aw, mh;
-    reg [127:0] kss;
+    reg [15:0]  tsum, L_n;
+    reg [2:0]   pnl;
+    reg [7:0]   fb0;
+    reg         kpn, updn, kpun;
+    reg [127:0] stu;
 
     always @(posedge clk) begin
         a_v <= 1'b0;
@@ -217,258 +347,337 @@ module quicoff_tx #(
         ev_push <= 1'b0;
         st_we <= 1'b0;
         cnt_we <= 1'b0;
+        restart <= 0;
+        wbh_v <= {wbh_v[2:0], 1'b0};
+        wbh_d[1] <= wbh_d[0]; wbh_d[2] <= wbh_d[1]; wbh_d[3] <= wbh_d[2];
+        wbh_i[1] <= wbh_i[0]; wbh_i[2] <= wbh_i[1]; wbh_i[3] <= wbh_i[2];
+        if (ao_v) begin
+            case (ao_k)
+                K_HP: begin mask_s[ao_s] <= ao_blk[127:88]; mval[ao_s] <= 1'b1; end
+                K_H:  begin h_s[ao_s] <= ao_blk; got_s[ao_s] <= got_s[ao_s] + 1; end
+                K_J0: begin ej0_s[ao_s] <= ao_blk; got_s[ao_s] <= got_s[ao_s] + 1; end
+                K_KS: got_s[ao_s] <= got_s[ao_s] + 1;
+            endcase
+        end
         if (rst) begin
-            state  <= S_IN;
+            is_ <= 0; ps <= 0; ds <= 0; gs <= 0; hs <= 0; ss <= 0; ts <= 0; os <= 0;
+            full <= 0; pdone <= 0; pok <= 0; ddone <= 0; gdone <= 0; hdone <= 0; sdone <= 0;
+            tdone <= 0; drp <= 0; cand <= 0; infl <= 0; mval <= 0; k <= 0;
+            pst <= P_IDLE; dst <= D_IDLE; gst <= G_IDLE; hst <= H_IDLE; sst <= S_IDLE;
             rb_mode <= 0;
-            status <= ST_PASS;
-            fr_mod <= 0; kupd <= 0; upd <= 0;
+            wbh_v <= 0;
             for (i = 0; i < 8; i = i + 1) cnt_g[i] <= 0;
-        end else case (state)
-        S_IN: begin
-            if (cmd_pending && wbeat == 0 && !cmd_done)
-                state <= S_CMD;
-            else if (in_beat) begin
-                if (wbeat == 0) begin                  // the descriptor rides on the first beat
-                    tx_idx <= s_axis_tuser[15:0];
-                    tx_pn  <= s_axis_tuser[77:16];
+        end else begin
+            // ---------------- ingress: the descriptor rides on the first beat
+            if (in_beat) begin
+                if (wbeat_i == 0) begin
+                    tidx_s[is_] <= s_axis_tuser[15:0];
+                    tpn_s[is_]  <= s_axis_tuser[77:16];
                 end
                 if (s_axis_tlast) begin
                     cnt_g[0] <= cnt_g[0] + 1;
-                    state <= (ovf || wbeat >= MAXBEATS) ? S_DROP : S_P1;
+                    full[is_] <= 1'b1;
+                    drp[is_]  <= ovf_a[is_] || wbeat_i >= MAXBEATS;
+                    is_ <= is_ + 1'b1;
                 end
             end
-        end
-        S_DROP: begin
-            cnt_g[7] <= cnt_g[7] + 1;
-            state <= S_IN;
-        end
-        S_CMD: begin
-            // commands 1, 2, 4, 6 are applied by the entry table in this clock
-            eidx <= cmd_idx[EW-1:0];
-            rb_mode <= (cmd_op == 4'd5);
-            state <= (cmd_op == 4'd5) ? S_CS : S_IN;
-            if (cmd_op != 4'd5) cmd_done <= 1'b1;
-        end
-        S_CS: state <= S_ENT;
-        // -------- parse: qo_frame_parse takes one layer per clock
-        S_P1: state <= S_P2;
-        S_P2: state <= S_P3;
-        S_P3: state <= S_P4;
-        S_P4: begin
-            eidx <= tx_idx[EW-1:0];
-            if (p_pass || p_malf) begin
-                status <= p_pass ? ST_PASS : ST_MALFORMED;
-                fr_mod <= 1'b0; kupd <= 1'b0;
-                state  <= S_FIN;
-            end else
-                state <= S_ENT;
-        end
-        S_ENT: state <= S_ENT2;
-        S_ENT2: begin
-            if (rb_mode) begin
+
+            // ---------------- parse
+            case (pst)
+            P_IDLE: if (full[ps] && !pdone[ps]) begin
+                if (drp[ps]) begin
+                    pok[ps] <= 1'b0;
+                    pdone[ps] <= 1'b1;
+                    ps <= ps + 1'b1;
+                end else
+                    pst <= P_2;
+            end
+            P_2: pst <= P_3;
+            P_3: pst <= P_4;
+            P_4: begin
+                dl_s[ps] <= cfg_dcid_len;
+                is4_s[ps] <= is4;
+                l3_s[ps] <= l3; l4_s[ps] <= l4; q_s[ps] <= q; udpend_s[ps] <= udp_end;
+                udplen_s[ps] <= udplen; pnoff_s[ps] <= pn_off;
+                pstat[ps] <= p_pass ? ST_PASS : ST_MALFORMED;
+                pok[ps] <= !(p_pass || p_malf);
+                pdone[ps] <= 1'b1;
+                ps <= ps + 1'b1;
+                pst <= P_IDLE;
+            end
+            default: pst <= P_IDLE;
+            endcase
+
+            // ---------------- decode (and control commands, between frames)
+            case (dst)
+            D_IDLE: begin
+                if (cmd_pending && !cmd_done && pipe_empty && wbeat_i == 0 && !st_we && !cnt_we) begin
+                    eidx_c <= cmd_idx[EW-1:0];
+                    dst <= D_CMD;
+                end else if (pdone[ds] && !ddone[ds]) begin
+                    if (!pok[ds]) begin
+                        cand[ds] <= 1'b0;
+                        ddone[ds] <= 1'b1;
+                        ds <= ds + 1'b1;
+                    end else
+                        dst <= D_CHK;     // the entry is read in this clock
+                end
+            end
+            D_CMD: begin
+                // commands 1, 2, 4, 6 are applied by the entry table in this clock;
+                // the write-back history no longer speaks for the table
+                wbh_v <= 4'd0;
+                rb_mode <= (cmd_op == 4'd5);
+                if (cmd_op == 4'd5) dst <= D_RB;
+                else begin
+                    cmd_done <= 1'b1;
+                    dst <= D_IDLE;
+                end
+            end
+            D_RB: begin                   // counter read-back: the entry read is out now
                 rb_mode <= 1'b0;
                 cmd_done <= 1'b1;
-                state <= S_IN;
-            end else if (!r_cfg[162] || tx_idx >= CAP) begin
-                status <= ST_UNKNOWN; fr_mod <= 1'b0; kupd <= 1'b0;
-                state  <= S_FIN;
-            end else if (pn_off + 16'd20 > udp_end) begin
-                status <= ST_MALFORMED; fr_mod <= 1'b0; kupd <= 1'b0;
-                state  <= S_FIN;
-            end else begin
-                pn_len <= b_q[1:0] + 3'd1;     // plaintext first byte
-                kp     <= b_q[2];
-                state  <= S_PN2;
+                dst <= D_IDLE;
             end
-        end
-        S_PN2: begin
-            kpu <= 1'b0;
-            upd <= 1'b0;
-            if (kp != r_st[2]) begin
-                if (r_st[1:0] == OT_NEXT) upd <= 1'b1;   // the host starts a key update
-                else                      kpu <= 1'b1;
-            end
-            pkey  <= kp ? r_k1[351:96] : r_k0[351:96];
-            nonce <= (kp ? r_k1[95:0] : r_k0[95:0]) ^ {34'd0, tx_pn};
-            P     <= pn_off + pn_len;
-            L     <= udp_end - pn_off - pn_len - 16'd16;
-            nblk  <= (udp_end - pn_off - pn_len - 16'd16 + 16'd15) >> 4;
-            hlen  <= 16'd1 + cfg_dcid_len + pn_len;
-            aw = hdr >> {q, 3'b000};
-            for (i = 0; i < 32; i = i + 1)
-                aad[8*i +: 8] <= (i < 1 + cfg_dcid_len + pn_len) ? aw[8*i +: 8] : 8'd0;
-            iss   <= 0;
-            state <= S_ISSUE;
-        end
-        S_ISSUE: begin
-            if (kpu) begin
-                status <= ST_KPU; fr_mod <= 1'b0; kupd <= 1'b0;
-                state  <= S_FIN;
-            end else begin
-                a_v   <= 1'b1;
-                a_key <= pkey;
-                a_256 <= r_cfg[161];
-                a_blk <= (iss == 0) ? 128'd0 : {nonce, 16'd0, iss};
-                a_tag <= (iss == 0) ? {6'd0, K_H, 8'd0} : (iss == 1) ? {6'd0, K_J0, 8'd0} :
-                         {6'd0, K_KS, iss[7:0] - 8'd2};
-                iss   <= iss + 1;
-                if (iss == nblk + 1) state <= S_DRAIN;
-            end
-        end
-        S_DRAIN: if (got == nblk + 2) begin
-            Y      <= 128'd0;
-            g      <= 0;
-            ct_sum <= 0;
-            state  <= S_GH;
-        end
-        S_GH: begin
-            Y <= gh_prod;
-            g <= g + 1;
-            if (g >= ((hlen > 16) ? 16'd2 : 16'd1) && g < ((hlen > 16) ? 16'd2 : 16'd1) + nblk)
-                ct_sum <= ct_sum + sum_words16(ctm);
-            if (g == ((hlen > 16) ? 16'd2 : 16'd1) + nblk) state <= S_TAG;
-        end
-        S_TAG: begin
-            tagf  <= bswap(Y ^ ej0);
-            state <= S_SAMP;
-        end
-        S_SAMP: begin
-            // the HP sample: 16 bytes of ciphertext || tag from 4 - pn_len
-            // bytes into the payload (RFC 9001 5.4.2); win = plaintext there
-            kss = ks01 >> {3'd4 - pn_len, 3'b000};
-            for (i = 0; i < 16; i = i + 1) begin
-                rel = 16'd4 - pn_len + i;
-                samp[8*i +: 8] = (rel < L) ? (win[8*i +: 8] ^ kss[8*i +: 8]) : tagf[8*(rel - L) +: 8];
-            end
-            a_v   <= 1'b1;
-            a_blk <= bswap(samp);
-            a_key <= r_hp;
-            a_256 <= r_cfg[161];
-            a_tag <= {6'd0, K_HP, 8'd0};
-            state <= S_HP;
-        end
-        S_HP: state <= S_HPW;
-        S_HPW: if (ao_v && ao_tag[9:8] == K_HP) begin
-            status <= ST_OK;
-            state  <= S_FIN;
-        end
-        S_FIN: begin
-            kupd   <= 1'b0;
-            fr_mod <= (status == ST_OK);
-            if (status == ST_OK) begin
-                cnt_we    <= 1'b1;
-                cnt_wdata <= {r_cnt[95:64] + 32'd1, r_cnt[63:32], r_cnt[31:0] + upd};
-                if (upd) begin
-                    st_we    <= 1'b1;
-                    st_wdata <= {r_st[127:3], kp, OT_PREV};
-                    kupd <= 1'b1;
-                    ev_push <= 1'b1;
+            D_CHK: begin
+                fb0  = hbd(q_s[ds]);               // plaintext first byte
+                pnl  = fb0[1:0] + 3'd1;
+                kpn  = fb0[2];
+                stu  = st_use;
+                updn = 1'b0;
+                kpun = 1'b0;
+                if (kpn != stu[2]) begin
+                    if (stu[1:0] == OT_NEXT) updn = 1'b1;   // the host starts a key update
+                    else                     kpun = 1'b1;
                 end
-                cnt_g[1] <= cnt_g[1] + 1;
-            end else case (status)
-                ST_UNKNOWN:   cnt_g[3] <= cnt_g[3] + 1;
-                ST_MALFORMED: cnt_g[4] <= cnt_g[4] + 1;
-                ST_PASS:      cnt_g[5] <= cnt_g[5] + 1;
-                ST_KPU:       cnt_g[6] <= cnt_g[6] + 1;
-                default: ;
-            endcase
-            // UDP checksum of the protected datagram: pseudo header, UDP header,
-            // masked header, ciphertext, tag (each summed at its byte parity)
-            mh = aad;
-            mh[7:0] = aad[7:0] ^ (mask[39:32] & 8'h1f);
-            for (i = 0; i < 4; i = i + 1)
-                if (i < pn_len) mh[8*(1 + cfg_dcid_len + i) +: 8] = aad[8*(1 + cfg_dcid_len + i) +: 8] ^ mask[31 - 8*i -: 8];
-            s32 = fold16(ct_sum);
-            if (P[0]) s32 = {s32[7:0], s32[15:8]};
-            tsum = fold16(sum_words16(tagf));   // (rem belongs to the combinational block)
-            if ((P[0] ^ L[0]) == 1'b0) s32 = s32 + tsum;         // tag at an even offset
-            else                       s32 = s32 + {tsum[7:0], tsum[15:8]};
-            s32 = s32 + sum_words16(mh[127:0]) + sum_words16(mh[255:128])
-                + {hb(l4), hb(l4 + 1)} + {hb(l4 + 2), hb(l4 + 3)} + 2 * udplen + 17;
-            if (is4) begin
-                for (i = 0; i < 4; i = i + 1)
-                    s32 = s32 + {hb(l3 + 12 + 2*i), hb(l3 + 13 + 2*i)};
-            end else begin
-                for (i = 0; i < 16; i = i + 1)
-                    s32 = s32 + {hb(l3 + 8 + 2*i), hb(l3 + 9 + 2*i)};
+                eidx_s[ds] <= tidx_s[ds][EW-1:0];
+                pnl_s[ds]  <= pnl;
+                kp_s[ds]   <= kpn;
+                upd_s[ds]  <= updn;
+                a256_s[ds] <= r_cfg[161];
+                if (!r_cfg[162] || tidx_s[ds] >= CAP) begin
+                    pstat[ds] <= ST_UNKNOWN;
+                    cand[ds] <= 1'b0;
+                end else if (pnoff_s[ds] + 16'd20 > udpend_s[ds]) begin
+                    pstat[ds] <= ST_MALFORMED;
+                    cand[ds] <= 1'b0;
+                end else if (kpun) begin
+                    pstat[ds] <= ST_KPU;
+                    cand[ds] <= 1'b0;
+                end else begin
+                    cand[ds] <= 1'b1;
+                    infl[ds] <= 1'b1;
+                    stn_s[ds] <= updn ? {stu[127:3], kpn, OT_PREV} : stu;
+                end
+                pkey_s[ds]  <= kpn ? r2_k1[351:96] : r2_k0[351:96];
+                nonce_s[ds] <= (kpn ? r2_k1[95:0] : r2_k0[95:0]) ^ {34'd0, tpn_s[ds]};
+                P_s[ds]     <= pnoff_s[ds] + pnl;
+                L_n = udpend_s[ds] - pnoff_s[ds] - pnl - 16'd16;
+                L_s[ds]     <= L_n;
+                nblk_s[ds]  <= (L_n + 16'd15) >> 4;
+                hlen_s[ds]  <= 16'd1 + dl_s[ds] + pnl;
+                aw = hdr_d >> {q_s[ds], 3'b000};
+                for (i = 0; i < 32; i = i + 1)
+                    aad_s[ds][8*i +: 8] <= (i < 1 + dl_s[ds] + pnl) ? aw[8*i +: 8] : 8'd0;
+                got_s[ds]   <= 0;
+                ctsum_s[ds] <= 0;
+                mval[ds]    <= 1'b0;
+                ddone[ds] <= 1'b1;
+                ds <= ds + 1'b1;
+                dst <= D_IDLE;
             end
-            udpcs <= (is4 && {hb(l4 + 6), hb(l4 + 7)} == 16'd0) ? 16'd0 :
-                     (~fold16(s32) == 16'd0) ? 16'hffff : ~fold16(s32);
-            aad <= mh;         // the output header is the masked one
-            k <= 0;
-            state <= S_OUT;
+            default: dst <= D_IDLE;
+            endcase
+
+            // ---------------- GCM issue
+            case (gst)
+            G_IDLE: if (ddone[gs] && !gdone[gs]) begin
+                if (!cand[gs]) begin
+                    gdone[gs] <= 1'b1;
+                    gs <= gs + 1'b1;
+                end else begin
+                    iss <= 0;
+                    gst <= G_ISS;
+                end
+            end
+            G_ISS: if (g_issue) begin
+                a_v   <= 1'b1;
+                a_key <= pkey_s[gs];
+                a_256 <= a256_s[gs];
+                a_blk <= (iss == 0) ? 128'd0 : {nonce_s[gs], 16'd0, iss};
+                a_tag <= (iss == 0) ? {gs, K_H, 8'd0} : (iss == 1) ? {gs, K_J0, 8'd0} :
+                         {gs, K_KS, iss[7:0] - 8'd2};
+                iss   <= iss + 1;
+                if (iss == nblk_g + 1) begin
+                    gdone[gs] <= 1'b1;
+                    gs <= gs + 1'b1;
+                    gst <= G_IDLE;
+                end
+            end
+            default: gst <= G_IDLE;
+            endcase
+
+            // ---------------- GHASH
+            case (hst)
+            H_IDLE: if (gdone[hs] && !hdone[hs]) begin
+                if (!cand[hs]) begin
+                    hdone[hs] <= 1'b1;
+                    hs <= hs + 1'b1;
+                end else begin
+                    Y <= 128'd0;
+                    g <= 0;
+                    hst <= H_GH;
+                end
+            end
+            H_GH: if (h_step) begin
+                Y <= gh_prod;
+                g <= g + 1;
+                if (g >= hblk && g < hblk + nblk_h)
+                    ctsum_s[hs] <= ctsum_s[hs] + sum_words16(ctm);
+                if (g == hblk + nblk_h) begin
+                    tagf_s[hs] <= bswap(gh_prod ^ ej0_s[hs]);   // E(K, J0) is out before keystream 0
+                    hdone[hs] <= 1'b1;
+                    hs <= hs + 1'b1;
+                    hst <= H_IDLE;
+                end
+            end
+            default: hst <= H_IDLE;
+            endcase
+
+            // ---------------- seal: HP block from the ciphertext sample
+            case (sst)
+            S_IDLE: if (hdone[ss] && !sdone[ss]) begin
+                if (!cand[ss]) begin
+                    sdone[ss] <= 1'b1;
+                    ss <= ss + 1'b1;
+                end else
+                    sst <= S_HP;
+            end
+            S_HP: begin
+                a_v   <= 1'b1;
+                a_blk <= bswap(samp);
+                a_key <= r_hp_s;
+                a_256 <= a256_s[ss];
+                a_tag <= {ss, K_HP, 8'd0};
+                sdone[ss] <= 1'b1;
+                ss <= ss + 1'b1;
+                sst <= S_IDLE;
+            end
+            default: sst <= S_IDLE;
+            endcase
+
+            // ---------------- finish
+            if (sdone[ts] && !tdone[ts] && (!cand[ts] || mval[ts])) begin
+                okupd_s[ts] <= 1'b0;
+                omod_s[ts]  <= cand[ts] && !drp[ts];
+                ost_s[ts]   <= cand[ts] ? ST_OK : pstat[ts];
+                infl[ts]    <= 1'b0;
+                wr_idx      <= eidx_s[ts];
+                if (drp[ts]) begin
+                    cnt_g[7] <= cnt_g[7] + 1;
+                end else if (cand[ts]) begin
+                    cnt_we  <= 1'b1;
+                    cnt_inc <= {1'b1, 1'b0, upd_s[ts]};
+                    if (upd_s[ts]) begin
+                        st_we    <= 1'b1;
+                        st_wdata <= stn_s[ts];
+                        wbh_v[0] <= 1'b1;
+                        wbh_d[0] <= stn_s[ts];
+                        wbh_i[0] <= eidx_s[ts];
+                        okupd_s[ts] <= 1'b1;
+                        ev_push <= 1'b1;
+                    end
+                    cnt_g[1] <= cnt_g[1] + 1;
+                end else case (pstat[ts])
+                    ST_UNKNOWN:   cnt_g[3] <= cnt_g[3] + 1;
+                    ST_MALFORMED: cnt_g[4] <= cnt_g[4] + 1;
+                    ST_PASS:      cnt_g[5] <= cnt_g[5] + 1;
+                    ST_KPU:       cnt_g[6] <= cnt_g[6] + 1;
+                    default: ;
+                endcase
+                // UDP checksum of the protected datagram: pseudo header, UDP header,
+                // masked header, ciphertext, tag (each summed at its byte parity)
+                mh = aad_s[ts];
+                mh[7:0] = aad_s[ts][7:0] ^ (mask_s[ts][39:32] & 8'h1f);
+                for (i = 0; i < 4; i = i + 1)
+                    if (i < pnl_s[ts])
+                        mh[8*(1 + dl_s[ts] + i) +: 8] = aad_s[ts][8*(1 + dl_s[ts] + i) +: 8] ^ mask_s[ts][31 - 8*i -: 8];
+                s32 = fold16(ctsum_s[ts]);
+                if (P_s[ts][0]) s32 = {s32[7:0], s32[15:8]};
+                tsum = fold16(sum_words16(tagf_s[ts]));
+                if ((P_s[ts][0] ^ L_s[ts][0]) == 1'b0) s32 = s32 + tsum;         // tag at an even offset
+                else                                   s32 = s32 + {tsum[7:0], tsum[15:8]};
+                s32 = s32 + sum_words16(mh[127:0]) + sum_words16(mh[255:128])
+                    + {hbt(l4_s[ts]), hbt(l4_s[ts] + 1)} + {hbt(l4_s[ts] + 2), hbt(l4_s[ts] + 3)}
+                    + 2 * udplen_s[ts] + 17;
+                if (is4_s[ts]) begin
+                    for (i = 0; i < 4; i = i + 1)
+                        s32 = s32 + {hbt(l3_s[ts] + 12 + 2*i), hbt(l3_s[ts] + 13 + 2*i)};
+                end else begin
+                    for (i = 0; i < 16; i = i + 1)
+                        s32 = s32 + {hbt(l3_s[ts] + 8 + 2*i), hbt(l3_s[ts] + 9 + 2*i)};
+                end
+                udpcs_s[ts] <= (is4_s[ts] && {hbt(l4_s[ts] + 6), hbt(l4_s[ts] + 7)} == 16'd0) ? 16'd0 :
+                               (~fold16(s32) == 16'd0) ? 16'hffff : ~fold16(s32);
+                aad_s[ts] <= mh;         // the output header is the masked one
+                tdone[ts] <= 1'b1;
+                ts <= ts + 1'b1;
+            end
+
+            // ---------------- egress (a dropped frame only frees its slot)
+            if (tdone[os]) begin
+                if (drp[os] || (m_axis_tready && {k[11:0], 4'b0} + 16'd16 >= flen_a[16*os +: 16])) begin
+                    full[os] <= 1'b0; pdone[os] <= 1'b0; ddone[os] <= 1'b0; gdone[os] <= 1'b0;
+                    hdone[os] <= 1'b0; sdone[os] <= 1'b0; tdone[os] <= 1'b0;
+                    restart[os] <= 1'b1;
+                    os <= os + 1'b1;
+                    k  <= 0;
+                end else if (m_axis_tready)
+                    k <= k + 1;
+            end
         end
-        S_OUT: if (m_axis_tready) begin
-            k <= k + 1;
-            if ({k[11:0], 4'b0} + 16'd16 >= flen) state <= S_IN;
-        end
-        default: state <= S_IN;
-        endcase
     end
 
-    always @(posedge clk)
-        if (state == S_PN2) got <= 0;
-        else if (ao_v && ao_tag[9:8] != K_HP) got <= got + 1;
 
-    always @(posedge clk) begin
-    end
-
-    always @* begin
-        ra     = 16'd0;
-        gh_in  = 128'd0;
-        ctm    = 128'd0;
-        mask_j = 128'd0;
-        rem    = L - {jj[11:0], 4'b0};
-        for (ci = 0; ci < 16; ci = ci + 1) mask_j[8*ci +: 8] = (ci < rem) ? 8'hff : 8'h00;
-        if (state == S_GH) begin
-            if (g < ((hlen > 16) ? 16'd2 : 16'd1))
-                gh_in = bswap(g[0] ? aad[255:128] : aad[127:0]);
-            else if (g < ((hlen > 16) ? 16'd2 : 16'd1) + nblk) begin
-                ra    = P + {jj[11:0], 4'b0};
-                ctm   = (win ^ ks_j) & mask_j;        // ciphertext = plaintext ^ keystream
-                gh_in = bswap(ctm);
-            end else
-                gh_in = {48'd0, hlen[12:0], 3'b000, 48'd0, L[12:0], 3'b000};
-        end else if (state == S_SAMP)
-            ra = pn_off + 16'd4;
-    end
-
-    // output beat k
-    wire [15:0] ob   = {k[11:0], 4'b0};
-    wire [15:0] kpb  = k - P[15:4];
-    wire [255:0] ksc = {ksbuf[kpb[MW-1:0]], ksbuf[kpb[MW-1:0] - 1'b1]};
-    wire [127:0] ksa = ksc >> {5'd16 - P[3:0], 3'b000};
-    wire [127:0] obuf;
-    qo_frame_buf #(.DATA_W(DATA_W), .MAXBEATS(MAXBEATS)) fb (
-        .clk(clk), .rst(rst), .restart(state == S_FIN || state == S_DROP), .in_beat(in_beat),
-        .in_data(s_axis_tdata), .in_keep(s_axis_tkeep), .in_last(s_axis_tlast),
-        .wbeat(wbeat), .ovf(ovf), .flen(flen), .hdr(hdr),
-        .win_off(ra), .win(win), .beat_idx(k[MW-1:0]), .beat(obuf));
+    // ------------------------------------------------------------------
+    // output beat k of slot os
+    always @* ko = k[MW-1:0];
+    wire [15:0]  P_o = P_s[os], L_o = L_s[os], q_o = q_s[os], l4_o = l4_s[os], flen_o = flen_a[16*os +: 16];
+    wire [15:0]  udpcs_o = udpcs_s[os];
+    wire [255:0] aad_o = aad_s[os];
+    wire [127:0] tagf_o = tagf_s[os];
+    wire         fr_mod = omod_s[os];
+    wire [15:0]  ob   = {k[11:0], 4'b0};
+    wire [15:0]  kpb  = k - P_o[15:4];
+    wire [MW-1:0] kb0 = kpb[MW-1:0], kb1 = kpb[MW-1:0] - 1'b1;
+    wire [255:0] ksc = {ksbuf[{os, kb0}], ksbuf[{os, kb1}]};
+    wire [127:0] ksa = ksc >> {5'd16 - P_o[3:0], 3'b000};
+    wire [127:0] obuf = obuf_a[128*os +: 128];
     reg  [127:0] odata;
     reg  [15:0]  bi;
     always @* begin
         odata = obuf;
         bi = 16'd0;
-        oi = 0;
+        oi = 0;          // (assigned on every path: a loop variable is a latch to Yosys otherwise)
         if (fr_mod) begin
             for (oi = 0; oi < 16; oi = oi + 1) begin
                 bi = ob + oi;
-                if (bi >= P && bi < P + L)             odata[8*oi +: 8] = obuf[8*oi +: 8] ^ ksa[8*oi +: 8];
-                if (bi >= P + L && bi < P + L + 16'd16) odata[8*oi +: 8] = tagf[8*(bi - P - L) +: 8];
-                if (bi >= q && bi < P)                 odata[8*oi +: 8] = aad[8*(bi - q) +: 8];
-                if (bi == l4 + 6)                      odata[8*oi +: 8] = udpcs[15:8];
-                if (bi == l4 + 7)                      odata[8*oi +: 8] = udpcs[7:0];
+                if (bi >= P_o && bi < P_o + L_o)               odata[8*oi +: 8] = obuf[8*oi +: 8] ^ ksa[8*oi +: 8];
+                if (bi >= P_o + L_o && bi < P_o + L_o + 16'd16) odata[8*oi +: 8] = tagf_o[8*(bi - P_o - L_o) +: 8];
+                if (bi >= q_o && bi < P_o)                     odata[8*oi +: 8] = aad_o[8*(bi - q_o) +: 8];
+                if (bi == l4_o + 6)                            odata[8*oi +: 8] = udpcs_o[15:8];
+                if (bi == l4_o + 7)                            odata[8*oi +: 8] = udpcs_o[7:0];
             end
         end
     end
-    wire        olast = (ob + 16'd16 >= flen);
-    wire [15:0] orem  = flen - ob;
+    wire        olast = (ob + 16'd16 >= flen_o);
+    wire [15:0] orem  = flen_o - ob;
     genvar gi;
     generate for (gi = 0; gi < NB; gi = gi + 1) begin : keep
         assign m_axis_tkeep[gi] = !olast || (gi < orem);
     end endgenerate
     assign m_axis_tdata  = odata;
-    assign m_axis_tvalid = (state == S_OUT);
-    assign m_axis_tlast  = (state == S_OUT) && olast;
-    assign m_axis_tuser  = {3'b000, kupd, status};
+    assign m_axis_tvalid = ost && !drp[os];
+    assign m_axis_tlast  = ost && !drp[os] && olast;
+    assign m_axis_tuser  = {3'b000, okupd_s[os], ost_s[os]};
 endmodule

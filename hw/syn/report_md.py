@@ -10,6 +10,8 @@ r = json.load(open(sys.argv[1]))
 FPGA_PROTOTYPE = {"lut": 23315, "ff": 7995, "mhz": 83.33, "gbps": 2.67, "lat": 63}
 sim, x, e = r["sim"], r["xc7z020"], r["ecp5_85f"]
 rx, tx = x.get("quicoff_rx") or {}, x.get("quicoff_tx") or {}
+# synthesis of an older RTL than the simulated one is labelled so
+old = "" if r.get("synthesis_of_this_rtl", True) else " [older RTL]"
 print("| figure | quicoff RTL (DATA_W=128) | FPGA prototype |")
 print("|---|---|---|")
 print(
@@ -25,17 +27,24 @@ for k, v in sorted(r["cycles_per_packet"].items(), key=lambda kv: int(kv[0])):
 print(
     f"| latency, 88-byte packet, first byte in to first byte out | {r['latency_cycles_88B']} cycles | {FPGA_PROTOTYPE['lat']} cycles |"
 )
+t = r.get("tx") or {}
+if t.get("cycles_per_packet"):
+    c = t["cycles_per_packet"]
+    print(
+        f"| TX: cycles per packet 64 / 88 / 1,400 B; 88 B latency | "
+        f"{c.get('64'):g} / {c.get('88'):g} / {c.get('1400'):g}; {t['latency_cycles_88B']} cycles | |"
+    )
 if rx:
     print(
-        f"| xc7z020 RX: LUT (logic + as RAM) / FF / BRAM36 / DSP (Yosys) | {rx['lut']} ({rx['lut_logic']} + {rx['lut_as_ram']}) / {rx['ff']} / {rx['bram']:g} / {rx['dsp']} | {FPGA_PROTOTYPE['lut']} / {FPGA_PROTOTYPE['ff']} (Vivado) |"
+        f"| xc7z020 RX{old}: LUT (logic + as RAM) / FF / BRAM36 / DSP (Yosys) | {rx['lut']} ({rx['lut_logic']} + {rx['lut_as_ram']}) / {rx['ff']} / {rx['bram']:g} / {rx['dsp']} | {FPGA_PROTOTYPE['lut']} / {FPGA_PROTOTYPE['ff']} (Vivado) |"
     )
 if tx:
     print(
-        f"| xc7z020 TX: LUT (logic + as RAM) / FF / BRAM36 / DSP (Yosys) | {tx['lut']} ({tx['lut_logic']} + {tx['lut_as_ram']}) / {tx['ff']} / {tx['bram']:g} / {tx['dsp']} | - |"
+        f"| xc7z020 TX{old}: LUT (logic + as RAM) / FF / BRAM36 / DSP (Yosys) | {tx['lut']} ({tx['lut_logic']} + {tx['lut_as_ram']}) / {tx['ff']} / {tx['bram']:g} / {tx['dsp']} | - |"
     )
 if not e.get("routed") and e.get("lut"):
     print(
-        f"| LFE5UM-85F RX (with pin harness): placement | does not fit: {e['lut']} LUT4 needed, "
+        f"| LFE5UM-85F RX{old} (with pin harness): placement | does not fit: {e['lut']} LUT4 needed, "
         f"{e.get('lut4_available')} available; {e['ff']} FF, {e['bram_dp16kd']} DP16KD; no routed fmax | - |"
     )
 if e.get("fmax_mhz"):

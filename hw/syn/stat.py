@@ -51,6 +51,22 @@ def xc7(path, top):
             "carry4": carry,
             "muxf": mux,
         }
+    # how many times each module is instantiated below the top(s): quicoff_rx
+    # has one qo_frame_buf per frame slot, so a module's cells count that often
+    inst = dict.fromkeys(mods, 0)
+
+    def walk(name, k):
+        inst[name] += k
+        for t, c in mods[name].get("num_cells_by_type", {}).items():
+            if t in mods:
+                walk(t, k * c)
+
+    subs = {t for m in mods.values() for t in m.get("num_cells_by_type", {}) if t in mods}
+    for name in mods:
+        if name not in subs:
+            walk(name, 1)
+    for name in mods:
+        out[name.lstrip("\\")]["instances"] = inst[name]
     return out
 
 

@@ -398,7 +398,14 @@ async def rx_perf(dut):
     """Cycles per packet back to back (no pauses) for QUIC packets of 64, 88
     and 1,400 bytes (20-byte DCID, IPv4, no VLAN), and the latency of one
     88-byte packet from its first input beat to its first output beat; every
-    output is still compared with the model."""
+    output is still compared with the model.
+
+    The figures are steady state: the first WARM frames of a run fill the
+    pipeline (the first output waits for a whole frame's processing, later
+    ones overlap), so they are left out of the averages. The target of issue
+    12 is asserted: one beat per clock with at most 2 idle cycles between
+    frames, at the input (the source always has the next frame) and at the
+    output."""
     seed = int(os.environ.get("QO_SEED", "12"))
     env = await setup(dut, seed + 1)
     rng = random.Random(seed)
@@ -410,7 +417,7 @@ async def rx_perf(dut):
     key20 = drv._conns[h].key20
     conns = {key20: M.MConn(s.suite, key20, s.gens[0], s.gens[1], 0, False)}
     clk = {"n": 0}
-    ev = {"in_first": [], "out_first": [], "out_last": []}
+    ev = {"in_first": [], "in_last": [], "out_first": [], "out_last": []}
 
     async def mon():
         in_start, out_start = True, True
@@ -422,6 +429,8 @@ async def rx_perf(dut):
                 if in_start:
                     ev["in_first"].append(clk["n"])
                 in_start = bool(int(dut.s_axis_tlast.value))
+                if in_start:
+                    ev["in_last"].append(clk["n"])
             if int(dut.m_axis_tvalid.value) and int(dut.m_axis_tready.value):
                 if out_start:
                     ev["out_first"].append(clk["n"])
@@ -431,8 +440,9 @@ async def rx_perf(dut):
 
     cocotb.start_soon(mon())
     res = {}
+    bus_bytes = len(dut.s_axis_tdata) // 8
+    warm, n = 6, 30
     for size in (64, 88, 1400):
-        n = 12
         frames = []
         for _ in range(n):
             # header 1 + 20 + 4 (pn_len 4: the PN is sent with 4 bytes) + tag 16
@@ -440,10 +450,19 @@ async def rx_perf(dut):
         for k in ev:
             ev[k].clear()
         await env.run_batch(frames, dl, conns)
-        outs = ev["out_last"]
+        outs, ins = ev["out_last"][warm:], ev["in_first"][warm:]
+        beats = -(-len(frames[0]) // bus_bytes)
+        # idle input cycles between the last beat of a frame and the first of the next
+        gaps = [nf - la - 1 for la, nf in zip(ev["in_last"][warm:], ev["in_first"][warm + 1 :])]
+        dut._log.info("perf %d B: input idle cycles between frames %s", size, gaps)
+        # the slower of the two ends: frames accepted and frames sent per clock
         res[size] = {
             "frame_bytes": len(frames[0]),
-            "cycles_per_packet": (outs[-1] - outs[0]) / (len(outs) - 1),
+            "beats": beats,
+            "cycles_per_packet": round(
+                max((outs[-1] - outs[0]) / (len(outs) - 1), (ins[-1] - ins[0]) / (len(ins) - 1)), 2
+            ),
+            "input_idle_max": max(gaps),
         }
     # latency of one 88-byte packet alone
     for k in ev:
@@ -460,6 +479,63 @@ async def rx_perf(dut):
     set_stats(
         "rx_perf", sizes=res, latency_cycles_88B=lat, frames=env.compared, mismatches=env.mismatches
     )
+    assert env.mismatches == 0
+    for size, r in res.items():
+        assert r["cycles_per_packet"] <= r["beats"] + 2 and r["input_idle_max"] <= 2, (
+            f"{size}-byte packets: {r} -- not one beat per clock with at most 2 idle cycles"
+        )
+
+
+@cocotb.test()
+async def rx_speculation(dut):
+    """A frame that fails authentication must not change how the frames right
+    behind it are decoded. quicoff_rx decodes a frame's packet number and key
+    phase while earlier frames of the same entry are still in flight, against
+    the state they will leave if they authenticate; a tampered frame must make
+    it decode the later ones again. Each round sends, back to back: a good
+    packet; a tampered one far ahead (PN + 200) or with the next key phase;
+    then good packets with 1-byte packet numbers, which decode to the wrong
+    packet number (and so fail) if the tampered one counted, or are flagged
+    as sent under the previous keys when they are not."""
+    seed = int(os.environ.get("QO_SEED", "12"))
+    env = await setup(dut, seed + 2)
+    rng = random.Random(seed)
+    dl = 8
+    drv = RtlDriver(Bus(env.axil), local_cid_len=dl, seed=rng.getrandbits(32))
+    s = Sender(rng, "aes-128-gcm", rng.randbytes(dl), rng.randbytes(32), ("192.0.2.7", 4433), False)
+    s.pn = 0x1010
+    h = drv.add_connection(
+        "rx", s.suite, s.dcid, keys=s.gens[0], next_keys=s.gens[1], fail_action="pass"
+    )
+    await drv.commit()
+    key20 = drv._conns[h].key20
+    conns = {key20: M.MConn(s.suite, key20, s.gens[0], s.gens[1], 0, True)}
+
+    def packet(pn, pn_len, phase, tamper=False):
+        hdr = ref.build_short_header(s.dcid, pn, pn_len=pn_len, key_phase=phase)
+        pkt = bytearray(ref.protect(s.suite, s.gens[phase], hdr, bytes(range(40)), pn))
+        if tamper:
+            pkt[len(hdr) + rng.randrange(len(pkt) - len(hdr))] ^= 1 << rng.randrange(8)
+        return l2l3_plain(s, bytes(pkt))
+
+    for rnd in range(8):
+        p0 = s.pn
+        frames = [packet(p0, 4, 0)]
+        if rnd % 2 == 0:
+            frames.append(packet(p0 + 200, 4, 0, tamper=True))
+        else:
+            frames.append(packet(p0 + 200, 4, 1, tamper=True))
+        frames += [packet(p0 + 1 + i, 1, 0) for i in range(4)]
+        s.pn = p0 + 8
+        await env.run_batch(frames, dl, conns)
+    dut._log.info(
+        "speculation: frames compared %d, mismatches %d, statuses %s",
+        env.compared,
+        env.mismatches,
+        env.by_status,
+    )
+    add_stats("rx_speculation", frames=env.compared, mismatches=env.mismatches)
+    assert env.by_status.get("auth_failed", 0) == 8 and env.by_status.get("ok", 0) == 40
     assert env.mismatches == 0
 
 

@@ -15,15 +15,15 @@ import os
 import random
 
 import cocotb
-from cocotb.triggers import with_timeout, SimTimeoutError
+from cocotb.triggers import ReadOnly, RisingEdge, with_timeout, SimTimeoutError
 from cocotbext.axi import AxiStreamFrame
 
 from quicoff import ref
 from quicoff.rtl_driver import RtlDriver
 
 import rxmodel as M
-from tb_common import Bench, Bus, add_stats, lookup_key20, random_sender
-from test_rx import l2l3, non_quic
+from tb_common import Bench, Bus, Sender, add_stats, lookup_key20, random_sender, set_stats
+from test_rx import l2l3, l2l3_plain, non_quic
 
 
 class TxConn:
@@ -188,3 +188,107 @@ async def tx_random(dut):
     assert compared > 0
     assert mismatches == 0
     assert rx_bad == 0
+
+
+@cocotb.test()
+async def tx_perf(dut):
+    """Cycles per packet back to back (no pauses) for QUIC packets of 64, 88
+    and 1,400 bytes (20-byte DCID, 4-byte PN, IPv4), steady state as in
+    test_rx.rx_perf (30 frames, the first 6 fill the pipeline; the slower of
+    the input and output rates), and the latency of one 88-byte packet from
+    its first input beat to its first output beat; every output is compared
+    with quicoff.ref.protect. Asserts issue 12's target: one beat per clock
+    with at most 2 idle cycles between frames."""
+    seed = int(os.environ.get("QO_SEED", "21"))
+    rng = random.Random(seed)
+    b = await Bench.start(dut)
+    src, sink, (axil,) = b.src, b.sink, b.axil
+    dl = 20
+    drv = RtlDriver(Bus(axil), local_cid_len=dl, direction="tx")
+    s = Sender(rng, "aes-128-gcm", rng.randbytes(dl), rng.randbytes(32), ("192.0.2.7", 4433), False)
+    idx = drv.add_connection("tx", s.suite, s.dcid, keys=s.gens[0], next_keys=s.gens[1])
+    await drv.commit()
+    clk = {"n": 0}
+    ev = {"in_first": [], "in_last": [], "out_first": [], "out_last": []}
+
+    async def mon():
+        in_start, out_start = True, True
+        while True:
+            await RisingEdge(dut.clk)
+            await ReadOnly()
+            clk["n"] += 1
+            if int(dut.s_axis_tvalid.value) and int(dut.s_axis_tready.value):
+                if in_start:
+                    ev["in_first"].append(clk["n"])
+                in_start = bool(int(dut.s_axis_tlast.value))
+                if in_start:
+                    ev["in_last"].append(clk["n"])
+            if int(dut.m_axis_tvalid.value) and int(dut.m_axis_tready.value):
+                if out_start:
+                    ev["out_first"].append(clk["n"])
+                out_start = bool(int(dut.m_axis_tlast.value))
+                if out_start:
+                    ev["out_last"].append(clk["n"])
+
+    cocotb.start_soon(mon())
+    compared = mismatches = 0
+
+    async def run(sizes):
+        nonlocal compared, mismatches
+        want = []
+        for size in sizes:
+            pn = s.pn
+            s.pn += 1
+            hdr = ref.build_short_header(s.dcid, pn, pn_len=4, key_phase=0)
+            payload = bytes((i * 7) & 0xFF for i in range(size - len(hdr) - 16))
+            f = l2l3_plain(s, hdr + payload + bytes(16))
+            want.append(M.rewrite(f, ref.protect(s.suite, s.gens[0], hdr, payload, pn)))
+            await src.send(AxiStreamFrame(f, tuser=idx | (pn << 16)))
+        for out in want:
+            got = await with_timeout(sink.recv(), 300000, "ns")
+            compared += 1
+            t = got.tuser[-1] if isinstance(got.tuser, list) else got.tuser
+            if bytes(got.tdata) != out or (t & 15) != M.OK:
+                mismatches += 1
+                if mismatches <= 3:
+                    dut._log.error(
+                        "TX mismatch:\n want %s\n got  %s", out.hex(), bytes(got.tdata).hex()
+                    )
+
+    res = {}
+    bus_bytes = len(dut.s_axis_tdata) // 8
+    warm, n = 6, 30
+    for size in (64, 88, 1400):
+        for k in ev:
+            ev[k].clear()
+        await run([size] * n)
+        outs, ins = ev["out_last"][warm:], ev["in_first"][warm:]
+        fbytes = 14 + 20 + 8 + size
+        beats = -(-fbytes // bus_bytes)
+        gaps = [nf - la - 1 for la, nf in zip(ev["in_last"][warm:], ev["in_first"][warm + 1 :])]
+        dut._log.info("tx perf %d B: input idle cycles between frames %s", size, gaps)
+        res[size] = {
+            "frame_bytes": fbytes,
+            "beats": beats,
+            "cycles_per_packet": round(
+                max((outs[-1] - outs[0]) / (len(outs) - 1), (ins[-1] - ins[0]) / (len(ins) - 1)), 2
+            ),
+            "input_idle_max": max(gaps),
+        }
+    for k in ev:
+        ev[k].clear()
+    await run([88])
+    lat = ev["out_first"][0] - ev["in_first"][0]
+    dut._log.info(
+        "tx perf: %s, latency 88 B: %d cycles; frames compared %d, mismatches %d",
+        res,
+        lat,
+        compared,
+        mismatches,
+    )
+    set_stats("tx_perf", sizes=res, latency_cycles_88B=lat, frames=compared, mismatches=mismatches)
+    assert mismatches == 0
+    for size, r in res.items():
+        assert r["cycles_per_packet"] <= r["beats"] + 2 and r["input_idle_max"] <= 2, (
+            f"{size}-byte packets: {r} -- not one beat per clock with at most 2 idle cycles"
+        )
