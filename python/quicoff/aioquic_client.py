@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         cfg.verify_mode = ssl.CERT_NONE
     keylog = open(args.keylog, "a") if args.keylog else None
     cfg.secrets_log_file = keylog
-    offload = Offload(args.offload, args.host_if)
+    offload = Offload(args.offload, args.host_if, args.offload_silence_ms, "aioquic_client")
     sock = open_udp("::" if ":" in args.addr else "0.0.0.0", 0)
     peer = (args.addr, args.port)
     conn = QuicConnection(configuration=cfg)

@@ -58,7 +58,9 @@ class Server:
         self.cfg.load_cert_chain(args.cert, args.key)
         self.keylog = open(args.keylog, "a") if args.keylog else None
         self.cfg.secrets_log_file = self.keylog
-        self.offload = Offload(args.offload, args.host_if)
+        self.offload = Offload(
+            args.offload, args.host_if, args.offload_silence_ms, "aioquic_server"
+        )
         self.sock = open_udp(args.addr, args.port)
         self.offs: List[Any] = []
         self.bytes_served = 0
