@@ -6,7 +6,7 @@ run). It downloads each URL into a directory, like Debian's gtlsclient
 
     python -m quicoff.aioquic_client --download DIR [--offload none|inproc|dpdk]
         [--host-if IF] [--keylog FILE] [--stats FILE] [--key-update-after BYTES]
-        ADDR PORT URL...
+        [--offload-silence-ms MS] ADDR PORT URL...
 
 The URLs' paths are asked of the server at ADDR PORT (their host names are
 sent as :authority and SNI); each body is written to DIR/<last path part>.

@@ -220,6 +220,7 @@ def stats_json(mode: str, offs: List[OffloadedConnection], extra: Dict[str, Any]
             total[k] = total.get(k, 0) + v
         for k in own:
             own[k] += o.offload_counters[k]
+    fell_back = sum(1 for o in offs if o.counters["fallback"])
     ru = resource.getrusage(resource.RUSAGE_SELF)
     tx, rx = ("s2c", "c2s") if role == "server" else ("c2s", "s2c")
     out: Dict[str, Any] = {"mode": mode, "stack": "aioquic", "connections": len(offs)}
@@ -240,9 +241,10 @@ def stats_json(mode: str, offs: List[OffloadedConnection], extra: Dict[str, Any]
             "offload_rx_failures": total.get("offload_rx_failures", 0),
             # opened by the offload, then not read by aioquic (it was closing)
             "offload_rx_unread": total.get("offload_rx_unread", 0),
-            "fallback_connections": total.get("fallback", 0),
-            # qo-h3-server's names: every fallback, and those of a lost offload
-            "fallbacks": total.get("fallback", 0),
+            # connections that fell back (a refused direction or a lost
+            # offload; qo-h3-server's "fallbacks"), and those of a lost offload
+            "fallback_connections": fell_back,
+            "fallbacks": fell_back,
             "offload_lost": total.get("offload_lost", 0),
             "cpu_user_s": ru.ru_utime,
             "cpu_sys_s": ru.ru_stime,

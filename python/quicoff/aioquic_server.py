@@ -4,7 +4,8 @@ quicoff: the aioquic twin of qo-h3-server (integrations/ngtcp2), with its
 interface, so a driver calls both the same way:
 
     python -m quicoff.aioquic_server -d DIR --offload none|inproc|dpdk [--host-if IF]
-        [--keylog FILE] [--stats FILE] [--key-update-after BYTES] [--once] ADDR PORT KEY CERT
+        [--keylog FILE] [--stats FILE] [--key-update-after BYTES] [--offload-silence-ms MS]
+        [--once] ADDR PORT KEY CERT
 
 GET /NAME serves DIR/NAME (no "..", no query); anything else is 404. One
 connection at a time, one thread (docs/aioquic.md).
