@@ -256,7 +256,7 @@ def test_key_update_waits_for_an_ack_of_the_current_phase(certs):
 
 class ScriptedPort:
     """quicoff.host.OffloadPort's interface, scripted: an in-process Engine
-    stands for quicoff-dpdk's table, frames are delivered at once, and the
+    stands for the offload's table, frames are delivered at once, and the
     offload can be stopped (SIGSTOP: nothing crosses, nothing is answered),
     resumed (SIGCONT) or restarted (a fresh offload: no entries, the peer's
     packets pass through as ordinary UDP, requests answered)."""
