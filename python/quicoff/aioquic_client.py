@@ -6,7 +6,7 @@ run). It downloads each URL into a directory, like Debian's gtlsclient
 
     python -m quicoff.aioquic_client --download DIR [--offload none|inproc|dpdk]
         [--host-if IF] [--keylog FILE] [--stats FILE] [--key-update-after BYTES]
-        ADDR PORT URL...
+        [--offload-silence-ms MS] ADDR PORT URL...
 
 The URLs' paths are asked of the server at ADDR PORT (their host names are
 sent as :authority and SNI); each body is written to DIR/<last path part>.
@@ -65,7 +65,7 @@ def run(args: argparse.Namespace) -> int:
         cfg.verify_mode = ssl.CERT_NONE
     keylog = open(args.keylog, "a") if args.keylog else None
     cfg.secrets_log_file = keylog
-    offload = Offload(args.offload, args.host_if)
+    offload = Offload(args.offload, args.host_if, args.offload_silence_ms, "aioquic_client")
     sock = open_udp("::" if ":" in args.addr else "0.0.0.0", 0)
     peer = (args.addr, args.port)
     conn = QuicConnection(configuration=cfg)

@@ -28,7 +28,12 @@ Modes:
   handshake's datagrams go through the offload's pass-through as ordinary UDP.
 
 A connection whose entries the offload refuses keeps aioquic's crypto (the
-QEO fallback): ``counters["fallback"]`` says so.  Packet numbers are exact:
+QEO fallback): ``counters["fallback"]`` says so.  In dpdk mode a lost
+offload is noticed (:meth:`OffloadedConnection.watch_offload`: nothing heard
+from it for ``silence`` seconds while bytes are in flight, then a QUERY of
+the RX entry that goes unanswered or finds no entry, or an UPDATE that is
+not acknowledged) and the connection falls back to aioquic's own 1-RTT keys,
+which it never stopped deriving (``counters["offload_lost"]``).  Packet numbers are exact:
 aioquic hands the full PN of each packet it seals to the AEAD, and the
 offload returns the full PN of each packet it opens.
 
@@ -45,19 +50,24 @@ try:
     from aioquic import tls as _tls
     from aioquic.buffer import Buffer, BufferReadError
     from aioquic.quic.crypto import CryptoContext, CryptoError, CryptoPair
-    from aioquic.quic.packet import pull_quic_header
+    from aioquic.quic.packet import QuicErrorCode, pull_quic_header
 except ImportError as _e:  # pragma: no cover - depends on the environment
     raise ImportError(
         "quicoff.aioquic_offload needs aioquic (pip install aioquic, or quicoff[aioquic]): %s" % _e
     ) from _e
 
+from . import wire
 from ._engine import derive_next_secret
-from .host import OffloadRefused
+from .host import OffloadError, OffloadRefused
 
-__all__ = ["OffloadedConnection", "MODES", "SUITES", "TAG_LEN"]
+__all__ = ["OffloadedConnection", "MODES", "SUITES", "TAG_LEN", "DEFAULT_SILENCE"]
 
 MODES = ("none", "inproc", "dpdk")
 TAG_LEN = 16
+#: seconds of silence from the offload, with bytes in flight, before it is
+#: asked whether it still holds the connection (qo-h3-server's
+#: --offload-silence-ms default, 500)
+DEFAULT_SILENCE = 0.5
 ZERO_TAG = bytes(TAG_LEN)
 
 #: aioquic's TLS cipher suites -> quicoff's suite names (aioquic offers no CCM)
@@ -163,18 +173,20 @@ class _OneRttPair(CryptoPair):
         self, packet: bytes, encrypted_offset: int, expected_packet_number: int
     ) -> Tuple[bytes, bytes, int]:
         owner = self._owner
-        if not owner.offloading("rx"):
+        got, self.received = self.received, None
+        if got is not None and got.packet != packet:
+            got = None
+        # Decided per packet, not per mode: after a fallback, until the
+        # offload gets the REMOVE, it still opens the peer's packets.
+        if got is None and not owner.offloading("rx"):
             out = super().decrypt_packet(packet, encrypted_offset, expected_packet_number)
             owner.counters["stack_1rtt_packets_received"] += 1
             owner._seen("rx", owner._gen["rx"])  # aioquic opens only its current generation
             return out
-        got, self.received = self.received, None
         if got is None and owner.mode == "inproc":
             # a 1-RTT packet behind the Handshake packet that gave the keys,
             # in one datagram: it reached aioquic before the entry existed
             got = owner._open_now(packet)
-        elif got is not None and got.packet != packet:
-            got = None
         if got is None:
             raise CryptoError("1-RTT packet not opened by the offload")
         header = got.packet[: got.header_len]
@@ -206,7 +218,11 @@ class OffloadedConnection:
     ``port``, ``index`` and ``encap``: for ``"dpdk"``, the
     :class:`quicoff.host.OffloadPort`, the entry index to use (TX and RX), and
     a function ``encap(conn) -> wire.Encap`` giving the addresses of the
-    datagrams the offload sends for this connection."""
+    datagrams the offload sends for this connection; ``silence``: seconds
+    without a frame from the offload, while bytes are in flight, before it
+    is asked whether it still holds the connection (:meth:`watch_offload`);
+    ``on_fallback(reason)``: called when a lost offload puts the connection
+    back on aioquic's keys."""
 
     def __init__(
         self,
@@ -217,6 +233,8 @@ class OffloadedConnection:
         port: Any = None,
         index: int = 0,
         encap: Optional[Callable[[Any], Any]] = None,
+        silence: float = DEFAULT_SILENCE,
+        on_fallback: Optional[Callable[[str], None]] = None,
     ):
         if mode not in MODES:
             raise ValueError("mode must be one of %s" % (MODES,))
@@ -224,6 +242,8 @@ class OffloadedConnection:
             raise ValueError("inproc needs an Engine")
         if mode == "dpdk" and (port is None or encap is None):
             raise ValueError("dpdk needs an OffloadPort and an encap function")
+        if silence <= 0:
+            raise ValueError("silence must be > 0")
         if getattr(conn, "_cryptos", None):
             raise ValueError("attach the offload before the connection starts")
         self.conn, self.mode = conn, mode
@@ -241,6 +261,7 @@ class OffloadedConnection:
             "offload_rx_failures": 0,
             "offload_rx_unread": 0,
             "fallback": 0,
+            "offload_lost": 0,
             "offload_updates_deferred": 0,
         }
         self.bytes_sent = 0  #: UDP payload bytes aioquic wrote, whichever way they left
@@ -261,6 +282,12 @@ class OffloadedConnection:
         self._now = 0.0  # the clock of the datagrams being read
         self._sealed: List[Tuple[bytes, bytes, int, int]] = []  # (header, payload, pn, gen)
         self._pair: Optional[_OneRttPair] = None
+        # the offload's liveness (dpdk): frames it sent us, when that last changed
+        self.silence, self._on_fallback = silence, on_fallback
+        self.lost_reason: Optional[str] = None
+        self._heard_frames = -1
+        self._heard_at = 0.0
+        self._probing = False
         original = conn._initialize
 
         def _initialize(peer_cid: bytes) -> None:
@@ -348,17 +375,95 @@ class OffloadedConnection:
                     index=self.index, direction=direction, key_generation=gen, secret=secret
                 )
             except OffloadRefused as e:
+                if e.reply.status != "invalid_argument":
+                    self.fall_back("UPDATE %s refused (%s)" % (direction, e))
+                    return
                 # quicoff-dpdk reads control requests and data frames from
                 # separate queues, so this UPDATE can overtake the data frame
                 # that moves the TX entry to the generation before; it then
                 # refuses a generation two ahead (invalid_argument) and changes
                 # nothing. Try again at the next flush; until it takes, packets
                 # of that generation are not handed over (datagrams_to_send).
-                if e.reply.status != "invalid_argument":
-                    raise
                 self.counters["offload_updates_deferred"] += 1
                 return
+            except OffloadError as e:
+                # without the next generation the offload cannot follow the
+                # next key update: it is as good as lost
+                self.fall_back("UPDATE %s not acknowledged (%s)" % (direction, e))
+                return
         self._secret[direction], self._installed[direction] = secret, gen
+
+    # ------------------------------------------------------------ a lost offload
+
+    def watch_offload(self, now: float) -> None:
+        """dpdk: call it on every turn of the event loop. While the offload
+        lives, frames come from it (DATA_TO_HOST, ACKs, EVENTs). When none
+        came for ``silence`` seconds while aioquic has bytes in flight, the
+        RX entry is QUERYed (without waiting): no answer after the port's
+        re-sends, or an answer without the entry (a restarted offload), and
+        the connection falls back. Why silence plus a QUERY and not silence
+        alone: a peer that stops sending is silent too, and only the offload
+        can say it is alive; a QUERY on a timer would cost a host-link round
+        trip every period while data flows (as qo-h3-server, docs/ngtcp2.md)."""
+        if self.mode != "dpdk" or not self._handle or self._probing:
+            return
+        heard = self.port.counters["frames_received"]
+        if heard != self._heard_frames:
+            self._heard_frames, self._heard_at = heard, now
+            return
+        if now - self._heard_at < self.silence or self.conn._loss.bytes_in_flight <= 0:
+            return
+        query = wire.Query(index=self.index, direction="rx", conn=True, table=False)
+        try:
+            self.port.submit(query, self._probe_answered)
+        except (OffloadError, OSError):  # busy, or the host link is full: next turn
+            return
+        self._probing = True
+
+    def _probe_answered(self, reply: Any) -> None:
+        self._probing = False
+        if reply.timed_out:
+            self.fall_back(
+                "the offload stopped answering (no answer to a QUERY of the RX entry "
+                "after %d tries)" % reply.tries
+            )
+        elif not reply.success:
+            self.fall_back("the offload answered the QUERY of the RX entry: %s" % reply.status)
+        else:  # alive and holding the entry: the peer is what is silent
+            self._heard_frames = -1
+
+    def fall_back(self, reason: str) -> None:
+        """The offload is lost: from the next packet aioquic seals and opens
+        1-RTT with its own keys. They are there and current: the 1-RTT
+        contexts are aioquic's, set up from the secrets and moved by its own
+        ``_update_key`` at every key update, so the key phase aioquic writes,
+        the generation the peer uses and aioquic's packet numbers all carry
+        on; the null-sealed packets lost in the offload are losses aioquic
+        resends. REMOVEs go without waiting, so an offload that comes back
+        drops the keys. Should aioquic hold no valid 1-RTT keys (it never
+        drops them in 1.7), the connection is closed instead, with the reason:
+        a null-sealed packet never goes to the network."""
+        if not self._handle:
+            return
+        self.lost_reason = reason
+        self.counters["offload_lost"] += 1
+        self.counters["fallback"] += 1
+        dirs = list(self._handle)
+        self._handle.clear()
+        for d in dirs:
+            try:
+                self.port.submit(wire.Remove(index=self.index, direction=d))
+            except (OffloadError, OSError):  # best effort: the offload is gone
+                pass
+        pair = self._pair
+        if pair is None or not (pair.send.is_valid() and pair.recv.is_valid()):
+            reason += "; aioquic has no 1-RTT keys of its own to go on with"
+            self.lost_reason = reason
+            self.conn.close(
+                error_code=QuicErrorCode.INTERNAL_ERROR, reason_phrase="offload lost: " + reason
+            )
+        if self._on_fallback is not None:
+            self._on_fallback(reason)
 
     def request_key_update(self, now: Optional[float] = None) -> bool:
         """Starts a key update (aioquic's ``request_key_update``) when RFC

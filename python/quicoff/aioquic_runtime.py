@@ -18,10 +18,11 @@ import resource
 import select
 import socket
 import subprocess
+import sys
 import time
 from typing import Any, Dict, List, Optional, Tuple
 
-from .aioquic_offload import MODES, OffloadedConnection
+from .aioquic_offload import DEFAULT_SILENCE, MODES, OffloadedConnection
 
 CID_LEN = 8  # aioquic's default connection_id_length; the Engine's local_cid_len
 BATCH = 64
@@ -34,14 +35,34 @@ def add_offload_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--keylog", metavar="FILE", help="TLS secrets, SSLKEYLOGFILE format")
     p.add_argument("--stats", metavar="FILE", help="JSON counters and CPU time at exit")
+    p.add_argument(
+        "--offload-silence-ms",
+        type=_positive_ms,
+        default=int(DEFAULT_SILENCE * 1000),
+        metavar="MS",
+        help="dpdk: silence before the offload is asked if alive (%(default)s)",
+    )
+
+
+def _positive_ms(text: str) -> int:
+    ms = int(text)
+    if ms <= 0:
+        raise argparse.ArgumentTypeError("--offload-silence-ms must be > 0")
+    return ms
 
 
 class Offload:
     """The offload of one program run: an Engine (inproc), a host port
     (dpdk), or none; :meth:`attach` puts a connection on it."""
 
-    def __init__(self, mode: str, host_if: Optional[str] = None):
-        self.mode = mode
+    def __init__(
+        self,
+        mode: str,
+        host_if: Optional[str] = None,
+        silence_ms: int = int(DEFAULT_SILENCE * 1000),
+        prog: str = "aioquic",
+    ):
+        self.mode, self.silence, self.prog = mode, silence_ms / 1000.0, prog
         self.engine: Any = None
         self.port: Any = None
         self.events: Dict[str, int] = {}  # dpdk: the offload's EVENTs by code
@@ -77,6 +98,16 @@ class Offload:
             port=self.port,
             index=index,
             encap=lambda c: encap_for(sock.getsockname(), c._network_paths[0].addr),
+            silence=self.silence,
+            on_fallback=self._fell_back,
+        )
+
+    def _fell_back(self, reason: str) -> None:
+        print(
+            "%s: offload lost: %s; the connection is back on aioquic's own 1-RTT keys"
+            % (self.prog, reason),
+            file=sys.stderr,
+            flush=True,
         )
 
     def close(self) -> None:
@@ -161,6 +192,7 @@ class Link:
             data += port.recv_data(max_packets=BATCH)
             if data:
                 self.off.receive_from_offload(data, self.peer, now)
+            self.off.watch_offload(now)
         timer = self.conn.get_timer()
         if timer is not None and now >= timer:
             self.conn.handle_timer(now)
@@ -188,6 +220,7 @@ def stats_json(mode: str, offs: List[OffloadedConnection], extra: Dict[str, Any]
             total[k] = total.get(k, 0) + v
         for k in own:
             own[k] += o.offload_counters[k]
+    fell_back = sum(1 for o in offs if o.counters["fallback"])
     ru = resource.getrusage(resource.RUSAGE_SELF)
     tx, rx = ("s2c", "c2s") if role == "server" else ("c2s", "s2c")
     out: Dict[str, Any] = {"mode": mode, "stack": "aioquic", "connections": len(offs)}
@@ -208,7 +241,11 @@ def stats_json(mode: str, offs: List[OffloadedConnection], extra: Dict[str, Any]
             "offload_rx_failures": total.get("offload_rx_failures", 0),
             # opened by the offload, then not read by aioquic (it was closing)
             "offload_rx_unread": total.get("offload_rx_unread", 0),
-            "fallback_connections": total.get("fallback", 0),
+            # connections that fell back (a refused direction or a lost
+            # offload; qo-h3-server's "fallbacks"), and those of a lost offload
+            "fallback_connections": fell_back,
+            "fallbacks": fell_back,
+            "offload_lost": total.get("offload_lost", 0),
             "cpu_user_s": ru.ru_utime,
             "cpu_sys_s": ru.ru_stime,
         }

@@ -4,7 +4,8 @@ quicoff: the aioquic twin of qo-h3-server (integrations/ngtcp2), with its
 interface, so a driver calls both the same way:
 
     python -m quicoff.aioquic_server -d DIR --offload none|inproc|dpdk [--host-if IF]
-        [--keylog FILE] [--stats FILE] [--key-update-after BYTES] [--once] ADDR PORT KEY CERT
+        [--keylog FILE] [--stats FILE] [--key-update-after BYTES] [--offload-silence-ms MS]
+        [--once] ADDR PORT KEY CERT
 
 GET /NAME serves DIR/NAME (no "..", no query); anything else is 404. One
 connection at a time, one thread (docs/aioquic.md).
@@ -58,7 +59,9 @@ class Server:
         self.cfg.load_cert_chain(args.cert, args.key)
         self.keylog = open(args.keylog, "a") if args.keylog else None
         self.cfg.secrets_log_file = self.keylog
-        self.offload = Offload(args.offload, args.host_if)
+        self.offload = Offload(
+            args.offload, args.host_if, args.offload_silence_ms, "aioquic_server"
+        )
         self.sock = open_udp(args.addr, args.port)
         self.offs: List[Any] = []
         self.bytes_served = 0

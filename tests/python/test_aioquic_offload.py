@@ -35,7 +35,9 @@ from aioquic.quic.events import StreamDataReceived
 from test_ngtcp2_server import Relay, free_udp_port, tshark_1rtt
 
 import quicoff
+import quicoff.wire
 from quicoff.aioquic_offload import OffloadedConnection
+from quicoff.host import OffloadUnreachable, Reply
 
 GTLSCLIENT = shutil.which("gtlsclient")
 TSHARK = shutil.which("tshark")
@@ -247,6 +249,281 @@ def test_key_update_waits_for_an_ack_of_the_current_phase(certs):
     p.now += 3 * p.server._loss.get_probe_timeout()
     p.run(rounds=5)
     assert p.s.request_key_update(p.now)
+
+
+# ---------------------------------------------------------------- a lost offload
+
+
+class ScriptedPort:
+    """quicoff.host.OffloadPort's interface, scripted: an in-process Engine
+    stands for the offload's table, frames are delivered at once, and the
+    offload can be stopped (SIGSTOP: nothing crosses, nothing is answered),
+    resumed (SIGCONT) or restarted (a fresh offload: no entries, the peer's
+    packets pass through as ordinary UDP, requests answered)."""
+
+    def __init__(self, engine):
+        self.engine = engine
+        self.state = "alive"  # "alive" | "stopped" | "restarted"
+        self.handles = {}  # (index, direction) -> Engine handle
+        self.counters = {"frames_received": 0}
+        self.to_peer = []  # datagrams the offload protected and sent
+        self.to_host = []  # wire.DataToHost for the host
+        self.pending = []  # [request, callback, tries]
+        self.queries = 0
+        self.lost_frames = 0
+
+    def _answer(self):
+        if self.state == "stopped":
+            raise OffloadUnreachable("stopped")
+        self.counters["frames_received"] += 1  # the ACK
+
+    def add(self, *, index, direction, suite, quic_version, dcid, secret, encap):
+        self._answer()
+        self.handles[(index, direction)] = self.engine.add_connection(
+            direction, suite, dcid, secret=secret, version=quic_version
+        )
+
+    def update(self, *, index, direction, key_generation, secret):
+        self._answer()
+        h = self.handles[(index, direction)]
+        self.engine.update_connection(h, secret=secret, key_generation=key_generation)
+
+    def submit(self, msg, callback=None):
+        self.queries += msg.kind == "query"
+        self.pending.append([msg, callback, 0])
+        return len(self.pending)
+
+    def process(self):
+        """Answers the requests, or, stopped, lets them time out after the
+        port's 6 tries."""
+        left = []
+        for item in self.pending:
+            msg, callback, tries = item
+            key = (msg.index, msg.direction)
+            if self.state == "stopped":
+                item[2] += 1
+                if item[2] < 6:
+                    left.append(item)
+                elif callback:
+                    callback(
+                        Reply(0, msg.kind, msg.direction, msg.index, 6, True, None, False, None)
+                    )
+                continue
+            self.counters["frames_received"] += 1
+            status = "ok" if key in self.handles else "unknown_connection"
+            if msg.kind == "remove" and key in self.handles:
+                self.engine.remove_connection(self.handles.pop(key))
+            if callback:
+                ok = status == "ok"
+                callback(Reply(0, msg.kind, msg.direction, msg.index, 1, False, status, ok, None))
+        self.pending = left
+
+    def send_data(self, frames):
+        for index, pn, packet in frames:
+            h = self.handles.get((index, "tx"))
+            if self.state != "alive" or h is None:
+                self.lost_frames += 1
+                continue
+            header_len = 1 + 8 + (packet[0] & 3) + 1
+            (r,) = self.engine.protect_burst([(h, packet[:header_len], packet[header_len:], pn)])
+            assert r.ok, r
+            self.to_peer.append(r.packet)
+        return len(frames)
+
+    def from_network(self, datagram):
+        """The peer's datagram reaches the offload: True when the host does
+        not get it as UDP (opened into DATA_TO_HOST, or stopped)."""
+        if self.state == "stopped":
+            return True
+        if datagram[0] & 0x80 or not self.handles:
+            return False  # long header, or no entry: pass-through
+        (r,) = self.engine.unprotect_burst([datagram])
+        if not r.ok:
+            return False
+        self.counters["frames_received"] += 1
+        self.to_host.append(
+            quicoff.wire.DataToHost(
+                index=next(i for i, d in self.handles if d == "rx"),
+                pn=r.pn,
+                packet=r.header + r.payload,
+                flags=(1 if r.key_updated else 0) | (8 if r.old_keys else 0),
+            )
+        )
+        return True
+
+    def recv_data(self, max_packets=64):
+        out, self.to_host = self.to_host, []
+        return out
+
+    def restart(self):
+        for h in self.handles.values():
+            self.engine.remove_connection(h)
+        self.handles.clear()
+        self.state = "restarted"
+
+
+class DpdkPair(Pair):
+    """The server on a ScriptedPort in dpdk mode, the client on aioquic's
+    own crypto; ``net`` keeps every datagram the server side put on the
+    network (by UDP or through the offload)."""
+
+    def __init__(self, certs, silence=0.05):
+        self.port = ScriptedPort(quicoff.Engine(local_cid_len=8))
+        self.lost = []
+        real = OffloadedConnection
+
+        def attach(conn, mode, engine):
+            if conn.configuration.is_client:
+                return real(conn, "none")
+            return real(
+                conn,
+                "dpdk",
+                port=self.port,
+                index=1,
+                encap=lambda c: None,
+                silence=silence,
+                on_fallback=self.lost.append,
+            )
+
+        import test_aioquic_offload as me
+
+        me.OffloadedConnection = attach
+        try:
+            super().__init__(certs, "none", "dpdk", engine=self.port.engine)
+        finally:
+            me.OffloadedConnection = real
+        self.net = []
+        self.blackhole_client = False
+
+    def run(self, rounds=200, until=None):
+        for _ in range(rounds):
+            self.now += 0.001
+            back = self.c.datagrams_to_send(self.now)
+            if self.blackhole_client:
+                back = []
+            udp = [(d, self.CLIENT) for d, _a in back if not self.port.from_network(d)]
+            if udp:
+                self.s.receive_datagrams(udp, self.now)
+            self.port.process()
+            data = self.port.recv_data()
+            if data:
+                self.s.receive_from_offload(data, self.CLIENT, self.now)
+            self.s.watch_offload(self.now)
+            out = self.s.datagrams_to_send(self.now) + [(d, None) for d in self.port.to_peer]
+            self.port.to_peer = []
+            self.net += [d for d, _a in out]
+            if out:
+                self.c.receive_datagrams([(d, self.SERVER) for d, _a in out], self.now)
+            self._events()
+            if until is not None and until():
+                return
+            if not (out or back or data):
+                for conn in (self.client, self.server):
+                    t = conn.get_timer()
+                    if t is not None and t <= self.now + 0.05:
+                        self.now = max(self.now, t)
+                        conn.handle_timer(self.now)
+
+
+def _download(p, size):
+    p.run(until=lambda: p.client._handshake_confirmed and p.s.offloading("rx"))
+    assert p.s.offloading("tx") and p.s.offloading("rx")
+    data = os.urandom(size)
+    sid = p.client.get_next_available_stream_id()
+    p.client.send_stream_data(sid, b"GET")
+    p.run(until=lambda: len(p.received["server"]) > 0)
+    p.server.send_stream_data(sid, data, end_stream=True)
+    return data
+
+
+def _no_plaintext(p, data):
+    """No null-sealed 1-RTT packet left (16 zero bytes where its tag is;
+    a 1-RTT packet is the last of its datagram) and no piece of the data."""
+    short = [d for d in p.net if not d[0] & 0x80]
+    assert short, "no 1-RTT datagram on the network"
+    assert not [d for d in short if d.endswith(bytes(16))], "a null-sealed 1-RTT packet left"
+    wire_bytes = b"".join(p.net)
+    leaked = [o for o in range(0, len(data), 4096) if data[o : o + 64] in wire_bytes]
+    assert not leaked, "data in plaintext on the network at offsets %s" % leaked[:5]
+
+
+@pytest.mark.parametrize("fault", ["stopped", "restarted"])
+def test_a_lost_offload_puts_the_connection_on_aioquics_keys(certs, fault):
+    """The offload stops (SIGSTOP) or comes back empty (SIGKILL and a fresh
+    one) mid-transfer: after the silence, the QUERY of the RX entry goes
+    unanswered or finds no entry, and the connection falls back to
+    aioquic's keys (current generation: a key update came before) and
+    completes, with no null-sealed packet on the network."""
+    p = DpdkPair(certs)
+    data = _download(p, 1_000_000)
+    p.run(until=lambda: len(p.received["client"]) >= 50_000)
+    # one key update of the server's in between, so the fallback is not at generation 0
+    p.now += 3 * p.server._loss.get_probe_timeout()
+    p.run(rounds=20)
+    assert p.s.request_key_update(p.now)
+    p.run(until=lambda: p.s.counters["key_updates_rx"] >= 1)
+    assert p.s.offloading("tx") and p.s._gen["tx"] == 1
+    assert len(p.received["client"]) < len(data) // 2, "stopped too late"
+    assert p.s.counters["offload_lost"] == 0 and p.port.queries == 0  # data flows: no probe
+    if fault == "stopped":
+        p.port.state = "stopped"
+    else:
+        p.port.restart()
+    stopped_at = p.now
+    p.run(rounds=5000, until=lambda: p.s.counters["offload_lost"] == 1)
+    assert p.s.counters["offload_lost"] == 1, p.s.counters
+    assert p.now - stopped_at >= p.s.silence  # silence first, then the QUERY
+    assert p.port.queries == 1
+    want = "stopped answering" if fault == "stopped" else "unknown_connection"
+    assert len(p.lost) == 1 and want in p.lost[0], p.lost
+    assert not p.s.offloading("tx") and not p.s.offloading("rx")
+    if fault == "stopped":
+        p.port.state = "alive"  # SIGCONT: it gets the REMOVEs
+    p.run(rounds=20000, until=lambda: len(p.received["client"]) == len(data))
+    assert bytes(p.received["client"]) == data
+    n = p.s.counters
+    assert n["fallback"] == 1 and n["host_1rtt_aead_calls"] > 0, n
+    assert p.port.handles == {}  # the REMOVEs reached a resumed offload
+    _no_plaintext(p, data)
+
+
+def test_a_silent_peer_is_not_a_lost_offload(certs):
+    """The peer goes quiet while bytes are in flight: the offload answers
+    the QUERY with the entry and the connection stays offloaded."""
+    p = DpdkPair(certs)
+    data = _download(p, 200_000)
+    p.run(until=lambda: len(p.received["client"]) >= 50_000)
+    p.blackhole_client = True
+    p.run(rounds=3000, until=lambda: p.port.queries >= 2)
+    assert p.port.queries >= 2 and p.s.counters["offload_lost"] == 0
+    assert p.s.offloading("tx") and p.s.offloading("rx")
+    p.blackhole_client = False
+    p.run(rounds=20000, until=lambda: len(p.received["client"]) == len(data))
+    assert bytes(p.received["client"]) == data
+    assert p.s.counters["host_1rtt_aead_calls"] == 0 and p.s.counters["fallback"] == 0
+    _no_plaintext(p, data)
+
+
+def test_an_unacknowledged_update_puts_the_connection_on_aioquics_keys(certs):
+    """An UPDATE the offload does not acknowledge: without the next keys it
+    cannot follow the next key update, so the connection falls back."""
+    p = DpdkPair(certs)
+    data = _download(p, 1_000_000)
+    p.run(until=lambda: len(p.received["client"]) >= 50_000)
+
+    def unanswered(**_kw):
+        raise OffloadUnreachable("no answer to UPDATE tx index 1 after 6 tries")
+
+    p.port.update = unanswered
+    p.now += 3 * p.server._loss.get_probe_timeout()
+    p.run(rounds=20)
+    assert p.s.request_key_update(p.now)
+    p.run(rounds=2000, until=lambda: p.s.counters["offload_lost"] == 1)
+    assert len(p.received["client"]) < len(data), "the transfer ended first"
+    assert len(p.lost) == 1 and "UPDATE" in p.lost[0], (p.lost, p.s.counters)
+    p.run(rounds=20000, until=lambda: len(p.received["client"]) == len(data))
+    assert bytes(p.received["client"]) == data
+    _no_plaintext(p, data)
 
 
 # ---------------------------------------------------------------- programs
@@ -479,6 +756,7 @@ def test_server_usage_matches_qo_h3_server():
         "--stats",
         "--key-update-after",
         "--once",
+        "--offload-silence-ms",
     ):
         assert opt in p.stdout, opt
     assert "{none,inproc,dpdk}" in p.stdout
