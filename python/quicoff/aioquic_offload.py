@@ -499,10 +499,19 @@ class OffloadedConnection:
 
     # ------------------------------------------------------------ TX
 
-    def datagrams_to_send(self, now: float) -> List[Tuple[bytes, Address]]:
+    def datagrams_to_send(
+        self, now: float, send_udp: Optional[Callable[[bytes, Address], None]] = None
+    ) -> List[Tuple[bytes, Address]]:
         """aioquic's datagrams, their 1-RTT packets protected by the offload.
         In dpdk mode the 1-RTT packets leave through the offload and what is
-        returned is only what goes as ordinary UDP (long-header packets)."""
+        returned is only what goes as ordinary UDP (long-header packets).
+        ``send_udp(data, addr)`` (dpdk): that UDP part is sent through it
+        before the 1-RTT packets go to the offload, and nothing is returned.
+        The handshake packet aioquic coalesced in front of the first 1-RTT
+        packet then reaches the wire first: the offload forwards what it
+        passes through sooner than what it protects, and a peer (or tshark)
+        that meets 1-RTT before the server's Handshake flight must buffer or
+        drop it."""
         self._sealed = []
         self._install_next("tx")  # a deferred UPDATE, before aioquic may seal with it
         datagrams = self.conn.datagrams_to_send(now=now)
@@ -547,6 +556,11 @@ class OffloadedConnection:
             for i, off, *_rest in found:
                 data, addr = datagrams[i]
                 out[i] = (data[:off], addr) if off else None
+            if send_udp is not None:
+                for d in out:
+                    if d is not None:
+                        send_udp(*d)
+                out = []
             found = held
             frames = [(self.index, pn, h + p) for (_i, _o, h, p, pn, _g) in found]
             sent = self.port.send_data(frames)

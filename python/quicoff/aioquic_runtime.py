@@ -204,11 +204,14 @@ class Link:
             events.append(ev)
 
     def flush(self) -> None:
-        for data, addr in self.off.datagrams_to_send(time.monotonic()):
-            try:
-                self.sock.sendto(data, addr)
-            except (BlockingIOError, InterruptedError):
-                select.select([], [self.sock], [], 0.05)  # full send buffer: as a loss
+        for data, addr in self.off.datagrams_to_send(time.monotonic(), self._send_udp):
+            self._send_udp(data, addr)
+
+    def _send_udp(self, data: bytes, addr) -> None:
+        try:
+            self.sock.sendto(data, addr)
+        except (BlockingIOError, InterruptedError):
+            select.select([], [self.sock], [], 0.05)  # full send buffer: as a loss
 
 
 def stats_json(mode: str, offs: List[OffloadedConnection], extra: Dict[str, Any], role: str) -> str:
