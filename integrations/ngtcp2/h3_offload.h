@@ -57,7 +57,8 @@ struct qo_offload_counters {
     uint64_t offload_rx_packets;   /**< libquicoff: unprotected */
     uint64_t offload_tx_failures;  /**< datagrams dropped: protect refused / not taken */
     uint64_t offload_rx_failures;  /**< 1-RTT packets dropped: unprotect refused */
-    uint64_t host_frames_sent;     /**< dpdk: DATA_TO_OFFLOAD frames sent */
+    uint64_t host_frames_sent;     /**< dpdk: DATA_TO_OFFLOAD + DATA_TRAIN frames sent */
+    uint64_t host_packets_handed;  /**< dpdk: 1-RTT packets in those frames */
     uint64_t offload_refused;      /**< connections the offload refused at install */
     uint64_t offload_lost;         /**< connections whose offload stopped answering */
     uint64_t fallbacks;            /**< connections put back on ngtcp2's crypto (both causes) */
