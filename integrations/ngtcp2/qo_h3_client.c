@@ -642,7 +642,7 @@ static void usage(void)
     fprintf(stderr,
             "usage: qo-h3-client [-o FILE] [--offload none|inproc|dpdk] [--host-if IFNAME]\n"
             "                    [--offload-mac MAC] [--offload-silence-ms MS]\n"
-                    "                    [--offload-trains on|off]\n"
+            "                    [--offload-trains on|off]\n"
             "                    [--keylog FILE] [--stats FILE] [--key-update-after BYTES]\n"
             "                    [--ciphers PRIORITY] HOST PORT PATH\n");
 }

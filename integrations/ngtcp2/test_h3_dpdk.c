@@ -166,8 +166,10 @@ static int setup_mtu(struct qo_offload *o, int *peer, unsigned silence_ms, unsig
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0, sv) != 0)
         return -1;
     qo_offload_init(o, QO_OFFLOAD_DPDK, 16);
-    struct qo_dpdk_config cfg = {
-        .ifname = "pair", .silence_ms = silence_ms, .link_mtu = mtu, .no_trains = no_trains};
+    struct qo_dpdk_config cfg = {.ifname = "pair",
+                                 .silence_ms = silence_ms,
+                                 .link_mtu = mtu,
+                                 .no_trains = no_trains};
     if (qo_dpdk_open_fd(o, &cfg, sv[0], HOST_MAC) != 0)
         return -1;
     *peer = sv[1];
@@ -226,7 +228,8 @@ static void test_trains_sent(void)
        "a long-header datagram and a PN gap: train, DATA_TO_OFFLOAD, train, in packet order");
     ok(b.len[2] == 8 && b.len[0] == 0 && b.len[5] == 0,
        "only the long-header packet is left for UDP");
-    ok(o.c.host_frames_sent == 4 && o.c.host_packets_handed == 12, "counted: 4 frames, 12 packets");
+    ok(o.c.host_frames_sent == 4 && o.c.host_packets_handed == 12,
+       "counted: 4 frames, 12 packets");
     qo_offload_free(&o);
     close(peer);
 
