@@ -441,7 +441,9 @@ async def rx_perf(dut):
     cocotb.start_soon(mon())
     res = {}
     bus_bytes = len(dut.s_axis_tdata) // 8
-    warm, n = 6, 30
+    # QO_PERF_FRAMES: frames per size (the bounded tier sends fewer; the steady
+    # state needs WARM + a few)
+    warm, n = 6, max(10, int(os.environ.get("QO_PERF_FRAMES", "30")))
     for size in (64, 88, 1400):
         frames = []
         for _ in range(n):

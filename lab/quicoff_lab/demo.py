@@ -122,6 +122,15 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--keep-logs", action="store_true", help="keep the offloads' logs (printed path)"
     )
+    p.add_argument(
+        "--stack",
+        action="store_true",
+        help="instead: real QUIC stacks (qo-h3-server in each offload mode, unmodified "
+        "gtlsclient and aioquic clients) through the testbed, measured (docs/demo.md)",
+    )
+    p.add_argument("--pcap", metavar="FILE", help="--stack: the wire capture (pcap)")
+    p.add_argument("--keylog", metavar="FILE", help="--stack: the TLS key log of the servers")
+    p.add_argument("--plot", metavar="FILE", help="--stack: the CPU-per-GB plot (PNG)")
     p.set_defaults(func=run)
 
 
@@ -1277,4 +1286,10 @@ def run(args) -> int:
         sys.stderr.write("quicoff demo: %s\n" % msg)
         sys.stderr.flush()
 
+    if args.stack:
+        from . import stack_demo
+
+        if not args.no_build:
+            ensure_built(args.build_dir or os.path.join(_repo(), "build"), log)
+        return stack_demo.run(args, log)
     return Demo(args, log).run()

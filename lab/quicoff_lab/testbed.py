@@ -354,6 +354,9 @@ class Testbed:
         self.idle_us = idle_us
         # per-side override of idle_us (the bench busy-polls offload A only)
         self.idle_us_side: Dict[str, int] = {}
+        # per-side override of local_cid_len (demo --stack: each host's QUIC
+        # stack chooses its own CID length)
+        self.local_cid_len_side: Dict[str, int] = {}
         self.tag = "%s%d-%s" % (PREFIX, os.getpid(), os.urandom(2).hex())
         self.ns = {k: "%s-%s" % (self.tag, k) for k in ("hA", "oA", "w", "oB", "hB")}
         self._own_log_dir = log_dir is None
@@ -638,7 +641,7 @@ class Testbed:
             )
             + [
                 "--local-cid-len",
-                str(self.local_cid_len),
+                str(self.local_cid_len_side.get(side, self.local_cid_len)),
                 "--unknown",
                 self.unknown,
                 "--stats-interval",

@@ -52,6 +52,7 @@ except ImportError as _e:  # pragma: no cover - depends on the environment
     ) from _e
 
 from ._engine import derive_next_secret
+from .host import OffloadRefused
 
 __all__ = ["OffloadedConnection", "MODES", "SUITES", "TAG_LEN"]
 
@@ -240,6 +241,7 @@ class OffloadedConnection:
             "offload_rx_failures": 0,
             "offload_rx_unread": 0,
             "fallback": 0,
+            "offload_updates_deferred": 0,
         }
         self.bytes_sent = 0  #: UDP payload bytes aioquic wrote, whichever way they left
         self.offload_counters = {"tx_packets": 0, "rx_packets": 0, "close_errors": 0}
@@ -341,9 +343,21 @@ class OffloadedConnection:
                 self._handle[direction], secret=secret, key_generation=gen
             )
         else:
-            self.port.update(
-                index=self.index, direction=direction, key_generation=gen, secret=secret
-            )
+            try:
+                self.port.update(
+                    index=self.index, direction=direction, key_generation=gen, secret=secret
+                )
+            except OffloadRefused as e:
+                # quicoff-dpdk reads control requests and data frames from
+                # separate queues, so this UPDATE can overtake the data frame
+                # that moves the TX entry to the generation before; it then
+                # refuses a generation two ahead (invalid_argument) and changes
+                # nothing. Try again at the next flush; until it takes, packets
+                # of that generation are not handed over (datagrams_to_send).
+                if e.reply.status != "invalid_argument":
+                    raise
+                self.counters["offload_updates_deferred"] += 1
+                return
         self._secret[direction], self._installed[direction] = secret, gen
 
     def request_key_update(self, now: Optional[float] = None) -> bool:
@@ -385,6 +399,7 @@ class OffloadedConnection:
         In dpdk mode the 1-RTT packets leave through the offload and what is
         returned is only what goes as ordinary UDP (long-header packets)."""
         self._sealed = []
+        self._install_next("tx")  # a deferred UPDATE, before aioquic may seal with it
         datagrams = self.conn.datagrams_to_send(now=now)
         self.bytes_sent += sum(len(d) for d, _a in datagrams)
         sealed, self._sealed = self._sealed, []
@@ -419,13 +434,19 @@ class OffloadedConnection:
                     out[i] = None
                     self.counters["offload_tx_failures"] += 1
         else:
+            # a generation the offload does not hold yet (its UPDATE was
+            # deferred) would be sealed with the keys of two generations ago:
+            # not handed over, aioquic resends the frames
+            held = [f for f in found if f[5] <= self._installed["tx"]]
+            self.counters["offload_tx_failures"] += len(found) - len(held)
+            for i, off, *_rest in found:
+                data, addr = datagrams[i]
+                out[i] = (data[:off], addr) if off else None
+            found = held
             frames = [(self.index, pn, h + p) for (_i, _o, h, p, pn, _g) in found]
             sent = self.port.send_data(frames)
             self.counters["offload_tx_packets"] += sent
             self.counters["offload_tx_failures"] += len(frames) - sent
-            for i, off, *_rest in found:
-                data, addr = datagrams[i]
-                out[i] = (data[:off], addr) if off else None
         # the offload moves to a generation with the first packet of its phase
         self._offload_gen["tx"] = max([self._offload_gen["tx"]] + [g for *_r, g in found])
         self._install_next("tx")
