@@ -14,8 +14,8 @@
  * then protected by quicoff_protect_burst before it is sent, every received
  * one unprotected by quicoff_unprotect_burst before ngtcp2 reads it.
  * Mode dpdk: the same seam, with a quicoff-dpdk over the host<->offload
- * protocol doing the AEAD (h3_dpdk.c): the batch goes out as DATA_TO_OFFLOAD
- * frames and 1-RTT packets come back opened as DATA_TO_HOST frames.
+ * protocol doing the AEAD (h3_dpdk.c): the batch goes out as DATA_TRAIN
+ * frames (runs of packets) and DATA_TO_OFFLOAD frames, and 1-RTT packets come back opened as DATA_TO_HOST frames.
  *
  * What changes between inproc and dpdk is a backend (struct qo_backend):
  * install, update keys, protect a batch, unprotect a batch, remove. A
@@ -187,7 +187,7 @@ struct qo_tx_batch {
  *  (its 1-RTT packet's offset and full PN). */
 void qo_offload_tx_end(struct qo_offload *o, struct qo_tx_batch *b, uint8_t *buf, size_t len);
 /** Hands the batch's 1-RTT packets to the backend (inproc: one protect
- *  burst; dpdk: one DATA_TO_OFFLOAD batch, len[] shrinks to the long-header
+ *  burst; dpdk: DATA_TRAIN and DATA_TO_OFFLOAD frames, len[] shrinks to the long-header
  *  part left for UDP); sets ok[]. A datagram that is not ok must not be
  *  sent: it would carry plaintext. After a fallback the null-sealed ones
  *  are not ok. */
