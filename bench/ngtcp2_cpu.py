@@ -2,10 +2,14 @@
 # SPDX-License-Identifier: Apache-2.0
 """Host CPU per GB of qo-h3-server (integrations/ngtcp2) serving one large
 file to Debian's gtlsclient: on loopback, --offload none against inproc;
-with --dpdk (root), none, inproc and dpdk, each through a quicoff-dpdk
-between two namespaces (lab/quicoff_lab/offload_link.py), so that the three
-modes cross the same links (none and inproc through the offload's
-pass-through, dpdk through its crypto).
+with --dpdk (root), none, inproc, dpdk (1-RTT packets to the offload in
+trains, DATA_TRAIN) and dpdk-no-trains (one DATA_TO_OFFLOAD per packet,
+qo-h3-server --offload-trains off), each through a quicoff-dpdk between two
+namespaces (lab/quicoff_lab/offload_link.py), so that the four modes cross
+the same links (none and inproc through the offload's pass-through, dpdk
+through its crypto). The host link is jumbo (--host-mtu, default 65535) so
+that trains are as long as a batch; --host-mtu 1500 shows them cut to one
+packet.
 
 The host figure is the server process's own user + system time (getrusage
 at exit, so the handshake and start-up are in it), divided by the bytes
@@ -18,7 +22,8 @@ hurts all alike. On a shared 2-core machine the client, the server, the
 offload and the kernel share the cores: the numbers show where the time
 goes, not a capacity.
 
-Run: .venv/bin/python bench/ngtcp2_cpu.py [--size-mb 100] [--rounds 3] [--dpdk] [--json F]
+Run: .venv/bin/python bench/ngtcp2_cpu.py [--size-mb 100] [--rounds 3] [--dpdk]
+     [--host-mtu 65535] [--json F]
 (after meson setup build && ninja -C build; --dpdk under flock /tmp/quicoff-net.lock)
 """
 
@@ -57,7 +62,11 @@ def one_run(work, mode, name, want_sha, link=None):
         host, port = ol.HOST_IP, 4433
         srv_ns = lambda argv: ol.in_ns(ol.NS_HOST, *argv)  # noqa: E731
         cli_ns = lambda argv: ol.in_ns(ol.NS_PEER, *argv)  # noqa: E731
-        extra = ["--host-if", ol.HOST_IF] if mode == "dpdk" else []
+        extra = []
+        if mode.startswith("dpdk"):
+            extra = ["--host-if", ol.HOST_IF]
+        if mode == "dpdk-no-trains":
+            extra += ["--offload-trains", "off"]
         busy0 = link.offload_busy_s()
     else:
         host, port = "127.0.0.1", free_udp_port()
@@ -74,7 +83,7 @@ def one_run(work, mode, name, want_sha, link=None):
                 "-d",
                 str(work / "htdocs"),
                 "--offload",
-                mode,
+                mode.split("-")[0],
                 "--once",
                 "--stats",
                 str(stats),
@@ -125,7 +134,7 @@ def one_run(work, mode, name, want_sha, link=None):
     cpu = st["cpu_user_s"] + st["cpu_sys_s"]
     gb = st["bytes_served"] / 1e9
     busy = (link.offload_busy_s() - busy0) if link is not None else None
-    if mode == "dpdk" and (st["host_1rtt_aead_calls"] != 0 or st["fallbacks"] != 0):
+    if mode.startswith("dpdk") and (st["host_1rtt_aead_calls"] != 0 or st["fallbacks"] != 0):
         raise SystemExit("dpdk: the connection did not stay offloaded: %s" % st)
     return {
         "offload_busy_s": busy,
@@ -140,6 +149,7 @@ def one_run(work, mode, name, want_sha, link=None):
         "host_1rtt_aead_calls": st["host_1rtt_aead_calls"],
         "offload_tx_packets": st["offload_tx_packets"],
         "host_frames_sent": st.get("host_frames_sent", 0),
+        "frames_per_packet": st.get("frames_per_packet"),
     }
 
 
@@ -149,12 +159,18 @@ def main():
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("--json", help="write the results here")
     ap.add_argument(
+        "--host-mtu",
+        type=int,
+        default=65535,
+        help="--dpdk: the host link's MTU (trains of packets fit it; 1500: one per frame)",
+    )
+    ap.add_argument(
         "--dpdk",
         action="store_true",
         help="none, inproc and dpdk through quicoff-dpdk between namespaces (root)",
     )
     args = ap.parse_args()
-    modes = MODES + ("dpdk",) if args.dpdk else MODES
+    modes = MODES + ("dpdk", "dpdk-no-trains") if args.dpdk else MODES
     if args.dpdk and os.geteuid() != 0:
         sys.exit("--dpdk needs root (namespaces, veth pairs, DPDK)")
     if not SERVER.exists():
@@ -197,14 +213,14 @@ def main():
         if args.dpdk:
             from quicoff_lab.offload_link import OffloadLink
 
-            link = OffloadLink()
+            link = OffloadLink(host_mtu=args.host_mtu if args.host_mtu != 1500 else None)
         try:
             for r in range(args.rounds):
                 for mode in modes:
                     res = one_run(work, mode, name, want, link)
                     runs[mode].append(res)
                     print(
-                        "round %d %-6s cpu %.3f s (%.2f s/GB)  wall %.2f s  %.2f Gbit/s  aead %d%s"
+                        "round %d %-14s cpu %.3f s (%.2f s/GB)  wall %.2f s  %.2f Gbit/s  aead %d%s%s"
                         % (
                             r + 1,
                             mode,
@@ -215,6 +231,9 @@ def main():
                             res["host_1rtt_aead_calls"],
                             "  offload busy %.2f s/GB" % res["offload_busy_s_per_gb"]
                             if link
+                            else "",
+                            "  frames/packet %.3f" % res["frames_per_packet"]
+                            if res["frames_per_packet"] is not None
                             else "",
                         )
                     )
@@ -233,6 +252,10 @@ def main():
             summary[m]["offload_busy_s_per_gb"] = statistics.median(
                 x["offload_busy_s_per_gb"] for x in runs[m]
             )
+            if m.startswith("dpdk"):
+                summary[m]["frames_per_packet"] = statistics.median(
+                    x["frames_per_packet"] for x in runs[m]
+                )
     ratio = summary["inproc"]["host_cpu_s_per_gb"] / summary["none"]["host_cpu_s_per_gb"]
     print(
         "median host CPU per GB: none %.2f s, inproc %.2f s (inproc/none %.2f)"
@@ -242,24 +265,33 @@ def main():
         "size_bytes": args.size_mb << 20,
         "rounds": args.rounds,
         "cpu_count": os.cpu_count(),
-        "link": "quicoff-dpdk between namespaces" if args.dpdk else "loopback",
+        "link": "quicoff-dpdk between namespaces, host link MTU %d" % args.host_mtu
+        if args.dpdk
+        else "loopback",
         "modes": summary,
         "inproc_over_none": ratio,
         "runs": runs,
     }
     if args.dpdk:
-        result["dpdk_over_none"] = (
-            summary["dpdk"]["host_cpu_s_per_gb"] / summary["none"]["host_cpu_s_per_gb"]
-        )
+        for m in ("dpdk", "dpdk-no-trains"):
+            result["%s_over_none" % m.replace("-", "_")] = (
+                summary[m]["host_cpu_s_per_gb"] / summary["none"]["host_cpu_s_per_gb"]
+            )
         print(
-            "median host CPU per GB: dpdk %.2f s (dpdk/none %.2f); offload busy per GB: "
-            "none %.2f s, inproc %.2f s, dpdk %.2f s"
+            "median host CPU per GB: dpdk %.2f s (dpdk/none %.2f, frames/packet %.3f), "
+            "dpdk-no-trains %.2f s (%.2f, frames/packet %.3f); offload busy per GB: "
+            "none %.2f s, inproc %.2f s, dpdk %.2f s, dpdk-no-trains %.2f s"
             % (
                 summary["dpdk"]["host_cpu_s_per_gb"],
                 result["dpdk_over_none"],
+                summary["dpdk"]["frames_per_packet"],
+                summary["dpdk-no-trains"]["host_cpu_s_per_gb"],
+                result["dpdk_no_trains_over_none"],
+                summary["dpdk-no-trains"]["frames_per_packet"],
                 summary["none"]["offload_busy_s_per_gb"],
                 summary["inproc"]["offload_busy_s_per_gb"],
                 summary["dpdk"]["offload_busy_s_per_gb"],
+                summary["dpdk-no-trains"]["offload_busy_s_per_gb"],
             )
         )
     if args.json:

@@ -19,6 +19,12 @@
  * and ADD replaces (REPLACE) whatever an earlier connection left there */
 #define QO_DPDK_INDEX 0
 #define QO_DPDK_RX_CAP 2048 /* a DATA_TO_HOST packet + the placeholder tag */
+/* the packets of a batch's trains, copied back to back (ngtcp2 wrote each
+ * datagram in its own buffer, with the null AEAD's 16 bytes after it): a
+ * batch of datagrams of at most this size each */
+#define QO_DPDK_PKT_CAP 2048
+#define QO_DPDK_FRAME_MAX 65535 /* the host library's largest frame */
+#define QO_DPDK_ETH_LEN 14
 
 struct qo_dpdk {
     struct quicoff_host *h;
@@ -32,6 +38,10 @@ struct qo_dpdk {
     struct qo_offload *o;
     struct quicoff_wire_data in[QO_H3_BATCH];
     uint8_t rxbuf[QO_H3_BATCH][QO_DPDK_RX_CAP];
+    /* bytes of packets one DATA_TRAIN may carry (the host link's MTU less the
+     * train header); 0: no trains */
+    uint32_t train_max;
+    uint8_t trainbuf[QO_H3_BATCH * QO_DPDK_PKT_CAP];
 };
 
 static uint64_t mono_ns(void)
@@ -246,37 +256,135 @@ static int dpdk_update_keys(struct qo_offload *o, uint32_t gen, const uint8_t *r
     return 0;
 }
 
-/* The batch's 1-RTT packets go to the offload in one call (the one place a
- * batch is sent: a train of packets per frame replaces the loop's frames
- * here). Long-header packets coalesced before a 1-RTT packet are already
- * protected by ngtcp2 and stay in the datagram for the UDP socket (len
- * shrinks to them). A packet the host link does not take is dropped: the
- * UDP socket never sends it. */
+/* The 1-RTT packet of datagram i as the offload takes it: after the
+ * long-header packets coalesced before it, without the placeholder tag. */
+static uint32_t packet_len(const struct qo_tx_batch *b, unsigned i)
+{
+    return (uint32_t)(b->len[i] - b->short_off[i] - QUICOFF_TAG_LEN);
+}
+
+/* How many datagrams from i on make one train, the way a QUIC stack cuts
+ * its writes into UDP GSO sends: datagrams of 1-RTT packets alone (a
+ * datagram with a long-header packet in it ends the train before it, and
+ * leaves on its own), consecutive PNs, every packet the size of the first
+ * (the segment size) but a shorter last one, which ends the train, and at
+ * most max bytes. Connection and path are the batch's: the server and the
+ * client write one connection's datagrams to one peer per batch. 1: the
+ * datagram starts no train. */
+unsigned qo_dpdk_train_length(const struct qo_tx_batch *b, unsigned i, uint32_t max)
+{
+    if (!b->has_1rtt[i] || !b->ok[i] || b->short_off[i] != 0)
+        return 1;
+    uint32_t seg = packet_len(b, i), bytes = seg;
+    unsigned n = 1;
+    for (unsigned j = i + 1; j < b->n; j++) {
+        if (!b->has_1rtt[j] || !b->ok[j] || b->short_off[j] != 0 || b->pn[j] != b->pn[j - 1] + 1)
+            break;
+        uint32_t len = packet_len(b, j);
+        if (len > seg || bytes + len > max)
+            break;
+        bytes += len;
+        n++;
+        if (len < seg)
+            break;
+    }
+    return n;
+}
+
+/* Frames waiting for their sendmmsg in dpdk_send_batch, in packet order:
+ * single packets or trains, and which datagrams each frame carries. */
+struct qo_dpdk_run {
+    struct quicoff_host_pkt p[QO_H3_BATCH];
+    struct quicoff_host_train t[QO_H3_BATCH];
+    unsigned first[QO_H3_BATCH], count[QO_H3_BATCH];
+    unsigned n;
+    bool trains;
+};
+
+static void send_run(struct qo_offload *o, struct qo_tx_batch *b, struct qo_dpdk_run *r)
+{
+    if (r->n == 0)
+        return;
+    unsigned sent = 0;
+    if (r->trains)
+        quicoff_host_send_train(o->dpdk->h, r->t, r->n, &sent);
+    else
+        quicoff_host_send_data(o->dpdk->h, r->p, r->n, &sent);
+    o->c.host_frames_sent += sent;
+    for (unsigned f = 0; f < r->n; f++) {
+        if (f < sent) {
+            o->c.host_packets_handed += r->count[f];
+            continue;
+        }
+        for (unsigned k = 0; k < r->count[f]; k++) {
+            b->ok[r->first[f] + k] = false;
+            o->c.offload_tx_failures++;
+        }
+    }
+    r->n = 0;
+}
+
+/* The batch's 1-RTT packets go to the offload (the one place a batch is
+ * sent): runs of datagrams that form a train (qo_dpdk_train_length) as
+ * DATA_TRAIN frames, the others one DATA_TO_OFFLOAD each. A train of one
+ * would be a DATA_TRAIN 4 bytes longer than the DATA_TO_OFFLOAD that says
+ * the same, so single packets stay DATA_TO_OFFLOAD: on a 1,500-byte host
+ * link, where no two packets fit a frame, the frames are exactly those of a
+ * backend without trains. Frames leave in the order of their packets (one
+ * sendmmsg per run of trains or of single packets, usually one per batch):
+ * reordering them would look like loss to the peer. Long-header packets
+ * coalesced before a 1-RTT packet are already protected by ngtcp2 and stay
+ * in the datagram for the UDP socket (len shrinks to them). A packet the
+ * host link does not take is dropped: the UDP socket never sends it. */
 static void dpdk_send_batch(struct qo_offload *o, struct qo_tx_batch *b)
 {
     struct qo_dpdk *d = o->dpdk;
-    struct quicoff_host_pkt p[QO_H3_BATCH];
-    unsigned idx[QO_H3_BATCH], n = 0;
-    for (unsigned i = 0; i < b->n; i++) {
-        if (!b->has_1rtt[i] || !b->ok[i])
+    struct qo_dpdk_run r = {.n = 0};
+    size_t used = 0;
+    for (unsigned i = 0; i < b->n;) {
+        if (!b->has_1rtt[i] || !b->ok[i]) {
+            i++;
             continue;
-        size_t off = b->short_off[i];
-        p[n] = (struct quicoff_host_pkt){.index = QO_DPDK_INDEX,
-                                         .pn = b->pn[i],
-                                         .data = b->data[i] + off,
-                                         .len = (uint32_t)(b->len[i] - off - QUICOFF_TAG_LEN)};
-        b->len[i] = off;
-        idx[n++] = i;
+        }
+        unsigned len = d->train_max ? qo_dpdk_train_length(b, i, d->train_max) : 1;
+        uint32_t bytes = 0;
+        for (unsigned k = 0; k < len; k++)
+            bytes += packet_len(b, i + k);
+        if (used + bytes > sizeof(d->trainbuf))
+            len = 1; /* datagrams larger than ngtcp2 writes: never trains */
+        bool train = len > 1;
+        if (r.n && r.trains != train)
+            send_run(o, b, &r); /* the frames before leave first */
+        r.trains = train;
+        r.first[r.n] = i;
+        r.count[r.n] = len;
+        if (train) {
+            uint8_t *at = d->trainbuf + used;
+            uint16_t seg = (uint16_t)packet_len(b, i);
+            bytes = 0;
+            for (unsigned k = 0; k < len; k++) {
+                uint32_t pl = packet_len(b, i + k);
+                memcpy(at + bytes, b->data[i + k], pl);
+                bytes += pl;
+                b->len[i + k] = 0; /* all of the datagram went to the offload */
+            }
+            used += bytes;
+            r.t[r.n++] = (struct quicoff_host_train){.index = QO_DPDK_INDEX,
+                                                     .pn = b->pn[i],
+                                                     .data = at,
+                                                     .len = bytes,
+                                                     .segment_size = seg};
+        } else {
+            size_t off = b->short_off[i];
+            r.p[r.n++] = (struct quicoff_host_pkt){.index = QO_DPDK_INDEX,
+                                                   .pn = b->pn[i],
+                                                   .data = b->data[i] + off,
+                                                   .len = packet_len(b, i)};
+            b->len[i] = off;
+        }
+        i += len;
     }
-    if (n == 0)
-        return;
-    unsigned sent = 0;
-    quicoff_host_send_data(d->h, p, n, &sent);
-    o->c.host_frames_sent += sent;
-    for (unsigned j = sent; j < n; j++) {
-        b->ok[idx[j]] = false;
-        o->c.offload_tx_failures++;
-    }
+    send_run(o, b, &r);
 }
 
 static void dpdk_remove(struct qo_offload *o)
@@ -325,6 +433,22 @@ static const struct qo_backend dpdk_backend = {
 
 /* ------------------------------------------------------------------ public */
 
+/* The interface's MTU; 0 when it cannot be read (then no trains). */
+static unsigned link_mtu(const char *ifname)
+{
+    if (!ifname)
+        return 0;
+    int fd = socket(AF_INET, SOCK_DGRAM, 0);
+    if (fd < 0)
+        return 0;
+    struct ifreq ifr;
+    memset(&ifr, 0, sizeof(ifr));
+    snprintf(ifr.ifr_name, sizeof(ifr.ifr_name), "%s", ifname);
+    int rv = ioctl(fd, SIOCGIFMTU, &ifr);
+    close(fd);
+    return rv == 0 && ifr.ifr_mtu > 0 ? (unsigned)ifr.ifr_mtu : 0;
+}
+
 /* fd < 0: open cfg->ifname; else the handle takes fd (a socket carrying
  * whole frames, host MAC mac) */
 static int open_backend(struct qo_offload *o, const struct qo_dpdk_config *cfg, int fd,
@@ -344,6 +468,19 @@ static int open_backend(struct qo_offload *o, const struct qo_dpdk_config *cfg, 
     if (cfg->has_offload_mac)
         memcpy(hc.offload_mac, cfg->offload_mac, 6);
     hc.batch = QO_H3_BATCH;
+    if (!cfg->no_trains) {
+        /* a train's frame is Ethernet + the train header + its packets, and
+         * the host link takes frames of its MTU (+ Ethernet) */
+        unsigned mtu = cfg->link_mtu ? cfg->link_mtu : link_mtu(cfg->ifname);
+        unsigned frame = mtu + QO_DPDK_ETH_LEN;
+        if (frame > QO_DPDK_FRAME_MAX)
+            frame = QO_DPDK_FRAME_MAX;
+        if (frame > QO_DPDK_ETH_LEN + QUICOFF_WIRE_TRAIN_HDR_LEN) {
+            d->train_max = frame - QO_DPDK_ETH_LEN - QUICOFF_WIRE_TRAIN_HDR_LEN;
+            if (frame > hc.frame_cap)
+                hc.frame_cap = frame;
+        }
+    }
     hc.on_event = on_event;
     hc.on_reply = on_reply;
     hc.cb_arg = d;

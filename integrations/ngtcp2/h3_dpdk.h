@@ -9,8 +9,9 @@
  * secret, the encapsulation of its datagrams) and an RX entry (the server's
  * CID, the secret; the offload derives the next generation itself, so the
  * peer's key update is taken at once) and waits for their ACKs. From then
- * on every 1-RTT packet ngtcp2 writes goes to the offload as a
- * DATA_TO_OFFLOAD frame (full PN, entry index), and the peer's 1-RTT
+ * on the 1-RTT packets ngtcp2 writes go to the offload in DATA_TRAIN frames
+ * (runs of consecutive packets, as a stack writes them for UDP GSO) or
+ * DATA_TO_OFFLOAD frames (a packet that starts no run), and the peer's 1-RTT
  * packets come back opened as DATA_TO_HOST frames. Key updates: UPDATE of
  * both entries with the next generation's secret, from update_key.
  *
@@ -39,6 +40,14 @@ struct qo_dpdk_config {
     bool has_offload_mac; /**< else frames to the offload are broadcast */
     uint8_t offload_mac[6];
     unsigned silence_ms; /**< DATA_TO_HOST silence with bytes in flight before a QUERY */
+    /** One DATA_TO_OFFLOAD per 1-RTT packet, never a DATA_TRAIN (to measure
+     *  what trains buy). */
+    bool no_trains;
+    /** The host link's MTU, which bounds a train (its frame is Ethernet +
+     *  the 24-byte train header + the packets); 0: the interface's own
+     *  (SIOCGIFMTU), so a jumbo link gets long trains and a 1,500-byte one
+     *  trains of one packet, sent as DATA_TO_OFFLOAD. */
+    unsigned link_mtu;
 };
 
 /** Opens the host interface and makes the dpdk backend o's (after
@@ -67,5 +76,12 @@ unsigned qo_dpdk_recv(struct qo_offload *o, uint8_t **pkt, size_t *len, unsigned
  *  fallback when the offload is lost. awaiting_peer: ngtcp2 has bytes in
  *  flight. */
 void qo_dpdk_tick(struct qo_offload *o, bool awaiting_peer);
+
+/** How many datagrams of batch b from i on make one DATA_TRAIN: 1-RTT
+ *  packets alone in their datagrams, consecutive PNs, every packet the size
+ *  of the first but a shorter last one (which ends the train), at most max
+ *  bytes of packets. 1: datagram i starts no train (it leaves as
+ *  DATA_TO_OFFLOAD). Exposed for the tests of the grouping rules. */
+unsigned qo_dpdk_train_length(const struct qo_tx_batch *b, unsigned i, uint32_t max);
 
 #endif /* QO_H3_DPDK_H */

@@ -14,8 +14,8 @@
  * then protected by quicoff_protect_burst before it is sent, every received
  * one unprotected by quicoff_unprotect_burst before ngtcp2 reads it.
  * Mode dpdk: the same seam, with a quicoff-dpdk over the host<->offload
- * protocol doing the AEAD (h3_dpdk.c): the batch goes out as DATA_TO_OFFLOAD
- * frames and 1-RTT packets come back opened as DATA_TO_HOST frames.
+ * protocol doing the AEAD (h3_dpdk.c): the batch goes out as DATA_TRAIN
+ * frames (runs of packets) and DATA_TO_OFFLOAD frames, and 1-RTT packets come back opened as DATA_TO_HOST frames.
  *
  * What changes between inproc and dpdk is a backend (struct qo_backend):
  * install, update keys, protect a batch, unprotect a batch, remove. A
@@ -57,7 +57,8 @@ struct qo_offload_counters {
     uint64_t offload_rx_packets;   /**< libquicoff: unprotected */
     uint64_t offload_tx_failures;  /**< datagrams dropped: protect refused / not taken */
     uint64_t offload_rx_failures;  /**< 1-RTT packets dropped: unprotect refused */
-    uint64_t host_frames_sent;     /**< dpdk: DATA_TO_OFFLOAD frames sent */
+    uint64_t host_frames_sent;     /**< dpdk: DATA_TO_OFFLOAD + DATA_TRAIN frames sent */
+    uint64_t host_packets_handed;  /**< dpdk: 1-RTT packets in those frames */
     uint64_t offload_refused;      /**< connections the offload refused at install */
     uint64_t offload_lost;         /**< connections whose offload stopped answering */
     uint64_t fallbacks;            /**< connections put back on ngtcp2's crypto (both causes) */
@@ -186,7 +187,7 @@ struct qo_tx_batch {
  *  (its 1-RTT packet's offset and full PN). */
 void qo_offload_tx_end(struct qo_offload *o, struct qo_tx_batch *b, uint8_t *buf, size_t len);
 /** Hands the batch's 1-RTT packets to the backend (inproc: one protect
- *  burst; dpdk: one DATA_TO_OFFLOAD batch, len[] shrinks to the long-header
+ *  burst; dpdk: DATA_TRAIN and DATA_TO_OFFLOAD frames, len[] shrinks to the long-header
  *  part left for UDP); sets ok[]. A datagram that is not ok must not be
  *  sent: it would carry plaintext. After a fallback the null-sealed ones
  *  are not ok. */

@@ -14,6 +14,8 @@
  *     --host-if IFNAME       dpdk: the interface cabled to quicoff-dpdk's host port
  *     --offload-mac MAC      dpdk: quicoff-dpdk's host-port MAC (default broadcast)
  *     --offload-silence-ms N dpdk: silence before the offload is asked if alive (500)
+ *     --offload-trains on|off dpdk: runs of packets as DATA_TRAIN frames, as long as
+ *                            the host interface's MTU allows (default on)
  *     --keylog FILE          TLS secrets, SSLKEYLOGFILE format (for tshark)
  *     --stats FILE           JSON counters and CPU time at exit
  *     --key-update-after N   the server starts a key update every N bytes sent
@@ -900,6 +902,12 @@ static void write_stats(struct server *sv, const char *path)
         return;
     }
     const struct qo_offload_counters *c = &sv->off.c;
+    /* DATA_* frames per 1-RTT packet handed to the offload: 1 without
+     * trains, below 1 when trains formed; null when none was handed */
+    char fpp[32] = "null";
+    if (c->host_packets_handed)
+        snprintf(fpp, sizeof(fpp), "%.4f",
+                 (double)c->host_frames_sent / (double)c->host_packets_handed);
     fprintf(f,
             "{\"mode\": \"%s\", \"connections\": %" PRIu64 ", \"bytes_served\": %" PRIu64
             ", \"stack_1rtt_packets_sent\": %" PRIu64 ", \"stack_1rtt_packets_received\": %" PRIu64
@@ -907,16 +915,17 @@ static void write_stats(struct server *sv, const char *path)
             ", \"key_updates_c2s\": %" PRIu64 ", \"update_key_calls\": %" PRIu64
             ", \"offload_tx_packets\": %" PRIu64 ", \"offload_rx_packets\": %" PRIu64
             ", \"offload_tx_failures\": %" PRIu64 ", \"offload_rx_failures\": %" PRIu64
-            ", \"host_frames_sent\": %" PRIu64 ", \"fallbacks\": %" PRIu64
-            ", \"offload_refused\": %" PRIu64 ", \"offload_lost\": %" PRIu64
-            ", \"offload_key_update_events\": %" PRIu64
+            ", \"host_frames_sent\": %" PRIu64 ", \"host_packets_handed\": %" PRIu64
+            ", \"frames_per_packet\": %s"
+            ", \"fallbacks\": %" PRIu64 ", \"offload_refused\": %" PRIu64
+            ", \"offload_lost\": %" PRIu64 ", \"offload_key_update_events\": %" PRIu64
             ", \"cpu_user_s\": %.6f, \"cpu_sys_s\": %.6f}\n",
             qo_offload_mode_name(sv->off.mode), sv->connections, sv->bytes_served,
             c->stack_1rtt_sent, c->stack_1rtt_received, c->host_1rtt_aead_calls,
             c->key_updates_s2c, c->key_updates_c2s, c->update_key_calls, c->offload_tx_packets,
             c->offload_rx_packets, c->offload_tx_failures, c->offload_rx_failures,
-            c->host_frames_sent, c->fallbacks, c->offload_refused, c->offload_lost,
-            c->offload_key_update_events,
+            c->host_frames_sent, c->host_packets_handed, fpp, c->fallbacks, c->offload_refused,
+            c->offload_lost, c->offload_key_update_events,
             (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
     if (path)
@@ -929,6 +938,7 @@ static void usage(void)
                     "                    [--stats FILE] [--key-update-after BYTES] [--once]\n"
                     "                    [--ciphers PRIORITY] [--host-if IFNAME]\n"
                     "                    [--offload-mac MAC] [--offload-silence-ms MS]\n"
+                    "                    [--offload-trains on|off]\n"
                     "                    HOST PORT KEY CERT\n"
                     "  --offload dpdk needs --host-if (the link to quicoff-dpdk's host port)\n");
 }
@@ -951,6 +961,7 @@ int main(int argc, char **argv)
         {"host-if", required_argument, NULL, 'i'},
         {"offload-mac", required_argument, NULL, 'm'},
         {"offload-silence-ms", required_argument, NULL, 'S'},
+        {"offload-trains", required_argument, NULL, 'T'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -993,6 +1004,14 @@ int main(int argc, char **argv)
             dc.has_offload_mac = true;
             break;
         }
+        case 'T':
+            /* off: one DATA_TO_OFFLOAD per packet, to measure what trains buy */
+            if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
+                fprintf(stderr, "qo-h3-server: --offload-trains on|off\n");
+                return 2;
+            }
+            dc.no_trains = strcmp(optarg, "off") == 0;
+            break;
         case 'S':
             /* 0 would have the event loop spin instead of wait */
             dc.silence_ms = (unsigned)strtoul(optarg, NULL, 10);

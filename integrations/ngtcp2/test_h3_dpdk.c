@@ -6,7 +6,11 @@
  * what the offload did not open is dropped; an offload that answers the
  * liveness QUERY without the entry, or not at all, puts the connection back
  * on ngtcp2's crypto; and after that a batch sealed with the null AEAD is
- * neither handed to the offload nor left for UDP. TAP output. */
+ * neither handed to the offload nor left for UDP. Trains: the grouping
+ * rules (a PN gap, a size change, a long-header datagram and the frame cap
+ * end a train; a shorter last packet ends it after itself), a batch on a
+ * jumbo link as one DATA_TRAIN, and on a 1,500-byte link (or with trains
+ * off) one DATA_TO_OFFLOAD per packet. TAP output. */
 #include <poll.h>
 #include <stdio.h>
 #include <string.h>
@@ -106,18 +110,144 @@ static void fill_batch(struct qo_tx_batch *b)
     b->ok[1] = true;
 }
 
-static int setup(struct qo_offload *o, int *peer, unsigned silence_ms)
+/* Datagrams of 1-RTT packets alone, as ngtcp2 leaves them with the null
+ * AEAD: the packet (first byte short header, then i in every byte) and 16
+ * placeholder bytes; sizes[i] bytes of packet, PN first + i unless gaps. */
+static uint8_t runbuf[QO_H3_BATCH][1500];
+static void fill_run(struct qo_tx_batch *b, const unsigned *sizes, unsigned n, uint64_t first)
+{
+    memset(b, 0, sizeof(*b));
+    for (unsigned i = 0; i < n; i++) {
+        memset(runbuf[i], 0x10 + i, sizes[i]);
+        runbuf[i][0] = 0x43;
+        memset(runbuf[i] + sizes[i], 0, QUICOFF_TAG_LEN);
+        b->data[i] = runbuf[i];
+        b->len[i] = sizes[i] + QUICOFF_TAG_LEN;
+        b->has_1rtt[i] = true;
+        b->pn[i] = first + i;
+        b->ok[i] = true;
+    }
+    b->n = n;
+}
+
+static void test_grouping(void)
+{
+    struct qo_tx_batch b;
+    const unsigned same[5] = {1200, 1200, 1200, 1200, 1200};
+    fill_run(&b, same, 5, 100);
+    ok(qo_dpdk_train_length(&b, 0, 65000) == 5, "consecutive PNs, one size: one train of 5");
+    ok(qo_dpdk_train_length(&b, 0, 3 * 1200) == 3 && qo_dpdk_train_length(&b, 0, 1199) == 1,
+       "the frame cap ends a train (3 packets fit; none but the first)");
+    b.pn[3] = 104;
+    ok(qo_dpdk_train_length(&b, 0, 65000) == 3, "a PN gap ends a train");
+    fill_run(&b, same, 5, 100);
+    b.short_off[2] = 10;
+    ok(qo_dpdk_train_length(&b, 0, 65000) == 2 && qo_dpdk_train_length(&b, 2, 65000) == 1,
+       "a datagram with a long-header packet ends a train and starts none");
+    fill_run(&b, same, 5, 100);
+    b.has_1rtt[1] = false;
+    ok(qo_dpdk_train_length(&b, 0, 65000) == 1, "a datagram without a 1-RTT packet ends a train");
+    const unsigned shorter[4] = {1200, 1200, 700, 1200};
+    fill_run(&b, shorter, 4, 7);
+    ok(qo_dpdk_train_length(&b, 0, 65000) == 3, "a shorter packet is a train's last");
+    const unsigned longer[4] = {700, 700, 1200, 1200};
+    fill_run(&b, longer, 4, 7);
+    ok(qo_dpdk_train_length(&b, 0, 65000) == 2 && qo_dpdk_train_length(&b, 2, 65000) == 2,
+       "a longer packet starts a new train (the first's size is the segment size)");
+    fill_run(&b, same, 3, 7);
+    b.ok[1] = false;
+    ok(qo_dpdk_train_length(&b, 0, 65000) == 1, "a datagram that may not be sent ends a train");
+}
+
+static int setup_mtu(struct qo_offload *o, int *peer, unsigned silence_ms, unsigned mtu,
+                     bool no_trains)
 {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_NONBLOCK, 0, sv) != 0)
         return -1;
     qo_offload_init(o, QO_OFFLOAD_DPDK, 16);
-    struct qo_dpdk_config cfg = {.ifname = "pair", .silence_ms = silence_ms};
+    struct qo_dpdk_config cfg = {.ifname = "pair",
+                                 .silence_ms = silence_ms,
+                                 .link_mtu = mtu,
+                                 .no_trains = no_trains};
     if (qo_dpdk_open_fd(o, &cfg, sv[0], HOST_MAC) != 0)
         return -1;
     *peer = sv[1];
     o->active = true; /* as after an acknowledged ADD of both entries */
     return 0;
+}
+
+/* A 1,500-byte link: no two packets fit one frame */
+static int setup(struct qo_offload *o, int *peer, unsigned silence_ms)
+{
+    return setup_mtu(o, peer, silence_ms, 1500, false);
+}
+
+/* A batch of 5 packets of 1200 bytes then one of 700, through the backend:
+ * the frames the scripted offload receives */
+static void test_trains_sent(void)
+{
+    struct qo_offload o;
+    int peer;
+    struct quicoff_wire_msg m;
+    struct qo_tx_batch b;
+    const unsigned sizes[6] = {1200, 1200, 1200, 1200, 1200, 700};
+
+    ok(setup_mtu(&o, &peer, 0, 9000, false) == 0, "backend on a jumbo link (MTU 9000)");
+    fill_run(&b, sizes, 6, 0x1000);
+    qo_offload_protect(&o, &b);
+    bool same = next_frame(peer, &m, 100) == 0 && m.kind == QUICOFF_WIRE_DATA_TRAIN &&
+                m.u.data.index == 0 && m.u.data.pn == 0x1000 && m.u.data.count == 6 &&
+                m.u.data.segment_size == 1200 && m.u.data.payload_len == 5 * 1200 + 700;
+    for (unsigned i = 0; same && i < 6; i++) {
+        uint32_t len = 0;
+        const uint8_t *pkt = quicoff_wire_train_packet(&m.u.data, i, &len);
+        same = pkt && len == sizes[i] && memcmp(pkt, runbuf[i], len) == 0;
+    }
+    ok(same, "6 packets, the last shorter: one DATA_TRAIN, packets back to back, no tags");
+    bool none_left = true;
+    for (unsigned i = 0; i < 6; i++)
+        none_left = none_left && b.ok[i] && b.len[i] == 0;
+    ok(none_left && next_frame(peer, &m, 20) != 0, "nothing else is sent, nothing left for UDP");
+    ok(o.c.host_frames_sent == 1 && o.c.host_packets_handed == 6, "1 frame for 6 packets");
+
+    /* a PN gap and a long-header datagram: train, single, train, in order */
+    fill_run(&b, sizes, 6, 0x2000);
+    b.pn[3] = b.pn[4] - 1 + 10; /* 2, then gap */
+    b.pn[4] = b.pn[3] + 1;
+    b.pn[5] = b.pn[4] + 1;
+    b.short_off[2] = 8; /* a long-header packet before the third 1-RTT packet */
+    qo_offload_protect(&o, &b);
+    bool t1 = next_frame(peer, &m, 100) == 0 && m.kind == QUICOFF_WIRE_DATA_TRAIN &&
+              m.u.data.pn == 0x2000 && m.u.data.count == 2;
+    bool s1 = next_frame(peer, &m, 100) == 0 && m.kind == QUICOFF_WIRE_DATA_TO_OFFLOAD &&
+              m.u.data.pn == 0x2002 && m.u.data.payload_len == 1200 - 8;
+    bool t2 = next_frame(peer, &m, 100) == 0 && m.kind == QUICOFF_WIRE_DATA_TRAIN &&
+              m.u.data.pn == b.pn[3] && m.u.data.count == 3 && m.u.data.segment_size == 1200;
+    ok(t1 && s1 && t2 && next_frame(peer, &m, 20) != 0,
+       "a long-header datagram and a PN gap: train, DATA_TO_OFFLOAD, train, in packet order");
+    ok(b.len[2] == 8 && b.len[0] == 0 && b.len[5] == 0,
+       "only the long-header packet is left for UDP");
+    ok(o.c.host_frames_sent == 4 && o.c.host_packets_handed == 12,
+       "counted: 4 frames, 12 packets");
+    qo_offload_free(&o);
+    close(peer);
+
+    /* a 1,500-byte link, and trains off: one DATA_TO_OFFLOAD per packet */
+    for (int off = 0; off < 2; off++) {
+        ok(setup_mtu(&o, &peer, 0, off ? 9000 : 1500, off) == 0,
+           off ? "backend with trains off" : "backend on a 1,500-byte link");
+        fill_run(&b, sizes, 6, 0x3000);
+        qo_offload_protect(&o, &b);
+        unsigned k = 0;
+        while (next_frame(peer, &m, 50) == 0 && m.kind == QUICOFF_WIRE_DATA_TO_OFFLOAD &&
+               m.u.data.pn == 0x3000 + k)
+            k++;
+        ok(k == 6 && o.c.host_frames_sent == 6 && o.c.host_packets_handed == 6,
+           "6 packets: 6 DATA_TO_OFFLOAD frames, in order");
+        qo_offload_free(&o);
+        close(peer);
+    }
 }
 
 int main(void)
@@ -126,6 +256,9 @@ int main(void)
     int peer;
     struct quicoff_wire_msg m;
     struct qo_tx_batch b;
+
+    test_grouping();
+    test_trains_sent();
 
     ok(setup(&o, &peer, 0) == 0, "backend on a socket pair");
 

@@ -44,11 +44,15 @@ def in_ns(ns: str, *argv: str) -> List[str]:
 
 class OffloadLink:
     """The two namespaces, the two veth pairs and quicoff-dpdk between them
-    (started at once; offload_args are added to its options)."""
+    (started at once; offload_args are added to its options). host_mtu: a
+    jumbo host link (the veth pair's MTU, quicoff-dpdk's --host-mtu and its
+    host ring), on which the host's stack sends trains of packets per frame
+    (DATA_TRAIN); default 1,500 bytes, where a frame holds one packet."""
 
-    def __init__(self, offload_args: Sequence[str] = ()):
+    def __init__(self, offload_args: Sequence[str] = (), host_mtu: Optional[int] = None):
         self.down()
         self.offload_args = list(offload_args)
+        self.host_mtu = host_mtu
         self.offload: Optional[subprocess.Popen] = None
         self.log: List[str] = []
         _sh("ip", "netns", "add", NS_HOST)
@@ -69,6 +73,9 @@ class OffloadLink:
             _sh("sysctl", "-qw", "net.ipv6.conf.%s.disable_ipv6=1" % ifc, check=False)
             _sh("ethtool", "-K", ifc, "rxvlan", "off", "txvlan", "off", "tx", "off", check=False)
             _sh("ip", "link", "set", ifc, "up")
+        if host_mtu:
+            _sh("ip", "link", "set", OFF_HOST, "mtu", str(host_mtu))
+            _sh(*in_ns(NS_HOST, "ip", "link", "set", HOST_IF, "mtu", str(host_mtu)))
         try:
             self.start_offload()
         except BaseException:
@@ -79,13 +86,23 @@ class OffloadLink:
         """Starts quicoff-dpdk (again, after stop_offload: an empty table)."""
         shutil.rmtree("/var/run/dpdk/" + PREFIX, ignore_errors=True)
         ring = af_packet_ring_args(1500)
+        host_ring, host_opts = ring, []
+        if self.host_mtu:
+            # as lab/quicoff_lab/dpdk_app.py App(host_mtu=...): past 60,000
+            # bytes the ring's frames are 65,408 bytes in blocks of 32
+            host_ring = (
+                ",framesz=65408,blocksz=2093056"
+                if self.host_mtu > 60000
+                else af_packet_ring_args(self.host_mtu)
+            )
+            host_opts = ["--host-mtu", str(self.host_mtu)]
         self.offload = subprocess.Popen(
             [str(find_binary()), "--no-huge", "-m", "1024", "--no-pci", "-l", "0",
              "--file-prefix", PREFIX, "--log-level", "lib.eal:error",
-             "--vdev", "net_af_packet0,iface=%s%s" % (OFF_HOST, ring),
+             "--vdev", "net_af_packet0,iface=%s%s" % (OFF_HOST, host_ring),
              "--vdev", "net_af_packet1,iface=%s%s" % (OFF_NET, ring),
              "--", "--host-port", "0", "--net-port", "1", "--stats-interval", "0",
-             "--local-cid-len", "16", *self.offload_args],
+             "--local-cid-len", "16", *host_opts, *self.offload_args],
             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
         )  # fmt: skip
         end = time.monotonic() + 30

@@ -68,6 +68,13 @@ RUN_KEYS = (
 )
 
 
+def _frames_per_packet(st: dict, frames: Optional[int], packets: int) -> Optional[float]:
+    """A dpdk run's host -> offload data frames per 1-RTT packet."""
+    if st.get("frames_per_packet") is not None:
+        return float(st["frames_per_packet"])
+    return (frames / packets) if (frames is not None and packets) else None
+
+
 # ---------------------------------------------------------------------------
 # the servers (host A) and clients (host B)
 
@@ -445,10 +452,10 @@ class StackDemo:
             "host_cpu_s_per_gb": cpu * GB / size,
             "offload_busy_s_per_gb": busy["A"] * GB / size,
             # host -> offload frames per packet: only where frames exist
-            # (dpdk mode; the server's --stats says how many it sent)
-            "frames_per_packet": (frames / off_tx)
-            if (mode == "dpdk" and frames is not None and off_tx)
-            else None,
+            # (dpdk mode). qo-h3-server's --stats has it (DATA_* frames over
+            # the 1-RTT packets it handed over, trains counted as one frame);
+            # else the frames it sent over the offload's packet count
+            "frames_per_packet": _frames_per_packet(st, frames, off_tx) if mode == "dpdk" else None,
             # beyond the issue's keys
             "kind": kind,
             "file": name if kind == "bulk" else "%d x %s" % (len(names), SMALL_SIZE),

@@ -7,14 +7,18 @@ quicoff-dpdk, served to Debian's UNMODIFIED gtlsclient (docs/ngtcp2.md).
     10.99.0.1                      host port          net port                      10.99.0.2
 
 (lab/quicoff_lab/offload_link.py). The handshake crosses the offload's pass-through as ordinary UDP (and ARP);
-1-RTT packets go host -> offload as DATA_TO_OFFLOAD and offload -> host as
-DATA_TO_HOST. The capture is taken on the network side (qngn1), where the
+1-RTT packets go host -> offload as DATA_TRAIN (runs of packets) or
+DATA_TO_OFFLOAD and offload -> host as DATA_TO_HOST. The host link is jumbo
+(MTU 65535: trains) but in one test, which keeps 1,500 bytes (one packet per
+frame). The capture is taken on the network side (qngn1), where the
 peer sees the wire.
 
-* 1 MB with a server key update and 20 MB with a client key update, SHA-256
-  equal; the stack made no 1-RTT AEAD call; the offload's packet counts
-  (QUERY before REMOVE) equal ngtcp2's 1-RTT packets; one DATA_TO_OFFLOAD
-  frame per 1-RTT packet; tshark decrypts every 1-RTT packet of the capture
+* 1 MB with a server key update (on both host links) and 20 MB with a client
+  key update, SHA-256 equal; the stack made no 1-RTT AEAD call; the
+  offload's packet counts (QUERY before REMOVE) equal ngtcp2's 1-RTT
+  packets; one DATA_TO_OFFLOAD frame per 1-RTT packet on the 1,500-byte
+  link, fewer frames than packets in trains (frames_per_packet < 1; < 0.5
+  for the 20 MB download); tshark decrypts every 1-RTT packet of the capture
   with the server's key log and none of the file's bytes are on it;
 * a connection the offload refuses (a table of one entry: the RX ADD is
   answered table_full) downloads on ngtcp2's own crypto;
@@ -62,6 +66,9 @@ OPENSSL = shutil.which("openssl")
 PORT = 4433
 SIZES = {"1m": 1 << 20, "20m": 20 << 20}
 TIMEOUT = 180
+# the host link of most tests: jumbo, so the server's packets leave in
+# trains (DATA_TRAIN); one test keeps a 1,500-byte link (None)
+JUMBO = 65535
 
 
 @pytest.fixture(scope="module")
@@ -93,8 +100,8 @@ def site(tmp_path_factory):
 def bed_factory():
     beds = []
 
-    def make(offload_args=()):
-        b = OffloadLink(offload_args)
+    def make(offload_args=(), host_mtu=JUMBO):
+        b = OffloadLink(offload_args, host_mtu=host_mtu)
         beds.append(b)
         return b
 
@@ -206,18 +213,45 @@ def check_wire(dl, min_server_1rtt):
     assert not leaked, "file bytes in plaintext on the wire at offsets %s" % leaked[:5]
 
 
-def check_offloaded(st):
+def check_offloaded(st, trains=True):
+    """Every 1-RTT packet went to the offload, in one DATA_* frame each on a
+    1,500-byte host link (trains=False), in fewer frames than packets on a
+    jumbo one (frames_per_packet < 1: trains formed)."""
     sent, received = st["stack_1rtt_packets_sent"], st["stack_1rtt_packets_received"]
     assert sent > 0 and received > 0, st
     assert st["host_1rtt_aead_calls"] == 0, st
     assert st["offload_tx_packets"] == sent, st
     assert st["offload_rx_packets"] == received, st
-    assert st["host_frames_sent"] == sent, st  # one DATA_TO_OFFLOAD frame per packet
+    assert st["host_packets_handed"] == sent, st
+    assert st["frames_per_packet"] == pytest.approx(st["host_frames_sent"] / sent, abs=1e-4)
+    if trains:
+        assert st["host_frames_sent"] < sent and st["frames_per_packet"] < 1, st
+    else:
+        assert st["host_frames_sent"] == sent, st  # one DATA_TO_OFFLOAD frame per packet
     assert st["offload_tx_failures"] == 0 and st["offload_rx_failures"] == 0, st
     assert st["fallbacks"] == 0, st
 
 
-def test_1mb_through_quicoff_dpdk_with_a_server_key_update(site, tmp_path, bed_factory):
+def test_1mb_through_quicoff_dpdk_with_a_server_key_update_on_a_1500_byte_host_link(
+    site, tmp_path, bed_factory
+):
+    """A host link of 1,500 bytes takes one packet per frame: the server's
+    frames are DATA_TO_OFFLOAD, one per packet, as without trains."""
+    bed = bed_factory(host_mtu=None)
+    dl = Download(site, tmp_path, "1m", server_args=("--key-update-after", str(256 * 1024)))
+    st = dl.wait()
+    assert st["bytes_served"] == SIZES["1m"]
+    assert st["key_updates_s2c"] >= 1, st
+    check_offloaded(st, trains=False)
+    o = bed.offload_stats()
+    assert o["tx_packets"] == st["offload_tx_packets"], o
+    assert o["tx_dropped"] == 0, o
+    check_wire(dl, 700)
+
+
+def test_1mb_in_trains_with_a_server_key_update(site, tmp_path, bed_factory):
+    """Trains across a key update: the offload protects each packet of a
+    train with the key phase its header carries."""
     bed = bed_factory()
     dl = Download(site, tmp_path, "1m", server_args=("--key-update-after", str(256 * 1024)))
     st = dl.wait()
@@ -239,6 +273,8 @@ def test_20mb_through_quicoff_dpdk_with_a_client_key_update(site, tmp_path, bed_
     # the offload took the peer's new phase itself and said so
     assert st["offload_key_update_events"] >= 1, st
     check_offloaded(st)
+    # a bulk download: most batches are runs of full-size packets
+    assert st["frames_per_packet"] < 0.5, st
     check_wire(dl, 14000)
 
 
@@ -341,6 +377,7 @@ def test_qo_h3_client_offloaded_downloads_from_qo_h3_server(site, tmp_path, bed_
     assert cs["key_updates_c2s"] >= 1, cs
     assert cs["host_1rtt_aead_calls"] == 0 and ss["host_1rtt_aead_calls"] == 0, (cs, ss)
     assert cs["offload_tx_packets"] == cs["stack_1rtt_packets_sent"] > 0, cs
+    assert cs["host_packets_handed"] == cs["stack_1rtt_packets_sent"], cs
     # the client stops reading once it has the body and closes; what the
     # server sent before it saw the CONNECTION_CLOSE (ACKs, a few control
     # frames) the offload still opens, and the QUERY counts it
