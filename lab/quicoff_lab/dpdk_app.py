@@ -25,7 +25,7 @@ from typing import Callable, List, Optional
 from . import links
 from .checkout import repo_root
 from .rawsock import PACKET_AUXDATA, PACKET_OUTGOING, SOL_PACKET, open_raw
-from .testbed import af_packet_ring_args, dpdk_telemetry
+from .testbed import af_packet_ring_args, dpdk_telemetry, host_ring_args
 
 __all__ = ["find_binary", "Veth", "Port", "Telemetry", "App"]
 
@@ -186,15 +186,7 @@ class App:
         self.host = Veth(f"{name}h0", f"{name}h1", host_mtu or mtu)
         self.net = Veth(f"{name}n0", f"{name}n1", mtu)
         ring = af_packet_ring_args(mtu if framesz_mtu is None else framesz_mtu)
-        # A jumbo host ring: net_af_packet wants a frame (framesz less its
-        # 32-byte header room) to fit the mbuf's data room, which quicoff-dpdk
-        # caps at 65407 for --host-mtu, and reads frame i at i * framesz, so
-        # framesz must divide blocksz (a multiple of the page size): 65408
-        # (511 x 128) in blocks of 32 frames (511 pages). Frames up to 65344
-        # bytes (framesz less the 64 bytes before the frame).
-        host_ring = ",framesz=65408,blocksz=2093056" if host_mtu and host_mtu > 60000 else ring
-        if host_mtu and host_mtu <= 60000:
-            host_ring = af_packet_ring_args(host_mtu)
+        host_ring = host_ring_args(host_mtu) if host_mtu else ring
         shutil.rmtree(f"/var/run/dpdk/{self.prefix}", ignore_errors=True)
         lc = ["--lcores", lcores] if "@" in lcores else ["-l", lcores]
         self.cmd = [

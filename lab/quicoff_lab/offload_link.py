@@ -23,7 +23,7 @@ import time
 from typing import List, Optional, Sequence
 
 from .dpdk_app import find_binary
-from .testbed import af_packet_ring_args, dpdk_telemetry
+from .testbed import af_packet_ring_args, dpdk_telemetry, host_ring_args
 
 __all__ = ["OffloadLink", "NS_HOST", "NS_PEER", "HOST_IF", "PEER_IF", "HOST_IP", "PEER_IP"]
 
@@ -88,13 +88,7 @@ class OffloadLink:
         ring = af_packet_ring_args(1500)
         host_ring, host_opts = ring, []
         if self.host_mtu:
-            # as lab/quicoff_lab/dpdk_app.py App(host_mtu=...): past 60,000
-            # bytes the ring's frames are 65,408 bytes in blocks of 32
-            host_ring = (
-                ",framesz=65408,blocksz=2093056"
-                if self.host_mtu > 60000
-                else af_packet_ring_args(self.host_mtu)
-            )
+            host_ring = host_ring_args(self.host_mtu)
             host_opts = ["--host-mtu", str(self.host_mtu)]
         self.offload = subprocess.Popen(
             [str(find_binary()), "--no-huge", "-m", "1024", "--no-pci", "-l", "0",

@@ -78,6 +78,19 @@ def af_packet_ring_args(mtu: int) -> str:
     return ",framesz=%d,blocksz=%d" % (framesz, blocksz)
 
 
+def host_ring_args(host_mtu: int) -> str:
+    """net_af_packet vdev arguments for a jumbo host link (quicoff-dpdk's
+    --host-mtu). Past 60,000 bytes: net_af_packet wants a frame (framesz
+    less its 32-byte header room) to fit the mbuf's data room, which
+    quicoff-dpdk caps at 65407 for --host-mtu, and reads frame i at
+    i * framesz, so framesz must divide blocksz (a multiple of the page
+    size): 65408 (511 x 128) in blocks of 32 frames (511 pages), frames up
+    to 65344 bytes (framesz less the 64 bytes before the frame)."""
+    if host_mtu > 60000:
+        return ",framesz=65408,blocksz=2093056"
+    return af_packet_ring_args(host_mtu)
+
+
 _NAME_RE = re.compile(r"^qotb-(\d+)-")
 DPDK_RUN_DIR = "/var/run/dpdk"
 
@@ -318,7 +331,12 @@ class Testbed:
         unknown: str = "pass",
         idle_us: int = 20,
         io_mode: str = "rtc",
+        host_mtu: Optional[int] = None,
     ):
+        """host_mtu: the two host links' MTU (veths, quicoff-dpdk's
+        --host-mtu and its host ring) when larger than LINK_MTU, so that a
+        stack's DATA_TRAIN frames carry long trains; the wire stays at
+        LINK_MTU."""
         if os.geteuid() != 0:
             raise TestbedError("the testbed needs root (network namespaces, veth pairs)")
         for tool in ("ip",):
@@ -345,6 +363,7 @@ class Testbed:
         self.local_cid_len = local_cid_len
         self.app_args = list(app_args or [])
         self.mem_mb = mem_mb
+        self.host_mtu = host_mtu
         self.start_offloads = start_offloads
         self.verbose = verbose
         self.unknown = unknown
@@ -444,9 +463,12 @@ class Testbed:
         ]
         for n1, i1, m1, n2, i2, m2 in pairs:
             links.add_veth(i1, i2, ns=self.ns[n1], peer_ns=self.ns[n2], mac=m1, peer_mac=m2)
+        host_ifs = {(self.ns["hA"], "ho0"), (self.ns["oA"], "host0")}
+        host_ifs |= {(self.ns["oB"], "host0"), (self.ns["hB"], "ho0")}
         for n, i in [(p[0], p[1]) for p in pairs] + [(p[3], p[4]) for p in pairs]:
             ns = self.ns[n]
-            self._ip("link", "set", i, "up", "promisc", "on", "mtu", str(LINK_MTU), ns=ns)
+            mtu = self.host_mtu if self.host_mtu and (ns, i) in host_ifs else LINK_MTU
+            self._ip("link", "set", i, "up", "promisc", "on", "mtu", str(mtu), ns=ns)
             if shutil.which("ethtool"):
                 links.ethtool_off(i, ("tso", "gso", "gro", "tx", "rx"), ns=ns)
         self.set_wire("bridge")
@@ -617,7 +639,13 @@ class Testbed:
                 # rings sized for LINK_MTU frames: the default framesz
                 # would cut them, and a cut frame is dropped (truncated_dropped)
                 "--vdev",
-                "net_af_packet0,iface=host0,qpairs=%d%s" % (qp, af_packet_ring_args(LINK_MTU)),
+                "net_af_packet0,iface=host0,qpairs=%d%s"
+                % (
+                    qp,
+                    host_ring_args(self.host_mtu)
+                    if self.host_mtu
+                    else af_packet_ring_args(LINK_MTU),
+                ),
                 "--vdev",
                 "net_af_packet1,iface=net0,qpairs=%d%s" % (qp, af_packet_ring_args(LINK_MTU)),
                 "--",
@@ -627,6 +655,9 @@ class Testbed:
                 "1",
                 "--net-mtu",
                 str(LINK_MTU),
+            ]
+            + (["--host-mtu", str(self.host_mtu)] if self.host_mtu else [])
+            + [
                 "--workers",
                 str(self.workers),
                 "--io-mode",
