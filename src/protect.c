@@ -132,16 +132,17 @@ static void count_failure(struct quicoff_worker *w, struct qo_slot *c, quicoff_s
 enum { KEYS_CURRENT, KEYS_NEXT, KEYS_OLD, KEYS_NONE };
 
 static int rx_key_choice(const struct qo_keyslot *s, uint32_t cur, uint64_t pn,
-                         uint64_t gen_first_pn)
+                         const struct qo_slot *c)
 {
     if (!s->present)
         return KEYS_NONE;
     if (s->gen == cur)
         return KEYS_CURRENT;
+    /* only now gen_first_pn: it is off the slot's hot lines (table.h) */
     if (s->gen == cur + 1)
-        return pn >= gen_first_pn ? KEYS_NEXT : KEYS_NONE;
+        return pn >= QO_GET(c->gen_first_pn) ? KEYS_NEXT : KEYS_NONE;
     if (s->gen + 1 == cur)
-        return pn < gen_first_pn ? KEYS_OLD : KEYS_NONE;
+        return pn < QO_GET(c->gen_first_pn) ? KEYS_OLD : KEYS_NONE;
     return KEYS_NONE;
 }
 
@@ -158,8 +159,9 @@ static int rx_key_choice(const struct qo_keyslot *s, uint32_t cur, uint64_t pn,
  * stage before prefetched.
  */
 
-/* The bytes of a keyset and a slot the data path reads. */
-#define KS_HOT_LEN (offsetof(struct qo_keyset, hp_ctx) + sizeof(void *))
+/* The bytes of a keyset and a slot the data path reads (table.h orders the
+ * hot members first). */
+#define KS_HOT_LEN (offsetof(struct qo_keyset, phase) + sizeof(((struct qo_keyset *)0)->phase))
 #define SLOT_HOT_LEN (offsetof(struct qo_slot, key_packets) + 2 * sizeof(uint64_t))
 /* A context's lines, at most this many bytes of them (ipsec-mb's 1 KiB GCM
  * context holds GHASH powers a short packet never reads). */
@@ -469,7 +471,7 @@ QO_STAGE void rx_unmask(struct quicoff_pkt *p, struct quicoff_result *r, struct 
     unsigned kp = h->is_long ? 0 : (first >> 2) & 1;
     s->cur = atomic_load_explicit(&s->c->cur_gen, memory_order_acquire);
     s->slot = &ks->phase[kp];
-    s->choice = rx_key_choice(s->slot, s->cur, pn, QO_GET(s->c->gen_first_pn));
+    s->choice = rx_key_choice(s->slot, s->cur, pn, s->c);
     r->key_phase = (uint8_t)kp;
     r->pn_len = (uint8_t)pn_len;
     r->pn_off = h->pn_off;
@@ -919,7 +921,7 @@ static void job_fill(struct quicoff_aead_job *j, const struct quicoff_pkt *p,
     const struct qo_keymeta *m = &ks->meta[kp];
     j->key_id = m->id;
     j->key_user = m->user;
-    j->key = ks->phase[kp].key;
+    j->key = ks->phase_key[kp];
     j->key_len = qo_suites[ks->suite].key_len;
     j->suite = ks->suite;
     j->pending = 1;

@@ -338,7 +338,7 @@ quicoff_status_t quicoff_conn_update(struct quicoff_table *t, quicoff_conn_t h,
              * very update was never published: retired now */
             qo_key_retire(t, ks, (cur + 1) & 1);
             ks->aead->dispose(o->aead_ctx);
-            qo_secure_zero(o->key, sizeof(o->key));
+            qo_secure_zero(ks->phase_key[(cur + 1) & 1], sizeof(ks->phase_key[0]));
             qo_secure_zero(o->iv, sizeof(o->iv));
             o->present = 0;
         }
