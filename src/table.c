@@ -39,7 +39,7 @@ struct quicoff_table *quicoff_table_create(const struct quicoff_table_config *cf
     if (RAND_bytes((unsigned char *)&t->hash_seed, sizeof(t->hash_seed)) != 1)
         goto fail;
     pthread_mutex_init(&t->lock, NULL);
-    t->slots = aligned_alloc(QO_CACHE_LINE, qo_round_up(sizeof(struct qo_slot) * t->capacity));
+    t->slots = qo_alloc_big_zeroed(sizeof(struct qo_slot) * t->capacity);
     t->free_slots = malloc(sizeof(uint32_t) * t->capacity);
     t->workers = calloc(t->max_workers, sizeof(*t->workers));
     uint64_t cells = 16;
@@ -53,7 +53,6 @@ struct quicoff_table *quicoff_table_create(const struct quicoff_table_config *cf
     }
     atomic_init(&t->index, ix);
     atomic_init(&t->next_key_id, 1); /* 0 = no key */
-    memset(t->slots, 0, sizeof(struct qo_slot) * t->capacity);
     for (uint32_t i = 0; i < t->capacity; i++) {
         t->slots[i].index = i;
         t->free_slots[i] = t->capacity - 1 - i; /* pop order 0, 1, 2, ... */
