@@ -404,10 +404,13 @@ QO_STAGE void rx_prefetch_keyset(const struct quicoff_table *t, const struct rx_
         qo_prefetch_range(ks, KS_HOT_LEN);
 }
 
-/* Stage 2: find the connection; prefetch the key schedules (unless the
- * packet before, prev_ks, had the same keyset: asked for already). */
+/* Stage 2: find the connection; prefetch what stage 3 reads. levels (a big
+ * table, stages 1b and 1c ran): the key schedules, unless the packet before,
+ * prev_ks, had the same keyset (asked for already); otherwise (a table that
+ * stays in cache) only the first lines of the header-protection context and
+ * of the state, as one-level prefetching was cheapest there. */
 QO_STAGE void rx_lookup(const struct quicoff_table *t, struct quicoff_pkt *p,
-                        struct quicoff_result *r, struct rx_state *s,
+                        struct quicoff_result *r, struct rx_state *s, bool levels,
                         const struct qo_keyset *prev_ks)
 {
     if (s->st != QUICOFF_OK)
@@ -428,8 +431,12 @@ QO_STAGE void rx_lookup(const struct quicoff_table *t, struct quicoff_pkt *p,
         s->st = QUICOFF_MALFORMED;
         return;
     }
-    if (s->ks != prev_ks)
+    if (!levels) {
+        __builtin_prefetch(s->ks->hp_ctx);
+        __builtin_prefetch(&s->c->largest_pn);
+    } else if (s->ks != prev_ks) {
         prefetch_keys(s->ks, -1, atomic_load_explicit(&s->c->cur_gen, memory_order_relaxed));
+    }
 }
 
 /* Stage 3: usage limit and sample checks; queue the header-protection mask. */
@@ -588,13 +595,18 @@ QO_STAGE void rx_front(const struct quicoff_table *t, struct quicoff_pkt *pkts,
 {
     for (unsigned i = 0; i < n; i++)
         rx_parse(t, &pkts[i], &res[i], &s[i]);
-    for (unsigned i = 0; i < n; i++)
-        rx_prefetch_slot(t, &s[i], i && s[i - 1].st == QUICOFF_OK ? s[i - 1].hash : 0);
-    for (unsigned i = 0; i < n; i++)
-        rx_prefetch_keyset(t, &s[i], i && s[i - 1].st == QUICOFF_OK ? s[i - 1].hash : 0);
-    for (unsigned i = 0; i < n; i++)
-        rx_lookup(t, &pkts[i], &res[i], &s[i],
-                  i && s[i - 1].st == QUICOFF_OK ? s[i - 1].ks : NULL);
+    if (t->prefetch_levels) {
+        for (unsigned i = 0; i < n; i++)
+            rx_prefetch_slot(t, &s[i], i && s[i - 1].st == QUICOFF_OK ? s[i - 1].hash : 0);
+        for (unsigned i = 0; i < n; i++)
+            rx_prefetch_keyset(t, &s[i], i && s[i - 1].st == QUICOFF_OK ? s[i - 1].hash : 0);
+        for (unsigned i = 0; i < n; i++)
+            rx_lookup(t, &pkts[i], &res[i], &s[i], true,
+                      i && s[i - 1].st == QUICOFF_OK ? s[i - 1].ks : NULL);
+    } else {
+        for (unsigned i = 0; i < n; i++)
+            rx_lookup(t, &pkts[i], &res[i], &s[i], false, NULL);
+    }
     struct hp_batch hp;
     hp.n = 0;
     for (unsigned i = 0; i < n; i++)
@@ -645,7 +657,9 @@ struct tx_state {
     uint8_t mask[5];
 };
 
-/* Stage 1: resolve the handle; prefetch the keyset and slot state. */
+/* Stage 1: resolve the handle; prefetch the keyset (its hot lines in a big
+ * table, as tx_prefetch_keys reads them next; else its first line) and,
+ * in a small table, the slot state. */
 QO_STAGE void tx_resolve(const struct quicoff_table *t, struct quicoff_pkt *p,
                          struct quicoff_result *r, struct tx_state *s)
 {
@@ -663,7 +677,12 @@ QO_STAGE void tx_resolve(const struct quicoff_table *t, struct quicoff_pkt *p,
                 (uint32_t)(p->conn >> 32)) {
             s->c = c;
             s->ks = ks;
-            qo_prefetch_range(ks, KS_HOT_LEN);
+            if (t->prefetch_levels) {
+                qo_prefetch_range(ks, KS_HOT_LEN);
+            } else {
+                __builtin_prefetch(ks);
+                __builtin_prefetch(&c->cur_gen);
+            }
             return;
         }
     }
@@ -851,12 +870,16 @@ static void protect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
 {
     const struct quicoff_table *t = w->table;
     struct tx_state s[QO_CHUNK];
-    for (unsigned i = 0; i < n; i++)
-        tx_prefetch_slot(t, &pkts[i], i ? &pkts[i - 1] : NULL);
+    /* the level-by-level passes only where the table outgrows the cache
+     * (quicoff_table.prefetch_levels): in cache they cost more than they hide */
+    if (t->prefetch_levels)
+        for (unsigned i = 0; i < n; i++)
+            tx_prefetch_slot(t, &pkts[i], i ? &pkts[i - 1] : NULL);
     for (unsigned i = 0; i < n; i++)
         tx_resolve(t, &pkts[i], &res[i], &s[i]);
-    for (unsigned i = 0; i < n; i++)
-        tx_prefetch_keys(&pkts[i], &s[i], i && s[i - 1].st == QUICOFF_OK ? s[i - 1].ks : NULL);
+    if (t->prefetch_levels)
+        for (unsigned i = 0; i < n; i++)
+            tx_prefetch_keys(&pkts[i], &s[i], i && s[i - 1].st == QUICOFF_OK ? s[i - 1].ks : NULL);
     struct aead_batch b;
     b.n = 0;
     for (unsigned i = 0; i < n; i++) {

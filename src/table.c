@@ -35,6 +35,7 @@ struct quicoff_table *quicoff_table_create(const struct quicoff_table_config *cf
     t->backend = be;
     t->capacity = cfg->capacity;
     t->local_cid_len = cfg->local_cid_len;
+    t->prefetch_levels = (uint64_t)t->capacity * QO_CONN_FOOTPRINT > QO_PREFETCH_LEVELS_FOOTPRINT;
     t->max_workers = cfg->max_workers ? cfg->max_workers : QO_DEFAULT_MAX_WORKERS;
     if (RAND_bytes((unsigned char *)&t->hash_seed, sizeof(t->hash_seed)) != 1)
         goto fail;

@@ -25,10 +25,21 @@
 #include "quicoff/quicoff.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 
 #define QO_CACHE_LINE 64
 #define QO_SLOT_TOMBSTONE 0xffffffffu
+/* About what one AES-GCM connection occupies with ipsec-mb: its slot
+ * (128 B), two index cells, a keyset with two 1 KiB GCM contexts and a
+ * header-protection key schedule. */
+#define QO_CONN_FOOTPRINT 3072u
+/* Tables whose entries (capacity x QO_CONN_FOOTPRINT) exceed this get the
+ * level-by-level prefetch (quicoff_table.prefetch_levels): half a 32 MiB
+ * last-level cache, which other tables, packets and the host's own data
+ * share. Measured (docs/benchmarks.md): 1,000 active connections (capacity
+ * 2,064, 6 MiB) lose 6-17 % with it; 10^4 and more gain. */
+#define QO_PREFETCH_LEVELS_FOOTPRINT ((uint64_t)16 << 20)
 
 /* What the data path reads of a key phase slot: 32 bytes (the raw key is
  * in qo_keyset.phase_key, off the hot lines). */
@@ -143,6 +154,11 @@ struct quicoff_table {
     struct qo_slot *slots;
     uint32_t capacity;
     uint8_t local_cid_len;
+    /* Prefetch an entry level by level across the burst (protect.c): only
+     * for a table whose entries cannot all stay in cache (set at creation
+     * from capacity, table.c). For a small table the extra passes cost more
+     * than the misses they hide. */
+    bool prefetch_levels;
     uint64_t hash_seed;
     _Atomic(struct qo_index *) index;
     const qo_backend_t *backend;
