@@ -593,9 +593,14 @@ QO_STAGE void rx_outcome(struct quicoff_worker *w, struct quicoff_pkt *p, struct
 QO_STAGE void rx_front(const struct quicoff_table *t, struct quicoff_pkt *pkts,
                        struct quicoff_result *res, struct rx_state *s, unsigned n)
 {
-    for (unsigned i = 0; i < n; i++)
+    uint32_t other_conns = 0; /* nonzero: packets of more than one connection */
+    for (unsigned i = 0; i < n; i++) {
         rx_parse(t, &pkts[i], &res[i], &s[i]);
-    if (t->prefetch_levels) {
+        other_conns |= s[i].hash ^ s[0].hash;
+    }
+    /* A chunk of one connection (one hot connection in a big table) has
+     * one entry to fetch: the level passes would only cost. */
+    if (t->prefetch_levels && other_conns) {
         for (unsigned i = 0; i < n; i++)
             rx_prefetch_slot(t, &s[i], i && s[i - 1].st == QUICOFF_OK ? s[i - 1].hash : 0);
         for (unsigned i = 0; i < n; i++)
@@ -657,11 +662,11 @@ struct tx_state {
     uint8_t mask[5];
 };
 
-/* Stage 1: resolve the handle; prefetch the keyset (its hot lines in a big
- * table, as tx_prefetch_keys reads them next; else its first line) and,
- * in a small table, the slot state. */
+/* Stage 1: resolve the handle; prefetch the keyset (its hot lines when the
+ * level passes run, as tx_prefetch_keys reads them next; else its first
+ * line, and the slot state). */
 QO_STAGE void tx_resolve(const struct quicoff_table *t, struct quicoff_pkt *p,
-                         struct quicoff_result *r, struct tx_state *s)
+                         struct quicoff_result *r, struct tx_state *s, bool levels)
 {
     result_init(r, p);
     r->conn = p->conn;
@@ -677,7 +682,7 @@ QO_STAGE void tx_resolve(const struct quicoff_table *t, struct quicoff_pkt *p,
                 (uint32_t)(p->conn >> 32)) {
             s->c = c;
             s->ks = ks;
-            if (t->prefetch_levels) {
+            if (levels) {
                 qo_prefetch_range(ks, KS_HOT_LEN);
             } else {
                 __builtin_prefetch(ks);
@@ -872,12 +877,18 @@ static void protect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
     struct tx_state s[QO_CHUNK];
     /* the level-by-level passes only where the table outgrows the cache
      * (quicoff_table.prefetch_levels): in cache they cost more than they hide */
-    if (t->prefetch_levels)
+    bool levels = false;
+    if (t->prefetch_levels) {
+        /* not for a chunk of one connection: one entry, nothing to overlap */
+        for (unsigned i = 1; i < n; i++)
+            levels |= pkts[i].conn != pkts[0].conn;
+    }
+    if (levels)
         for (unsigned i = 0; i < n; i++)
             tx_prefetch_slot(t, &pkts[i], i ? &pkts[i - 1] : NULL);
     for (unsigned i = 0; i < n; i++)
-        tx_resolve(t, &pkts[i], &res[i], &s[i]);
-    if (t->prefetch_levels)
+        tx_resolve(t, &pkts[i], &res[i], &s[i], levels);
+    if (levels)
         for (unsigned i = 0; i < n; i++)
             tx_prefetch_keys(&pkts[i], &s[i], i && s[i - 1].st == QUICOFF_OK ? s[i - 1].ks : NULL);
     struct aead_batch b;
@@ -1024,7 +1035,7 @@ unsigned quicoff_protect_prepare(struct quicoff_worker *w, struct quicoff_pkt *p
         struct tx_state s;
         struct quicoff_aead_job *j = &jobs[i];
         job_clear(j);
-        tx_resolve(w->table, &pkts[i], &res[i], &s);
+        tx_resolve(w->table, &pkts[i], &res[i], &s, false);
         tx_prepare(&pkts[i], &res[i], &s);
         if (s.st == QUICOFF_OK) {
             qo_aead_op_t op;
