@@ -127,5 +127,8 @@ int qo_hkdf_expand_label(quicoff_suite_t suite, const uint8_t *secret, size_t se
 
 /* Wipes secrets in a way the compiler cannot remove. */
 void qo_secure_zero(void *p, size_t n);
+/* size zeroed bytes, cache-line aligned, on transparent huge pages where it
+ * is large (util.c); free() releases it. For the table's slot array and index. */
+void *qo_alloc_big_zeroed(size_t size);
 
 #endif /* QUICOFF_CRYPTO_H */

@@ -146,7 +146,7 @@ static void release_index(struct qo_retire_node *n, void *owner)
 
 struct qo_index *qo_index_alloc(uint64_t cells)
 {
-    struct qo_index *ix = calloc(1, sizeof(*ix) + cells * sizeof(ix->cells[0]));
+    struct qo_index *ix = qo_alloc_big_zeroed(sizeof(*ix) + cells * sizeof(ix->cells[0]));
     if (ix) {
         ix->mask = cells - 1;
         ix->retire.release = release_index;

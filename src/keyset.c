@@ -55,7 +55,7 @@ quicoff_status_t qo_key_register(struct quicoff_table *t, struct qo_keyset *ks, 
         return QUICOFF_OK;
     struct quicoff_key_info ki;
     key_info(ks, p, &ki);
-    ki.key = ks->phase[p].key;
+    ki.key = ks->phase_key[p];
     void *user = NULL;
     quicoff_status_t st = t->hooks.install(t->hooks.arg, &ki, &user);
     if (st != QUICOFF_OK) {
@@ -148,9 +148,10 @@ quicoff_status_t qo_keyset_install(struct qo_keyset *ks, uint32_t gen, const uin
         ks->aead->dispose(s->aead_ctx);
         s->present = 0;
     }
-    memcpy(s->key, key, qo_suites[ks->suite].key_len);
+    uint8_t *k = ks->phase_key[gen & 1];
+    memcpy(k, key, qo_suites[ks->suite].key_len);
     memcpy(s->iv, iv, QUICOFF_IV_LEN);
-    if (ks->aead->setup(s->aead_ctx, s->key) != 0)
+    if (ks->aead->setup(s->aead_ctx, k) != 0)
         return QUICOFF_BACKEND_UNAVAILABLE;
     s->gen = gen;
     s->present = 1;
@@ -174,9 +175,11 @@ struct qo_keyset *qo_keyset_clone(const struct quicoff_table *t, const struct qo
     size_t hdr = offsetof(struct qo_keyset, phase);
     memcpy((uint8_t *)ks + sizeof(ks->retire), (const uint8_t *)old + sizeof(old->retire),
            hdr - sizeof(old->retire));
+    ks->addr = old->addr; /* identity kept off the hot lines, after phase[] */
+    ks->hp_ctx = NULL;    /* old's: keyset_set_hp gives ks its own */
     ks->retire.release = release_keyset;
     for (int p = 0; p < 2; p++)
-        if (old->phase[p].present && qo_keyset_install(ks, old->phase[p].gen, old->phase[p].key,
+        if (old->phase[p].present && qo_keyset_install(ks, old->phase[p].gen, old->phase_key[p],
                                                        old->phase[p].iv) != QUICOFF_OK)
             goto fail;
     if (keyset_set_hp(ks, old->hp_key) != QUICOFF_OK)

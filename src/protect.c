@@ -10,6 +10,7 @@
 #include "qo_bytes.h"
 #include "table.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #define PN_MAX ((UINT64_C(1) << 62) - 1)
@@ -131,17 +132,55 @@ static void count_failure(struct quicoff_worker *w, struct qo_slot *c, quicoff_s
 enum { KEYS_CURRENT, KEYS_NEXT, KEYS_OLD, KEYS_NONE };
 
 static int rx_key_choice(const struct qo_keyslot *s, uint32_t cur, uint64_t pn,
-                         uint64_t gen_first_pn)
+                         const struct qo_slot *c)
 {
     if (!s->present)
         return KEYS_NONE;
     if (s->gen == cur)
         return KEYS_CURRENT;
+    /* only now gen_first_pn: it is off the slot's hot lines (table.h) */
     if (s->gen == cur + 1)
-        return pn >= gen_first_pn ? KEYS_NEXT : KEYS_NONE;
+        return pn >= QO_GET(c->gen_first_pn) ? KEYS_NEXT : KEYS_NONE;
     if (s->gen + 1 == cur)
-        return pn < gen_first_pn ? KEYS_OLD : KEYS_NONE;
+        return pn < QO_GET(c->gen_first_pn) ? KEYS_OLD : KEYS_NONE;
     return KEYS_NONE;
+}
+
+/* ------------------------------------------------------------ prefetching */
+
+/*
+ * With many active connections every packet's entry is a cache miss, and
+ * each level of it is found through the one before: index cell -> slot ->
+ * keyset -> key schedules.  A packet alone waits for four DRAM round trips
+ * in a row.  The burst instead asks for one level for ALL its packets
+ * before it reads that level for any (one stage per level), so the misses
+ * of a level overlap (memory-level parallelism) and the chunk pays about
+ * four round trips, not four per packet.  Each stage reads only what the
+ * stage before prefetched.
+ */
+
+/* The bytes of a keyset and a slot the data path reads (table.h orders the
+ * hot members first). */
+#define KS_HOT_LEN (offsetof(struct qo_keyset, phase) + sizeof(((struct qo_keyset *)0)->phase))
+#define SLOT_HOT_LEN (offsetof(struct qo_slot, key_packets) + 2 * sizeof(uint64_t))
+/* A context's lines, at most this many bytes of them (ipsec-mb's 1 KiB GCM
+ * context holds GHASH powers a short packet never reads). */
+#define CTX_PREFETCH_MAX 1024
+
+static inline void prefetch_ctx(const void *ctx, size_t size)
+{
+    qo_prefetch_range(ctx, size < CTX_PREFETCH_MAX ? size : CTX_PREFETCH_MAX);
+}
+
+/* The key schedules a packet of ks will use: header protection, and the
+ * AEAD context of key phase slot kp (or, kp < 0, of the current generation
+ * cur: RX knows the phase bit only after removing header protection). */
+static inline void prefetch_keys(const struct qo_keyset *ks, int kp, uint32_t cur)
+{
+    prefetch_ctx(ks->hp_ctx, ks->hp->ctx_size);
+    for (int p = 0; p < 2; p++)
+        if (p == kp || (kp < 0 && ks->phase[p].present && ks->phase[p].gen == cur))
+            prefetch_ctx(ks->phase[p].aead_ctx, ks->aead->ctx_size);
 }
 
 /* ------------------------------------------------------------ header protection */
@@ -338,9 +377,41 @@ QO_STAGE void rx_parse(const struct quicoff_table *t, struct quicoff_pkt *p,
     qo_table_prefetch(t, s->hash);
 }
 
-/* Stage 2: find the connection; prefetch what stage 3 reads. */
+/* Stage 1b: the index cell is (being) fetched: prefetch the slot it names.
+ * prev_hash: the packet before's (0: none); a train of packets of one
+ * connection asks once, so one hot connection pays almost nothing. */
+QO_STAGE void rx_prefetch_slot(const struct quicoff_table *t, const struct rx_state *s,
+                               uint32_t prev_hash)
+{
+    if (s->st != QUICOFF_OK || s->hash == prev_hash)
+        return;
+    struct qo_slot *c = qo_table_first_slot(t, s->hash);
+    if (c)
+        qo_prefetch_range(c, SLOT_HOT_LEN);
+}
+
+/* Stage 1c: the slot is (being) fetched: prefetch its keyset. */
+QO_STAGE void rx_prefetch_keyset(const struct quicoff_table *t, const struct rx_state *s,
+                                 uint32_t prev_hash)
+{
+    if (s->st != QUICOFF_OK || s->hash == prev_hash)
+        return;
+    struct qo_slot *c = qo_table_first_slot(t, s->hash);
+    if (!c)
+        return;
+    const struct qo_keyset *ks = atomic_load_explicit(&c->ks, memory_order_acquire);
+    if (ks)
+        qo_prefetch_range(ks, KS_HOT_LEN);
+}
+
+/* Stage 2: find the connection; prefetch what stage 3 reads. levels (a big
+ * table, stages 1b and 1c ran): the key schedules, unless the packet before,
+ * prev_ks, had the same keyset (asked for already); otherwise (a table that
+ * stays in cache) only the first lines of the header-protection context and
+ * of the state, as one-level prefetching was cheapest there. */
 QO_STAGE void rx_lookup(const struct quicoff_table *t, struct quicoff_pkt *p,
-                        struct quicoff_result *r, struct rx_state *s)
+                        struct quicoff_result *r, struct rx_state *s, bool levels,
+                        const struct qo_keyset *prev_ks)
 {
     if (s->st != QUICOFF_OK)
         return;
@@ -360,8 +431,12 @@ QO_STAGE void rx_lookup(const struct quicoff_table *t, struct quicoff_pkt *p,
         s->st = QUICOFF_MALFORMED;
         return;
     }
-    __builtin_prefetch(s->ks->hp_ctx);
-    __builtin_prefetch(&s->c->largest_pn);
+    if (!levels) {
+        __builtin_prefetch(s->ks->hp_ctx);
+        __builtin_prefetch(&s->c->largest_pn);
+    } else if (s->ks != prev_ks) {
+        prefetch_keys(s->ks, -1, atomic_load_explicit(&s->c->cur_gen, memory_order_relaxed));
+    }
 }
 
 /* Stage 3: usage limit and sample checks; queue the header-protection mask. */
@@ -403,7 +478,7 @@ QO_STAGE void rx_unmask(struct quicoff_pkt *p, struct quicoff_result *r, struct 
     unsigned kp = h->is_long ? 0 : (first >> 2) & 1;
     s->cur = atomic_load_explicit(&s->c->cur_gen, memory_order_acquire);
     s->slot = &ks->phase[kp];
-    s->choice = rx_key_choice(s->slot, s->cur, pn, QO_GET(s->c->gen_first_pn));
+    s->choice = rx_key_choice(s->slot, s->cur, pn, s->c);
     r->key_phase = (uint8_t)kp;
     r->pn_len = (uint8_t)pn_len;
     r->pn_off = h->pn_off;
@@ -518,10 +593,25 @@ QO_STAGE void rx_outcome(struct quicoff_worker *w, struct quicoff_pkt *p, struct
 QO_STAGE void rx_front(const struct quicoff_table *t, struct quicoff_pkt *pkts,
                        struct quicoff_result *res, struct rx_state *s, unsigned n)
 {
-    for (unsigned i = 0; i < n; i++)
+    uint32_t other_conns = 0; /* nonzero: packets of more than one connection */
+    for (unsigned i = 0; i < n; i++) {
         rx_parse(t, &pkts[i], &res[i], &s[i]);
-    for (unsigned i = 0; i < n; i++)
-        rx_lookup(t, &pkts[i], &res[i], &s[i]);
+        other_conns |= s[i].hash ^ s[0].hash;
+    }
+    /* A chunk of one connection (one hot connection in a big table) has
+     * one entry to fetch: the level passes would only cost. */
+    if (t->prefetch_levels && other_conns) {
+        for (unsigned i = 0; i < n; i++)
+            rx_prefetch_slot(t, &s[i], i && s[i - 1].st == QUICOFF_OK ? s[i - 1].hash : 0);
+        for (unsigned i = 0; i < n; i++)
+            rx_prefetch_keyset(t, &s[i], i && s[i - 1].st == QUICOFF_OK ? s[i - 1].hash : 0);
+        for (unsigned i = 0; i < n; i++)
+            rx_lookup(t, &pkts[i], &res[i], &s[i], true,
+                      i && s[i - 1].st == QUICOFF_OK ? s[i - 1].ks : NULL);
+    } else {
+        for (unsigned i = 0; i < n; i++)
+            rx_lookup(t, &pkts[i], &res[i], &s[i], false, NULL);
+    }
     struct hp_batch hp;
     hp.n = 0;
     for (unsigned i = 0; i < n; i++)
@@ -572,9 +662,11 @@ struct tx_state {
     uint8_t mask[5];
 };
 
-/* Stage 1: resolve the handle; prefetch the keyset and slot state. */
+/* Stage 1: resolve the handle; prefetch the keyset (its hot lines when the
+ * level passes run, as tx_prefetch_keys reads them next; else its first
+ * line, and the slot state). */
 QO_STAGE void tx_resolve(const struct quicoff_table *t, struct quicoff_pkt *p,
-                         struct quicoff_result *r, struct tx_state *s)
+                         struct quicoff_result *r, struct tx_state *s, bool levels)
 {
     result_init(r, p);
     r->conn = p->conn;
@@ -590,12 +682,38 @@ QO_STAGE void tx_resolve(const struct quicoff_table *t, struct quicoff_pkt *p,
                 (uint32_t)(p->conn >> 32)) {
             s->c = c;
             s->ks = ks;
-            __builtin_prefetch(ks);
-            __builtin_prefetch(&c->cur_gen);
+            if (levels) {
+                qo_prefetch_range(ks, KS_HOT_LEN);
+            } else {
+                __builtin_prefetch(ks);
+                __builtin_prefetch(&c->cur_gen);
+            }
             return;
         }
     }
     s->st = QUICOFF_UNKNOWN_CONNECTION;
+}
+
+/* Before stage 1: the slot a handle names (no reads yet); once for a train
+ * of packets of one connection (prev: the packet before, or NULL). */
+QO_STAGE void tx_prefetch_slot(const struct quicoff_table *t, const struct quicoff_pkt *p,
+                               const struct quicoff_pkt *prev)
+{
+    uint32_t slot_index = (uint32_t)p->conn;
+    if (slot_index < t->capacity && !(prev && prev->conn == p->conn))
+        qo_prefetch_range(&t->slots[slot_index], SLOT_HOT_LEN);
+}
+
+/* Stage 1b: the keyset is (being) fetched: prefetch the key schedules of the
+ * key phase the host wrote in the (still clear) first byte (not again for
+ * the same connection as the packet before, prev_ks). */
+QO_STAGE void tx_prefetch_keys(const struct quicoff_pkt *p, const struct tx_state *s,
+                               const struct qo_keyset *prev_ks)
+{
+    if (s->st != QUICOFF_OK || s->ks == prev_ks || p->offset >= p->end || p->end > p->cap)
+        return;
+    uint8_t first = p->data[p->offset];
+    prefetch_keys(s->ks, (first & 0x80) ? 0 : (first >> 2) & 1, 0);
 }
 
 /* Stage 2: check the header the host gave, choose the key, count the
@@ -757,8 +875,22 @@ static void protect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
 {
     const struct quicoff_table *t = w->table;
     struct tx_state s[QO_CHUNK];
+    /* the level-by-level passes only where the table outgrows the cache
+     * (quicoff_table.prefetch_levels): in cache they cost more than they hide */
+    bool levels = false;
+    if (t->prefetch_levels) {
+        /* not for a chunk of one connection: one entry, nothing to overlap */
+        for (unsigned i = 1; i < n; i++)
+            levels |= pkts[i].conn != pkts[0].conn;
+    }
+    if (levels)
+        for (unsigned i = 0; i < n; i++)
+            tx_prefetch_slot(t, &pkts[i], i ? &pkts[i - 1] : NULL);
     for (unsigned i = 0; i < n; i++)
-        tx_resolve(t, &pkts[i], &res[i], &s[i]);
+        tx_resolve(t, &pkts[i], &res[i], &s[i], levels);
+    if (levels)
+        for (unsigned i = 0; i < n; i++)
+            tx_prefetch_keys(&pkts[i], &s[i], i && s[i - 1].st == QUICOFF_OK ? s[i - 1].ks : NULL);
     struct aead_batch b;
     b.n = 0;
     for (unsigned i = 0; i < n; i++) {
@@ -823,7 +955,7 @@ static void job_fill(struct quicoff_aead_job *j, const struct quicoff_pkt *p,
     const struct qo_keymeta *m = &ks->meta[kp];
     j->key_id = m->id;
     j->key_user = m->user;
-    j->key = ks->phase[kp].key;
+    j->key = ks->phase_key[kp];
     j->key_len = qo_suites[ks->suite].key_len;
     j->suite = ks->suite;
     j->pending = 1;
@@ -903,7 +1035,7 @@ unsigned quicoff_protect_prepare(struct quicoff_worker *w, struct quicoff_pkt *p
         struct tx_state s;
         struct quicoff_aead_job *j = &jobs[i];
         job_clear(j);
-        tx_resolve(w->table, &pkts[i], &res[i], &s);
+        tx_resolve(w->table, &pkts[i], &res[i], &s, false);
         tx_prepare(&pkts[i], &res[i], &s);
         if (s.st == QUICOFF_OK) {
             qo_aead_op_t op;

@@ -35,11 +35,12 @@ struct quicoff_table *quicoff_table_create(const struct quicoff_table_config *cf
     t->backend = be;
     t->capacity = cfg->capacity;
     t->local_cid_len = cfg->local_cid_len;
+    t->prefetch_levels = (uint64_t)t->capacity * QO_CONN_FOOTPRINT > QO_PREFETCH_LEVELS_FOOTPRINT;
     t->max_workers = cfg->max_workers ? cfg->max_workers : QO_DEFAULT_MAX_WORKERS;
     if (RAND_bytes((unsigned char *)&t->hash_seed, sizeof(t->hash_seed)) != 1)
         goto fail;
     pthread_mutex_init(&t->lock, NULL);
-    t->slots = aligned_alloc(QO_CACHE_LINE, qo_round_up(sizeof(struct qo_slot) * t->capacity));
+    t->slots = qo_alloc_big_zeroed(sizeof(struct qo_slot) * t->capacity);
     t->free_slots = malloc(sizeof(uint32_t) * t->capacity);
     t->workers = calloc(t->max_workers, sizeof(*t->workers));
     uint64_t cells = 16;
@@ -53,7 +54,6 @@ struct quicoff_table *quicoff_table_create(const struct quicoff_table_config *cf
     }
     atomic_init(&t->index, ix);
     atomic_init(&t->next_key_id, 1); /* 0 = no key */
-    memset(t->slots, 0, sizeof(struct qo_slot) * t->capacity);
     for (uint32_t i = 0; i < t->capacity; i++) {
         t->slots[i].index = i;
         t->free_slots[i] = t->capacity - 1 - i; /* pop order 0, 1, 2, ... */
@@ -338,7 +338,7 @@ quicoff_status_t quicoff_conn_update(struct quicoff_table *t, quicoff_conn_t h,
              * very update was never published: retired now */
             qo_key_retire(t, ks, (cur + 1) & 1);
             ks->aead->dispose(o->aead_ctx);
-            qo_secure_zero(o->key, sizeof(o->key));
+            qo_secure_zero(ks->phase_key[(cur + 1) & 1], sizeof(ks->phase_key[0]));
             qo_secure_zero(o->iv, sizeof(o->iv));
             o->present = 0;
         }

@@ -25,19 +25,38 @@
 #include "quicoff/quicoff.h"
 
 #include <pthread.h>
+#include <stdbool.h>
 #include <stdatomic.h>
 
 #define QO_CACHE_LINE 64
 #define QO_SLOT_TOMBSTONE 0xffffffffu
+/* About what one AES-GCM connection occupies with ipsec-mb: its slot
+ * (128 B), two index cells, a keyset with two 1 KiB GCM contexts and a
+ * header-protection key schedule. */
+#define QO_CONN_FOOTPRINT 3072u
+/* Tables whose entries (capacity x QO_CONN_FOOTPRINT) exceed this get the
+ * level-by-level prefetch (quicoff_table.prefetch_levels): half a 32 MiB
+ * last-level cache, which other tables, packets and the host's own data
+ * share. Measured (docs/benchmarks.md): 1,000 active connections (capacity
+ * 2,064, 6 MiB) lose 6-17 % with it; 10^4 and more gain. */
+#define QO_PREFETCH_LEVELS_FOOTPRINT ((uint64_t)16 << 20)
 
+/* What the data path reads of a key phase slot: 32 bytes (the raw key is
+ * in qo_keyset.phase_key, off the hot lines). */
 struct qo_keyslot {
     uint32_t gen; /* key generation; phase bit = gen & 1 */
     uint8_t present;
     uint8_t iv[QUICOFF_IV_LEN];
-    uint8_t key[QUICOFF_MAX_KEY_LEN]; /* kept to rebuild contexts on update */
-    void *aead_ctx;                   /* points into the keyset's ctx_mem */
+    void *aead_ctx; /* points into the keyset's ctx_mem */
 };
 
+/*
+ * Member order is cache-line order: everything a packet reads (lookup
+ * identity, limits, algorithms, header-protection context, both key phase
+ * slots) is in the first three lines (protect.c prefetches them, up to the
+ * end of phase[]); what only the control path and rare packets read comes
+ * after.  A keyset is cache-line aligned (keyset_alloc).
+ */
 struct qo_keyset {
     struct qo_retire_node retire; /* first: node <-> keyset */
     /* lookup identity */
@@ -49,15 +68,17 @@ struct qo_keyset {
     uint32_t state_gen; /* the slot's state_gen this keyset may write the state under */
     void *user;         /* quicoff_conn_config.user, returned in every result */
     uint8_t dcid[QUICOFF_MAX_CID_LEN];
-    struct quicoff_addr addr;
     /* limits (RFC 9001 §6.6) and the caller's threshold */
     uint64_t threshold;
     uint64_t hard_limit; /* TX: confidentiality (per key); RX: integrity (per connection) */
     const qo_aead_algo_t *aead;
     const qo_hp_algo_t *hp;
-    struct qo_keyslot phase[2];
-    uint8_t hp_key[QUICOFF_MAX_KEY_LEN];
     void *hp_ctx;
+    struct qo_keyslot phase[2]; /* the hot lines end here */
+    /* a zero-length-CID entry's lookup key (cold: read by those lookups only) */
+    struct quicoff_addr addr;
+    uint8_t phase_key[2][QUICOFF_MAX_KEY_LEN]; /* kept to rebuild contexts on update */
+    uint8_t hp_key[QUICOFF_MAX_KEY_LEN];
     size_t alloc_size;
     /* Per phase slot: the key's identity for split-API callers (key hooks).
      * Kept out of qo_keyslot so the burst path's layout is unchanged. A
@@ -73,6 +94,10 @@ struct qo_keyset {
     _Alignas(QO_CACHE_LINE) uint8_t ctx_mem[];
 };
 
+/* Member order is cache-line order: what every packet reads or writes is in
+ * the first 72 bytes (two lines, up to the end of key_packets, which
+ * protect.c prefetches); the rest only on key updates, failures and in the
+ * control path. */
 struct qo_slot {
     _Atomic(struct qo_keyset *) ks; /* NULL = free slot */
     _Atomic uint32_t handle_gen;    /* bumped on remove */
@@ -82,13 +107,15 @@ struct qo_slot {
      * burst cannot start the new entry with the old one's PN or counters. */
     _Atomic uint32_t state_gen;
     uint32_t index;
-    struct qo_retire_node retire; /* slot reuse waits for the grace period */
     /* data-plane state: one writer (the worker serving the connection) */
-    _Atomic uint64_t largest_pn;   /* UINT64_MAX = none */
-    _Atomic uint64_t gen_first_pn; /* first PN seen in the current generation */
     _Atomic uint32_t cur_gen;
-    _Atomic uint64_t packets, bytes, auth_failures, malformed, key_phase_unavailable, key_updates;
+    _Atomic uint64_t largest_pn; /* UINT64_MAX = none */
+    _Atomic uint64_t packets, bytes, auth_failures;
     _Atomic uint64_t key_packets[2]; /* per phase slot: packets with that key */
+    /* the hot lines end here */
+    _Atomic uint64_t gen_first_pn; /* first PN seen in the current generation */
+    _Atomic uint64_t malformed, key_phase_unavailable, key_updates;
+    struct qo_retire_node retire; /* slot reuse waits for the grace period */
 } __attribute__((aligned(QO_CACHE_LINE)));
 
 struct qo_index {
@@ -127,6 +154,11 @@ struct quicoff_table {
     struct qo_slot *slots;
     uint32_t capacity;
     uint8_t local_cid_len;
+    /* Prefetch an entry level by level across the burst (protect.c): only
+     * for a table whose entries cannot all stay in cache (set at creation
+     * from capacity, table.c). For a small table the extra passes cost more
+     * than the misses they hide. */
+    bool prefetch_levels;
     uint64_t hash_seed;
     _Atomic(struct qo_index *) index;
     const qo_backend_t *backend;

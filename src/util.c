@@ -1,12 +1,17 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * Status names (shared by the C library, the Python package and the docs:
- * keep them stable) and the secret wipe. Suite facts: suites.c.
+ * keep them stable), the secret wipe, and the allocation of the table's big
+ * arrays. Suite facts: suites.c.
  */
 #include "crypto.h"
 
 #include <openssl/crypto.h>
+#include <stdlib.h>
 #include <string.h>
+#if defined(__linux__)
+#include <sys/mman.h>
+#endif
 
 static const char *const status_names[QUICOFF_STATUS_COUNT] = {
     [QUICOFF_OK] = "ok",
@@ -39,4 +44,27 @@ void qo_secure_zero(void *p, size_t n)
      * compiler cannot drop it as a dead store before free() or return. */
     if (p != NULL && n != 0)
         OPENSSL_cleanse(p, n);
+}
+
+#define QO_HUGE_PAGE ((size_t)2 << 20)
+
+void *qo_alloc_big_zeroed(size_t size)
+{
+    /* The slot array and the index of a large table are read at random, one
+     * line per packet each: with 4 KiB pages nearly every such read also
+     * misses the TLB and walks the page table (more cold lines). Aligned to
+     * and asked for as transparent huge pages (where THP is "madvise", the
+     * default of many distributions), they need few TLB entries. Small
+     * tables: plain cache-line-aligned memory. */
+    size_t align = size >= QO_HUGE_PAGE ? QO_HUGE_PAGE : 64;
+    size_t rounded = (size + align - 1) & ~(align - 1);
+    void *p = aligned_alloc(align, rounded);
+    if (!p)
+        return NULL;
+#if defined(__linux__) && defined(MADV_HUGEPAGE)
+    if (align == QO_HUGE_PAGE)
+        (void)madvise(p, rounded, MADV_HUGEPAGE); /* a hint: refused is fine */
+#endif
+    memset(p, 0, rounded);
+    return p;
 }

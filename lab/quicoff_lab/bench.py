@@ -146,6 +146,14 @@ def add_arguments(p: argparse.ArgumentParser) -> None:
     )
     p.add_argument("--no-plot", action="store_true", help="do not draw the PNG")
     p.add_argument(
+        "--active-sweep",
+        action="store_true",
+        help="connections %s, every one active (uniformly random traffic), quicoff only "
+        "unless --paths says otherwise; with the plot also <plot>-connections.png, ns/packet "
+        "against active connections (the 10^6 run needs ~5 GB and ~30 s of set-up)"
+        % ",".join(map(str, ACTIVE_SWEEP)),
+    )
+    p.add_argument(
         "--build-dir", metavar="DIR", default=None, help="meson build dir (default: <source>/build)"
     )
     p.add_argument(
@@ -339,6 +347,65 @@ def render_problems(records: Sequence[Dict]) -> Tuple[str, int]:
 # ---- plot --------------------------------------------------------------------------
 
 
+ACTIVE_SWEEP = (1, 1000, 10000, 100000, 1000000)
+
+
+def connections_plot_path(path: str) -> str:
+    """Where the ns-against-connections plot goes, beside the main plot."""
+    root, ext = os.path.splitext(path)
+    return root + "-connections" + (ext or ".png")
+
+
+def plot_connections(records: Sequence[Dict], path: str, title: str) -> bool:
+    """quicoff's ns/packet against the number of active connections, one line
+    per (backend, suite, operation, size); False (nothing drawn) when the run
+    measured fewer than two connection counts."""
+    main = [
+        r
+        for r in records
+        if r["path"] == "quicoff" and r["status"] == "ok" and r.get("threads", 1) == 1
+    ]
+    counts = sorted({r.get("active_connections") or r["connections"] for r in main})
+    if len(counts) < 2:
+        return False
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    lines: Dict[Tuple, List[Tuple[int, float]]] = {}
+    for r in main:
+        key = (r.get("backend", ""), r["suite"], r["op"], r["label"])
+        lines.setdefault(key, []).append(
+            (r.get("active_connections") or r["connections"], r["ns_median"])
+        )
+    fig, ax = plt.subplots(figsize=(9, 5.5))
+    for key, pts in sorted(lines.items()):
+        pts.sort()
+        ax.plot(
+            [p[0] for p in pts],
+            [p[1] for p in pts],
+            "-" if key[2] == "protect" else "--",
+            marker="o",
+            markersize=3,
+            label="%s %s %s %s B" % key,
+        )
+    ax.set_xscale("log")
+    ax.set_yscale("log")
+    ax.set_xlabel("active connections (uniformly random traffic over all of them)")
+    ax.set_ylabel("ns / packet (log), 1 thread")
+    ax.grid(True, which="both", alpha=0.3)
+    ax.legend(fontsize=7)
+    ax.set_title(title, fontsize=9)
+    fig.tight_layout()
+    d = os.path.dirname(path)
+    if d:
+        os.makedirs(d, exist_ok=True)
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
 def plot(
     records: Sequence[Dict], path: str, backends: Sequence[str], suites: Sequence[str], title: str
 ) -> None:
@@ -469,6 +536,10 @@ def run(args) -> int:
         )
         return 2
     sizes = args.size or list(bp.QUICK_SIZES if args.quick else bp.DEFAULT_SIZES)
+    if args.active_sweep:
+        args.connections = list(ACTIVE_SWEEP)
+        if not args.paths:
+            args.paths = ["quicoff"]
     want = set(args.paths) if args.paths else None
     known = {"quicoff"} | set(bp.PEER_PATHS) | {"dpdk"}
     if want and not want <= known:
@@ -792,6 +863,9 @@ def run(args) -> int:
     if plot_path:
         plot(records, plot_path, args.backends, cfg.suites, title)
         sys.stderr.write("quicoff bench: wrote %s\n" % plot_path)
+        conn_path = connections_plot_path(plot_path)
+        if plot_connections(records, conn_path, title):
+            sys.stderr.write("quicoff bench: wrote %s\n" % conn_path)
     sys.stderr.write(
         "quicoff bench: %.0f s%s\n"
         % (

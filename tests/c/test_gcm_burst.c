@@ -393,9 +393,9 @@ struct engine {
     quicoff_conn_t tx[QUICOFF_SUITE_COUNT][2]; /* two connections per suite */
 };
 
-static int engine_new(struct engine *e, const char *backend)
+static int engine_new(struct engine *e, const char *backend, uint32_t capacity)
 {
-    struct quicoff_table_config cfg = {.capacity = 64,
+    struct quicoff_table_config cfg = {.capacity = capacity,
                                        .local_cid_len = CID_LEN,
                                        .backend = backend};
     quicoff_status_t st;
@@ -426,10 +426,14 @@ static void engine_free(struct engine *e)
     quicoff_table_destroy(e->t);
 }
 
+/* capacity of the table under test: a small one, and one big enough that
+ * its bursts prefetch level by level (table.h, prefetch_levels) */
+static uint32_t mixed_capacity = 64;
+
 static void test_engine_mixed_burst(void)
 {
     struct engine fast = {0}, ref = {0};
-    int made = engine_new(&fast, "auto") && engine_new(&ref, "openssl");
+    int made = engine_new(&fast, "auto", mixed_capacity) && engine_new(&ref, "openssl", 64);
     if (!ok(made, "tables on auto (%s) and openssl", fast.t ? quicoff_table_backend(fast.t) : "-"))
         return;
     enum { CAP = 1600 };
@@ -504,5 +508,7 @@ int main(void)
     subtest("boundaries", test_boundaries);
     subtest("single calls", test_single_calls);
     subtest("engine mixed burst", test_engine_mixed_burst);
+    mixed_capacity = 8192; /* 8192 x QO_CONN_FOOTPRINT > QO_PREFETCH_LEVELS_FOOTPRINT */
+    subtest("engine mixed burst, table out of cache", test_engine_mixed_burst);
     return done_testing();
 }

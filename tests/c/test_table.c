@@ -1344,6 +1344,15 @@ static int lookups_right(struct quicoff_table *t, const quicoff_conn_t *h, const
 static void test_capacity(void)
 {
     struct quicoff_table *t = table_new(BIG, 8);
+    /* A table this size is out of cache: its bursts prefetch level by level
+     * (so the data-path checks below run that way); a small one must not
+     * (the passes cost more than they hide when the entries are cached). */
+    check(t->prefetch_levels, "a %u-entry table prefetches level by level", BIG);
+    {
+        struct quicoff_table *small = table_new(1000, 8);
+        check(!small->prefetch_levels, "a 1000-entry table does not");
+        quicoff_table_destroy(small);
+    }
     struct quicoff_worker *w = quicoff_worker_create(t);
     struct quicoff_packet_keys k;
     tp_keys(16, &k);
