@@ -17,7 +17,7 @@
 #      gtlsclient and aioquic clients and offloaded clients), downloads checked
 #      by SHA-256 with key updates both ways, a wire capture tshark decrypts,
 #      host CPU per GB by mode; results in results/demo/stack/.
-# Arguments go to `quicoff demo` (e.g. --quick: about six minutes in all;
+# Arguments go to `quicoff demo` (e.g. --quick: three to six minutes in all;
 # --quick also makes stage 3 download 20 MB instead of 100 MB).
 set -uo pipefail
 here=$(cd "$(dirname "$0")/.." && pwd)
