@@ -7,13 +7,12 @@
  */
 #include "index.h"
 #include "parse.h"
+#include "pn.h"
 #include "qo_bytes.h"
 #include "table.h"
 
 #include <stddef.h>
 #include <string.h>
-
-#define PN_MAX ((UINT64_C(1) << 62) - 1)
 
 /* The stages shared by the burst calls and the split (prepare / complete)
  * calls: forced inline, so each burst function compiles to the code it had
@@ -473,7 +472,7 @@ QO_STAGE void rx_unmask(struct quicoff_pkt *p, struct quicoff_result *r, struct 
     uint32_t m = pn_mask(s->mask, pn_len);
     uint64_t truncated = (qo_load_be32(d + h->pn_off) ^ m) >> (8 * (4 - pn_len));
     s->largest = QO_GET(s->c->largest_pn);
-    uint64_t pn = quicoff_pn_decode(s->largest, truncated, pn_len * 8);
+    uint64_t pn = qo_pn_decode(s->largest, truncated, pn_len * 8);
 
     unsigned kp = h->is_long ? 0 : (first >> 2) & 1;
     s->cur = atomic_load_explicit(&s->c->cur_gen, memory_order_acquire);
@@ -749,7 +748,7 @@ QO_STAGE void tx_prepare(struct quicoff_pkt *p, struct quicoff_result *r, struct
      * packet must be long enough for the header-protection sample (the host
      * pads, §5.4.2); the header's PN bytes must encode pn. */
     if (h->level != ks->level || h->end != end || (uint64_t)h->pn_off + pn_len > p->end ||
-        (uint64_t)h->pn_off + 4 + QUICOFF_SAMPLE_LEN > end || p->pn > PN_MAX) {
+        (uint64_t)h->pn_off + 4 + QUICOFF_SAMPLE_LEN > end || p->pn > QO_PN_MAX) {
         s->st = QUICOFF_MALFORMED;
         return;
     }
