@@ -357,6 +357,49 @@ struct rx_state {
  * the tag). The burst's backends return 0 or -1. */
 #define OPEN_ENGINE_FAILED (-2)
 
+/*
+ * The lookup key's hash and the index probe with the DCID length a constant
+ * for the lengths endpoints issue most (8: quicly, picoquic, aioquic, msquic;
+ * 18: ngtcp2's examples; 20: quiche, and the FPGA prototype's 88-byte
+ * benchmark packet): a short header's DCID has the table's local_cid_len,
+ * so every 1-RTT packet of a table takes one case, and in it the hash is
+ * straight-line code and the DCID compare a few word compares.  Other
+ * lengths, and the zero-length CID's address key, take the general code.
+ */
+#define QO_CID_LEN_CASES(X) X(8) X(18) X(20)
+
+QO_STAGE uint32_t rx_hash(const struct quicoff_table *t, const struct qo_header *h,
+                          const struct quicoff_pkt *p)
+{
+    const uint8_t *dcid = p->data + h->dcid_off;
+    switch (h->dcid_len) {
+#define QO_HASH_CASE(n) \
+    case n:             \
+        return qo_hash_key(t, h->level, dcid, n, NULL);
+        QO_CID_LEN_CASES(QO_HASH_CASE)
+#undef QO_HASH_CASE
+    default:
+        return qo_hash_key(t, h->level, dcid, h->dcid_len, h->dcid_len ? NULL : p->local_addr);
+    }
+}
+
+QO_STAGE struct qo_slot *rx_probe(const struct quicoff_table *t, struct rx_state *s,
+                                  const struct quicoff_pkt *p)
+{
+    const struct qo_header *h = &s->h;
+    const uint8_t *dcid = p->data + h->dcid_off;
+    switch (h->dcid_len) {
+#define QO_PROBE_CASE(n) \
+    case n:              \
+        return qo_index_probe(t, s->hash, h->level, dcid, n, NULL, &s->ks);
+        QO_CID_LEN_CASES(QO_PROBE_CASE)
+#undef QO_PROBE_CASE
+    default:
+        return qo_index_probe(t, s->hash, h->level, dcid, h->dcid_len,
+                              h->dcid_len ? NULL : p->local_addr, &s->ks);
+    }
+}
+
 /* Stage 1: parse the header, hash the lookup key, prefetch its index cell. */
 QO_STAGE void rx_parse(const struct quicoff_table *t, struct quicoff_pkt *p,
                        struct quicoff_result *r, struct rx_state *s)
@@ -371,8 +414,7 @@ QO_STAGE void rx_parse(const struct quicoff_table *t, struct quicoff_pkt *p,
     r->flags = s->h.is_long ? QUICOFF_FLAG_LONG_HEADER : 0;
     if (s->st != QUICOFF_OK)
         return;
-    s->hash = qo_table_hash(t, s->h.level, p->data + s->h.dcid_off, s->h.dcid_len,
-                            s->h.dcid_len ? NULL : p->local_addr);
+    s->hash = rx_hash(t, &s->h, p);
     qo_table_prefetch(t, s->hash);
 }
 
@@ -414,8 +456,7 @@ QO_STAGE void rx_lookup(const struct quicoff_table *t, struct quicoff_pkt *p,
 {
     if (s->st != QUICOFF_OK)
         return;
-    s->c = qo_table_lookup_hashed(t, s->hash, s->h.level, p->data + s->h.dcid_off, s->h.dcid_len,
-                                  s->h.dcid_len ? NULL : p->local_addr, &s->ks);
+    s->c = rx_probe(t, s, p);
     if (!s->c) {
         s->st = QUICOFF_UNKNOWN_CONNECTION;
         return;
