@@ -64,10 +64,66 @@ static inline void result_init(struct quicoff_result *r, const struct quicoff_pk
 }
 
 /* A chunk's authentic packets and payload bytes: added to the worker's
- * counters once per chunk, not as a load-add-store per packet. */
+ * counters once per chunk, not as a load-add-store per packet.  The same for
+ * a connection's counters and largest PN, once per run of consecutive
+ * packets of that connection (a burst is mostly trains of one flow): run is
+ * the connection of the run under way (NULL: none), the run_* its sums. */
 struct tally {
     uint64_t packets, bytes;
+    struct qo_slot *run;
+    uint64_t run_packets, run_bytes, run_key_packets[2], run_largest;
 };
+
+#define TALLY_INIT                  \
+    {                               \
+        0, 0, NULL, 0, 0, {0, 0}, 0 \
+    }
+
+/* Writes the run's sums into its connection: what each packet used to add
+ * (packets, bytes, RX packets per key phase slot) and its largest PN.  Only
+ * called inside the burst's epoch section, like the per-packet writes it
+ * replaces, so quicoff_conn_replace() still waits for it (design.md). */
+static inline void tally_flush_run(struct tally *t)
+{
+    struct qo_slot *c = t->run;
+    if (!c)
+        return;
+    QO_ADD(c->packets, t->run_packets);
+    QO_ADD(c->bytes, t->run_bytes);
+    if (t->run_key_packets[0])
+        QO_ADD(c->key_packets[0], t->run_key_packets[0]);
+    if (t->run_key_packets[1])
+        QO_ADD(c->key_packets[1], t->run_key_packets[1]);
+    uint64_t largest = QO_GET(c->largest_pn);
+    if (largest == UINT64_MAX || t->run_largest > largest)
+        atomic_store_explicit(&c->largest_pn, t->run_largest, memory_order_relaxed);
+    t->run = NULL;
+}
+
+/* One authentic packet of connection c (NULL: its state is not the packet's
+ * to write, state_of) with packet number pn; kp: its key phase slot, counted
+ * in key_packets (RX), or -1 (TX counts those when it chooses the key). */
+static inline void tally_packet(struct tally *t, struct qo_slot *c, uint64_t pn,
+                                uint64_t payload_len, int kp)
+{
+    t->packets++;
+    t->bytes += payload_len;
+    if (!c)
+        return;
+    if (c != t->run) {
+        tally_flush_run(t);
+        t->run = c;
+        t->run_packets = t->run_bytes = 0;
+        t->run_key_packets[0] = t->run_key_packets[1] = 0;
+        t->run_largest = pn;
+    }
+    t->run_packets++;
+    t->run_bytes += payload_len;
+    if (kp >= 0)
+        t->run_key_packets[kp]++;
+    if (pn > t->run_largest)
+        t->run_largest = pn;
+}
 
 /* The connection whose state (largest PN, key generation, counters) a packet
  * may write: c, unless quicoff_conn_replace() has restarted that state for
@@ -608,17 +664,7 @@ QO_STAGE void rx_outcome(struct quicoff_worker *w, struct quicoff_pkt *p, struct
     }
     if (s->choice == KEYS_OLD)
         r->flags |= QUICOFF_FLAG_OLD_KEYS;
-    if (c != NULL) {
-        /* Re-read: an earlier packet of this burst may have raised it. */
-        uint64_t largest = QO_GET(c->largest_pn);
-        if (largest == UINT64_MAX || pn > largest)
-            atomic_store_explicit(&c->largest_pn, pn, memory_order_relaxed);
-        QO_ADD(c->packets, 1);
-        QO_ADD(c->bytes, payload_len);
-        QO_ADD(c->key_packets[kp], 1);
-    }
-    ok->packets++;
-    ok->bytes += payload_len;
+    tally_packet(ok, c, pn, payload_len, (int)kp);
     r->payload_off = payload_off;
     r->payload_len = payload_len;
     if (QO_GET(s->c->auth_failures) >= ks->threshold) {
@@ -682,9 +728,10 @@ static void unprotect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
     aead_run(&b, false, w->scratch, w->backend_state);
     for (unsigned k = 0; k < b.n; k++)
         s[b.pkt[k]].opened = b.result[k];
-    struct tally ok = {0, 0};
+    struct tally ok = TALLY_INIT;
     for (unsigned i = 0; i < n; i++)
         rx_outcome(w, &pkts[i], &res[i], &s[i], &ok);
+    tally_flush_run(&ok);
     QO_ADD(w->c.rx_packets, ok.packets);
     QO_ADD(w->c.rx_bytes, ok.bytes);
 }
@@ -871,15 +918,7 @@ QO_STAGE void tx_finish(struct quicoff_worker *w, struct quicoff_pkt *p, struct 
         QO_ADD(w->c.key_updates, 1);
         r->flags |= QUICOFF_FLAG_KEY_UPDATED;
     }
-    if (c) {
-        uint64_t largest = QO_GET(c->largest_pn);
-        if (largest == UINT64_MAX || p->pn > largest)
-            atomic_store_explicit(&c->largest_pn, p->pn, memory_order_relaxed);
-        QO_ADD(c->packets, 1);
-        QO_ADD(c->bytes, payload_len);
-    }
-    ok->packets++;
-    ok->bytes += payload_len;
+    tally_packet(ok, c, p->pn, payload_len, -1);
     r->payload_off = payload_off;
     r->payload_len = payload_len;
     r->packet_end = p->end + QUICOFF_TAG_LEN;
@@ -903,9 +942,10 @@ QO_STAGE void tx_back(struct quicoff_worker *w, struct quicoff_pkt *pkts,
         if (s[i].st == QUICOFF_OK)
             hp_queue(&hp, s[i].ks, pkts[i].data + s[i].h.pn_off + 4, s[i].mask);
     compute_masks(&hp);
-    struct tally ok = {0, 0};
+    struct tally ok = TALLY_INIT;
     for (unsigned i = 0; i < n; i++)
         tx_finish(w, &pkts[i], &res[i], &s[i], &ok);
+    tally_flush_run(&ok);
     QO_ADD(w->c.tx_packets, ok.packets);
     QO_ADD(w->c.tx_bytes, ok.bytes);
 }
@@ -1048,7 +1088,7 @@ unsigned quicoff_unprotect_complete(struct quicoff_worker *w, struct quicoff_pkt
                                     struct quicoff_result *res, struct quicoff_aead_job *jobs,
                                     unsigned n)
 {
-    struct tally ok = {0, 0};
+    struct tally ok = TALLY_INIT;
     for (unsigned i = 0; i < n; i++) {
         struct rx_state s;
         memcpy(&s, jobs[i].opaque, sizeof(s));
@@ -1059,6 +1099,7 @@ unsigned quicoff_unprotect_complete(struct quicoff_worker *w, struct quicoff_pkt
         rx_outcome(w, &pkts[i], &res[i], &s, &ok);
         memset(&jobs[i], 0, sizeof(jobs[i])); /* the nonce reveals the IV */
     }
+    tally_flush_run(&ok);
     QO_ADD(w->c.rx_packets, ok.packets);
     QO_ADD(w->c.rx_bytes, ok.bytes);
     qo_worker_exit(w);
