@@ -462,7 +462,7 @@ QO_STAGE void rx_parse(const struct quicoff_table *t, struct quicoff_pkt *p,
 {
     result_init(r, p);
     s->c = NULL;
-    s->st = qo_parse_header(p->data, p->end, p->offset, t->local_cid_len, &s->h);
+    s->st = qo_parse_any(p->data, p->end, p->offset, t->local_cid_len, &s->h);
     r->packet_end = s->h.end;
     r->dcid_off = s->h.dcid_off; /* 0/0 unless the DCID is inside the buffer */
     r->dcid_len = s->h.dcid_len;
@@ -817,7 +817,7 @@ QO_STAGE void tx_prepare(struct quicoff_pkt *p, struct quicoff_result *r, struct
         return;
     }
     uint32_t end = p->end + QUICOFF_TAG_LEN;
-    s->st = qo_parse_header(d, end, p->offset, ks->dcid_len, h);
+    s->st = qo_parse_any(d, end, p->offset, ks->dcid_len, h);
     r->user = ks->user; /* here, not in tx_resolve: stage 1 only prefetches ks */
     r->dcid_off = h->dcid_off;
     r->dcid_len = h->dcid_len;
