@@ -716,8 +716,8 @@ QO_STAGE void rx_front(const struct quicoff_table *t, struct quicoff_pkt *pkts,
  * earlier one was opened, as a pipelined NIC would; the largest PN and key
  * phase are still advanced in packet order (the outcome stage).
  */
-static void unprotect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
-                            struct quicoff_result *res, unsigned n)
+static unsigned unprotect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                                struct quicoff_result *res, unsigned n)
 {
     struct rx_state s[QO_CHUNK];
     rx_front(w->table, pkts, res, s, n);
@@ -734,6 +734,7 @@ static void unprotect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
     tally_flush_run(&ok);
     QO_ADD(w->c.rx_packets, ok.packets);
     QO_ADD(w->c.rx_bytes, ok.bytes);
+    return (unsigned)ok.packets;
 }
 
 /* ------------------------------------------------------------------ TX */
@@ -933,8 +934,8 @@ QO_STAGE void tx_finish(struct quicoff_worker *w, struct quicoff_pkt *p, struct 
 /* After the seals (a failed one has st BACKEND_UNAVAILABLE): header
  * protection of the chunk, outcomes, counters. Shared by the burst and
  * complete. */
-QO_STAGE void tx_back(struct quicoff_worker *w, struct quicoff_pkt *pkts,
-                      struct quicoff_result *res, struct tx_state *s, unsigned n)
+QO_STAGE unsigned tx_back(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                          struct quicoff_result *res, struct tx_state *s, unsigned n)
 {
     struct hp_batch hp;
     hp.n = 0;
@@ -948,10 +949,11 @@ QO_STAGE void tx_back(struct quicoff_worker *w, struct quicoff_pkt *pkts,
     tally_flush_run(&ok);
     QO_ADD(w->c.tx_packets, ok.packets);
     QO_ADD(w->c.tx_bytes, ok.bytes);
+    return (unsigned)ok.packets;
 }
 
-static void protect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
-                          struct quicoff_result *res, unsigned n)
+static unsigned protect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                              struct quicoff_result *res, unsigned n)
 {
     const struct quicoff_table *t = w->table;
     struct tx_state s[QO_CHUNK];
@@ -982,37 +984,34 @@ static void protect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
     for (unsigned k = 0; k < b.n; k++)
         if (b.result[k] != 0)
             s[b.pkt[k]].st = QUICOFF_BACKEND_UNAVAILABLE;
-    tx_back(w, pkts, res, s, n);
+    return tx_back(w, pkts, res, s, n);
 }
 
 /* ------------------------------------------------------------------ bursts */
 
-static unsigned count_ok(const struct quicoff_result *res, unsigned n)
-{
-    unsigned ok = 0;
-    for (unsigned i = 0; i < n; i++)
-        ok += quicoff_status_ok(res[i].status);
-    return ok;
-}
-
+/* The bursts return the number of processed packets (quicoff_status_ok):
+ * exactly the authentic ones each chunk's tally counted (a failure's status
+ * is never usage_limit_reached), so the results are not read again. */
 unsigned quicoff_unprotect_burst(struct quicoff_worker *w, struct quicoff_pkt *pkts,
                                  struct quicoff_result *res, unsigned n)
 {
+    unsigned ok = 0;
     qo_worker_enter(w);
     for (unsigned i = 0; i < n; i += QO_CHUNK)
-        unprotect_chunk(w, pkts + i, res + i, n - i < QO_CHUNK ? n - i : QO_CHUNK);
+        ok += unprotect_chunk(w, pkts + i, res + i, n - i < QO_CHUNK ? n - i : QO_CHUNK);
     qo_worker_exit(w);
-    return count_ok(res, n);
+    return ok;
 }
 
 unsigned quicoff_protect_burst(struct quicoff_worker *w, struct quicoff_pkt *pkts,
                                struct quicoff_result *res, unsigned n)
 {
+    unsigned ok = 0;
     qo_worker_enter(w);
     for (unsigned i = 0; i < n; i += QO_CHUNK)
-        protect_chunk(w, pkts + i, res + i, n - i < QO_CHUNK ? n - i : QO_CHUNK);
+        ok += protect_chunk(w, pkts + i, res + i, n - i < QO_CHUNK ? n - i : QO_CHUNK);
     qo_worker_exit(w);
-    return count_ok(res, n);
+    return ok;
 }
 
 /* ------------------------------------------------------------------ split */
@@ -1103,7 +1102,7 @@ unsigned quicoff_unprotect_complete(struct quicoff_worker *w, struct quicoff_pkt
     QO_ADD(w->c.rx_packets, ok.packets);
     QO_ADD(w->c.rx_bytes, ok.bytes);
     qo_worker_exit(w);
-    return count_ok(res, n);
+    return (unsigned)ok.packets;
 }
 
 unsigned quicoff_protect_prepare(struct quicoff_worker *w, struct quicoff_pkt *pkts,
@@ -1133,6 +1132,7 @@ unsigned quicoff_protect_complete(struct quicoff_worker *w, struct quicoff_pkt *
                                   struct quicoff_result *res, struct quicoff_aead_job *jobs,
                                   unsigned n)
 {
+    unsigned ok = 0;
     for (unsigned i = 0; i < n; i += QO_CHUNK) {
         unsigned m = n - i < QO_CHUNK ? n - i : QO_CHUNK;
         struct tx_state s[QO_CHUNK];
@@ -1143,8 +1143,8 @@ unsigned quicoff_protect_complete(struct quicoff_worker *w, struct quicoff_pkt *
                 s[k].st = QUICOFF_BACKEND_UNAVAILABLE;
             memset(j, 0, sizeof(*j)); /* the nonce reveals the IV */
         }
-        tx_back(w, pkts + i, res + i, s, m);
+        ok += tx_back(w, pkts + i, res + i, s, m);
     }
     qo_worker_exit(w);
-    return count_ok(res, n);
+    return ok;
 }
