@@ -42,28 +42,12 @@ quicoff_status_t qo_parse_header(const uint8_t *buf, uint32_t len, uint32_t off,
 {
     /* every field defined, whatever the outcome: callers report level and
      * form of refused packets too */
+    if (off >= len || !(buf[off] & 0x80)) /* short header, or nothing */
+        return qo_parse_short_header(buf, len, off, short_dcid_len, h);
     *h = (struct qo_header){.end = len};
-    if (off >= len)
-        return QUICOFF_MALFORMED;
     const uint8_t *p = buf + off, *end = buf + len;
     uint8_t first = p[0];
-
-    /* The fixed bit (0x40) is not checked here: a peer that was told
-     * grease_quic_bit (RFC 9287) may clear it, and only the packet's entry
-     * knows whether that was allowed. Callers decide once the packet is
-     * identified (protect.c), from h->fixed_bit_clear. */
-    h->fixed_bit_clear = !(first & 0x40);
-    if (!(first & 0x80)) { /* short header: ? 1 S R R K P P */
-        h->is_long = 0;
-        h->level = QUICOFF_LEVEL_ONE_RTT;
-        h->version = 0;
-        if ((uint64_t)off + 1 + short_dcid_len > len)
-            return QUICOFF_MALFORMED; /* the DCID does not fit */
-        h->dcid_len = short_dcid_len;
-        h->dcid_off = off + 1;
-        h->pn_off = off + 1 + short_dcid_len;
-        return QUICOFF_OK;
-    }
+    h->fixed_bit_clear = !(first & 0x40); /* judged by the caller: parse.h */
 
     /* long header: 1 1 T T x x x x | version | DCID len | DCID | SCID len | SCID */
     if ((size_t)(end - p) < 7)

@@ -26,6 +26,42 @@ struct qo_header {
 quicoff_status_t qo_parse_header(const uint8_t *buf, uint32_t len, uint32_t off,
                                  uint8_t short_dcid_len, struct qo_header *h);
 
+/*
+ * The short-header (and empty-buffer) part of qo_parse_header, inline: the
+ * data path parses every 1-RTT packet with it without a call (qo_parse_any
+ * below), and parse.c uses it for the same cases, so there is one parser.
+ * The fixed bit (0x40) is not checked here: a peer that was told
+ * grease_quic_bit (RFC 9287) may clear it, and only the packet's entry knows
+ * whether that was allowed. Callers decide once the packet is identified
+ * (protect.c), from h->fixed_bit_clear.
+ */
+static inline quicoff_status_t qo_parse_short_header(const uint8_t *buf, uint32_t len,
+                                                     uint32_t off, uint8_t short_dcid_len,
+                                                     struct qo_header *h)
+{
+    *h = (struct qo_header){.end = len};
+    if (off >= len)
+        return QUICOFF_MALFORMED;
+    uint8_t first = buf[off]; /* short header: ? 1 S R R K P P */
+    h->fixed_bit_clear = !(first & 0x40);
+    h->level = QUICOFF_LEVEL_ONE_RTT;
+    if ((uint64_t)off + 1 + short_dcid_len > len)
+        return QUICOFF_MALFORMED; /* the DCID does not fit */
+    h->dcid_len = short_dcid_len;
+    h->dcid_off = off + 1;
+    h->pn_off = off + 1 + short_dcid_len;
+    return QUICOFF_OK;
+}
+
+/* qo_parse_header with the short header inline, the long one called. */
+static inline quicoff_status_t qo_parse_any(const uint8_t *buf, uint32_t len, uint32_t off,
+                                            uint8_t short_dcid_len, struct qo_header *h)
+{
+    if (off >= len || !(buf[off] & 0x80))
+        return qo_parse_short_header(buf, len, off, short_dcid_len, h);
+    return qo_parse_header(buf, len, off, short_dcid_len, h);
+}
+
 /* QUIC variable-length integer (RFC 9000 §16); returns bytes read, 0 on overrun. */
 unsigned qo_varint_read(const uint8_t *p, const uint8_t *end, uint64_t *v);
 

@@ -570,6 +570,138 @@ static void test_dcid_lengths(void)
 
 /* ------------------------------------------------------------------------ */
 
+/*
+ * The data path adds a connection's packets, bytes, per-key packets and
+ * largest PN once per run of its consecutive packets (protect.c, struct
+ * tally), and the bursts return the chunks' counts of processed packets.
+ * One burst of 45 packets (two chunks) of two connections in runs of
+ * different lengths (A A A B A B B ...), PNs out of order, failures of both
+ * kinds in the middle of runs: the per-connection counters, the table's and
+ * the return value must be what packet-by-packet counting gives.
+ */
+static void test_counters_per_run(void)
+{
+    enum { N = 45 };
+    struct quicoff_table *t = table_new(8, 8);
+    struct quicoff_worker *w = quicoff_worker_create(t);
+    struct quicoff_packet_keys ka, kb;
+    uint8_t da[8], db[8];
+    tp_keys(901, &ka);
+    tp_keys(902, &kb);
+    tp_cid(903, da, 8);
+    tp_cid(904, db, 8);
+    quicoff_conn_t rxa, txa, rxb, txb;
+    check(tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, da, 8, &ka,
+                 &rxa) == QUICOFF_OK &&
+              tp_add(t, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_AES_128_GCM, 0, da, 8, &ka,
+                     &txa) == QUICOFF_OK &&
+              tp_add(t, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_CHACHA20_POLY1305, 0, db, 8,
+                     &kb, &rxb) == QUICOFF_OK &&
+              tp_add(t, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, QUICOFF_CHACHA20_POLY1305, 0, db, 8,
+                     &kb, &txb) == QUICOFF_OK,
+          "two connections, RX and TX");
+    /* runs: A x3, B, A, B x2, A x7, B x5, ... (pattern repeats); PN goes
+     * down inside some runs so the run's largest is not its last packet */
+    static const char conn_of[N + 1] = "AAABABBAAAAAAABBBBBABABABAAAABBBBBBBABBAAAAAB";
+    static struct pk pk[N];
+    struct quicoff_pkt pkts[N];
+    struct quicoff_result res[N];
+    uint64_t want_pkts[2] = {0, 0}, want_bytes[2] = {0, 0}, want_largest[2] = {0, 0};
+    unsigned want_ok = 0;
+    int built = 1;
+    for (unsigned i = 0; i < N; i++) {
+        int b = conn_of[i] == 'B';
+        /* some PNs below the one before, and each connection's last
+         * packet below its largest: a run's largest is not its last PN */
+        uint64_t pn = 100 + i * 3 - (i % 4 == 2 ? 5 : 0) - (i >= N - 2 ? 20 : 0);
+        built &= mk_short(w, b ? txb : txa, b ? db : da, 8, pn, 0, 2, &pk[i], NULL) == QUICOFF_OK;
+        if (i == 9 || i == 30) {
+            pk[i].b[pk[i].len - 1] ^= 1; /* tag: auth_failed */
+        } else if (i == 16) {
+            pk[i].b[3] ^= 0x40; /* a DCID byte: unknown_connection */
+        } else {
+            want_ok++;
+            want_pkts[b]++;
+            want_bytes[b] += PAYLOAD_LEN;
+            if (pn > want_largest[b])
+                want_largest[b] = pn;
+        }
+        pkts[i] = (struct quicoff_pkt){.data = pk[i].b, .end = pk[i].len, .cap = pk[i].len};
+    }
+    check(built, "45 packets protected one at a time");
+    struct quicoff_conn_stats a0 = cstats(t, rxa), b0 = cstats(t, rxb);
+    struct quicoff_table_stats t0 = tstats(t);
+    unsigned got = quicoff_unprotect_burst(w, pkts, res, N);
+    unsigned ok_statuses = 0;
+    for (unsigned i = 0; i < N; i++)
+        ok_statuses += quicoff_status_ok(res[i].status);
+    check(got == want_ok && ok_statuses == want_ok,
+          "burst returns %u processed (want %u, %u ok statuses)", got, want_ok, ok_statuses);
+    check(res[9].status == QUICOFF_AUTH_FAILED && res[30].status == QUICOFF_AUTH_FAILED &&
+              res[16].status == QUICOFF_UNKNOWN_CONNECTION,
+          "the failures: %s, %s, %s", S(res[9].status), S(res[30].status), S(res[16].status));
+    struct quicoff_conn_stats a = cstats(t, rxa), b = cstats(t, rxb);
+    check(a.packets - a0.packets == want_pkts[0] && a.bytes - a0.bytes == want_bytes[0] &&
+              a.largest_pn == want_largest[0] && a.key_packets == a.packets &&
+              a.auth_failures - a0.auth_failures == 1,
+          "A: %llu packets (want %llu), %llu bytes, largest %llu (want %llu), key packets %llu",
+          (unsigned long long)(a.packets - a0.packets), (unsigned long long)want_pkts[0],
+          (unsigned long long)(a.bytes - a0.bytes), (unsigned long long)a.largest_pn,
+          (unsigned long long)want_largest[0], (unsigned long long)a.key_packets);
+    check(b.packets - b0.packets == want_pkts[1] && b.bytes - b0.bytes == want_bytes[1] &&
+              b.largest_pn == want_largest[1] && b.key_packets == b.packets &&
+              b.auth_failures - b0.auth_failures == 1,
+          "B: %llu packets (want %llu), %llu bytes, largest %llu (want %llu), key packets %llu",
+          (unsigned long long)(b.packets - b0.packets), (unsigned long long)want_pkts[1],
+          (unsigned long long)(b.bytes - b0.bytes), (unsigned long long)b.largest_pn,
+          (unsigned long long)want_largest[1], (unsigned long long)b.key_packets);
+    struct quicoff_table_stats t1 = tstats(t);
+    check(t1.rx_packets - t0.rx_packets == want_ok &&
+              t1.rx_bytes - t0.rx_bytes == (uint64_t)want_ok * PAYLOAD_LEN,
+          "table: %llu RX packets", (unsigned long long)(t1.rx_packets - t0.rx_packets));
+
+    /* TX: the same runs in one protect burst (fresh PNs above the ones
+     * protected one at a time), and a handle of a removed entry in a run */
+    struct quicoff_conn_stats ta0 = cstats(t, txa), tb0 = cstats(t, txb);
+    uint64_t tx_largest[2] = {0, 0}, tx_pkts[2] = {0, 0};
+    for (unsigned i = 0; i < N; i++) {
+        int bb = conn_of[i] == 'B';
+        uint64_t pn = 1000 + i * 2 - (i % 5 == 3 ? 3 : 0);
+        uint8_t payload[PAYLOAD_LEN];
+        payload_for(pn, payload);
+        struct tp_hdr h = {.dcid = bb ? db : da, .dcid_len = 8, .pn_len = 2, .pn = pn};
+        memset(&pk[i], 0, sizeof(pk[i]));
+        uint32_t len = (uint32_t)tp_build(pk[i].b, &h, payload, PAYLOAD_LEN, NULL);
+        pkts[i] = (struct quicoff_pkt){.data = pk[i].b,
+                                       .end = len,
+                                       .cap = len + QUICOFF_TAG_LEN,
+                                       .conn = bb ? txb : txa,
+                                       .pn = pn};
+        if (i == 21) {
+            pkts[i].conn = QUICOFF_CONN_INVALID; /* unknown_connection mid-run */
+            continue;
+        }
+        tx_pkts[bb]++;
+        if (pn > tx_largest[bb])
+            tx_largest[bb] = pn;
+    }
+    got = quicoff_protect_burst(w, pkts, res, N);
+    struct quicoff_conn_stats ta = cstats(t, txa), tb = cstats(t, txb);
+    check(got == N - 1 && res[21].status == QUICOFF_UNKNOWN_CONNECTION,
+          "protect burst returns %u processed (want %u)", got, N - 1);
+    check(ta.packets - ta0.packets == tx_pkts[0] && ta.largest_pn == tx_largest[0] &&
+              tb.packets - tb0.packets == tx_pkts[1] && tb.largest_pn == tx_largest[1] &&
+              ta.key_packets - ta0.key_packets == tx_pkts[0] &&
+              tb.key_packets - tb0.key_packets == tx_pkts[1],
+          "TX: A %llu packets, largest %llu; B %llu packets, largest %llu",
+          (unsigned long long)(ta.packets - ta0.packets), (unsigned long long)ta.largest_pn,
+          (unsigned long long)(tb.packets - tb0.packets), (unsigned long long)tb.largest_pn);
+    quicoff_worker_destroy(w);
+    quicoff_table_destroy(t);
+}
+
+/* ------------------------------------------------------------------------ */
+
 static void secret_of(uint8_t seed, uint8_t *s)
 {
     for (int i = 0; i < 32; i++)
@@ -1580,6 +1712,7 @@ int main(int argc, char **argv)
     subtest("grace period", test_grace_period);
     subtest("zero-length DCID by local address", test_zero_length_dcid);
     subtest("DCID lengths 0..20", test_dcid_lengths);
+    subtest("counters per run of one connection", test_counters_per_run);
     subtest("key phases", test_key_phases);
     subtest("raw next keys", test_next_keys_raw);
     subtest("PN decoding", test_pn_decoding);
