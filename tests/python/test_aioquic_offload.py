@@ -37,7 +37,7 @@ from test_ngtcp2_server import Relay, free_udp_port, tshark_1rtt
 import quicoff
 import quicoff.wire
 from quicoff.aioquic_offload import OffloadedConnection
-from quicoff.host import OffloadUnreachable, Reply
+from quicoff.host import OffloadRefused, OffloadUnreachable, Reply
 
 GTLSCLIENT = shutil.which("gtlsclient")
 TSHARK = shutil.which("tshark")
@@ -523,6 +523,43 @@ def test_an_unacknowledged_update_puts_the_connection_on_aioquics_keys(certs):
     assert len(p.lost) == 1 and "UPDATE" in p.lost[0], (p.lost, p.s.counters)
     p.run(rounds=20000, until=lambda: len(p.received["client"]) == len(data))
     assert bytes(p.received["client"]) == data
+    _no_plaintext(p, data)
+
+
+def test_an_update_that_overtakes_the_data_is_sent_again(certs):
+    """quicoff-dpdk queues control requests and data frames apart, so the
+    UPDATE of the generation after can reach the table before the frame
+    that moves the TX entry, which then refuses it as two generations ahead
+    (invalid_argument, nothing changed). The seam sends it again at the next
+    flush: the connection stays offloaded and the next key update works."""
+    p = DpdkPair(certs)
+    data = _download(p, 1_000_000)
+    p.run(until=lambda: len(p.received["client"]) >= 50_000)
+    real_update, refused = p.port.update, []
+
+    def overtaken(**kw):
+        if kw["direction"] == "tx" and not refused:
+            refused.append(kw["key_generation"])
+            raise OffloadRefused(
+                Reply(0, "update", "tx", kw["index"], 1, False, "invalid_argument", False, None)
+            )
+        return real_update(**kw)
+
+    p.port.update = overtaken
+    for n in (1, 2):
+        p.now += 3 * p.server._loss.get_probe_timeout()
+        p.run(rounds=20)
+        assert p.s.request_key_update(p.now), n
+        p.run(until=lambda: p.s.counters["key_updates_rx"] >= n)
+        assert p.s.counters["key_updates_rx"] >= n, p.s.counters
+    assert refused == [2]
+    n = p.s.counters
+    assert n["offload_updates_deferred"] == 1 and n["offload_lost"] == 0, n
+    assert p.s.offloading("tx") and p.s._installed["tx"] >= 3
+    assert len(p.received["client"]) < len(data), "the transfer ended first"
+    p.run(rounds=20000, until=lambda: len(p.received["client"]) == len(data))
+    assert bytes(p.received["client"]) == data
+    assert p.s.counters["host_1rtt_aead_calls"] == 0 and p.s.counters["fallback"] == 0
     _no_plaintext(p, data)
 
 
