@@ -264,6 +264,8 @@ class OffloadedConnection:
             "offload_lost": 0,
             "offload_updates_deferred": 0,
         }
+        # the packet bytes one DATA_TRAIN can carry on the host link (0: no trains)
+        self._train_cap = port.train_capacity() if hasattr(port, "train_capacity") else 0
         self.bytes_sent = 0  #: UDP payload bytes aioquic wrote, whichever way they left
         self.offload_counters = {"tx_packets": 0, "rx_packets": 0, "close_errors": 0}
         self.close_error: Optional[BaseException] = None
@@ -563,13 +565,45 @@ class OffloadedConnection:
                 out = []
             found = held
             frames = [(self.index, pn, h + p) for (_i, _o, h, p, pn, _g) in found]
-            sent = self.port.send_data(frames)
+            sent = self._send_frames(frames)
             self.counters["offload_tx_packets"] += sent
             self.counters["offload_tx_failures"] += len(frames) - sent
         # the offload moves to a generation with the first packet of its phase
         self._offload_gen["tx"] = max([self._offload_gen["tx"]] + [g for *_r, g in found])
         self._install_next("tx")
         return [d for d in out if d is not None]
+
+    def _send_frames(self, frames: List[Tuple[int, int, bytes]]) -> int:
+        """dpdk: the flush's 1-RTT packets to the offload, in order. A run of
+        packets with consecutive PNs, all of the first one's size but a
+        shorter last (what aioquic writes for a stream), goes as one
+        DATA_TRAIN frame up to the host link's capacity (one frame instead of
+        one per packet: docs/protocol.md §4.2.1); a packet alone as
+        DATA_TO_OFFLOAD. Returns how many packets the host link took."""
+        cap = self._train_cap
+        sent = i = 0
+        while i < len(frames):
+            size = len(frames[i][2])
+            j, total = i + 1, size
+            while (
+                j < len(frames)
+                and frames[j][1] == frames[j - 1][1] + 1
+                and len(frames[j - 1][2]) == size
+                and len(frames[j][2]) <= size
+                and total + len(frames[j][2]) <= cap
+            ):
+                total += len(frames[j][2])
+                j += 1
+            if j - i > 1:
+                run = [p for _x, _pn, p in frames[i:j]]
+                ok = self.port.send_train([(self.index, frames[i][1], run)]) == 1
+            else:
+                ok = self.port.send_data(frames[i:j]) == 1
+            if not ok:  # the host link is full: the rest is lost too
+                break
+            sent += j - i
+            i = j
+        return sent
 
     # ------------------------------------------------------------ RX
 

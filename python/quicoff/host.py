@@ -60,6 +60,7 @@ ETH_P_QUICOFF = wire.ETHERTYPE_SIGNAL
 PACKET_OUTGOING = 4  # <linux/if_packet.h>
 SOL_PACKET = 263
 PACKET_IGNORE_OUTGOING = 23
+SIOCGIFMTU = 0x8921  # <linux/sockios.h>: an interface's MTU
 
 REQUEST_KINDS = ("add", "update", "remove", "query")
 
@@ -438,6 +439,24 @@ class OffloadPort:
         self.counters["data_sent"] += sent
         self.counters["packets_sent"] += sent
         return sent
+
+    def train_capacity(self) -> int:
+        """The most packet bytes one DATA_TRAIN frame can carry on this host
+        link: the interface's MTU less the train header, at most 65535 (0
+        with a socket of the caller's, whose link is unknown). A 1,500-byte
+        link takes one full-size QUIC packet: no train is worth it there."""
+        if not self.ifname:
+            return 0
+        import fcntl
+        import struct
+
+        try:
+            req = struct.pack("16sI", self.ifname.encode()[:15], 0)
+            mtu = struct.unpack("16sI", fcntl.ioctl(self.sock, SIOCGIFMTU, req))[1]
+        except OSError:
+            return 0
+        header = len(wire.DataTrain(packets=[b"x"]).header())
+        return max(0, min(mtu - len(self._eth_data) + 14, 65535 + header) - header)
 
     def send_train(
         self, trains: Iterable[Tuple[int, int, List[bytes]]], segment_size: Optional[int] = None
