@@ -539,7 +539,7 @@ def test_an_unacknowledged_update_puts_the_connection_on_aioquics_keys(certs):
 
 
 def test_an_update_that_overtakes_the_data_is_sent_again(certs):
-    """quicoff-dpdk queues control requests and data frames apart, so the
+    """The offload application queues control requests and data frames apart, so the
     UPDATE of the generation after can reach the table before the frame
     that moves the TX entry, which then refuses it as two generations ahead
     (invalid_argument, nothing changed). The seam sends it again at the next
