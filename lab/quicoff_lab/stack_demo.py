@@ -770,7 +770,11 @@ def tshark_short_packets(pcap: str, keylog: str, port: int = PORT) -> dict:
     want = "quic.short || (udp.srcport==%d && quic.long.packet_type==0)" % port
     p = subprocess.run(
         ["tshark", "-r", pcap, "-o", "tls.keylog_file:%s" % keylog, "-d"]
-        + ["udp.port==%d,quic" % port, "-Y", want, "-T", "fields", "-E", "occurrence=a", "-e"]
+        # HTTP/3 is not looked at, and dissecting it (100 MB streams) made
+        # tshark over a full run's capture take more than an hour; without
+        # it, 5.5x faster on the quick capture, the same QUIC fields
+        + ["udp.port==%d,quic" % port, "--disable-protocol", "http3"]
+        + ["-Y", want, "-T", "fields", "-E", "occurrence=a", "-e"]
         + ["frame.number", "-e", "udp.srcport", "-e", "udp.dstport", "-e", "quic.header_form"]
         + ["-e", "quic.remaining_payload", "-e", "quic.decryption_failed"]
         + ["-e", "quic.frame_type"],
