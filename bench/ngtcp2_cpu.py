@@ -179,28 +179,9 @@ def main():
         sys.exit("gtlsclient missing: apt-get install ngtcp2-client")
     with tempfile.TemporaryDirectory(prefix="qo-h3-bench-") as tmp:
         work = Path(tmp)
-        subprocess.run(
-            [
-                "openssl",
-                "req",
-                "-x509",
-                "-newkey",
-                "ec",
-                "-pkeyopt",
-                "ec_paramgen_curve:P-256",
-                "-nodes",
-                "-keyout",
-                str(work / "key.pem"),
-                "-out",
-                str(work / "cert.pem"),
-                "-days",
-                "2",
-                "-subj",
-                "/CN=localhost",
-            ],
-            check=True,
-            capture_output=True,
-        )
+        from quicoff_lab.certs import self_signed
+
+        self_signed(work)
         (work / "htdocs").mkdir()
         name = "f%dm" % args.size_mb
         body = os.urandom(args.size_mb << 20)

@@ -37,6 +37,7 @@ from typing import Callable, Dict, List, Optional
 
 from . import links
 from . import testbed as tbm
+from .certs import self_signed
 from .checkout import repo_root
 
 GB = 1e9
@@ -228,14 +229,7 @@ class Site:
         os.makedirs(self.htdocs, exist_ok=True)
         self.key = os.path.join(self.dir, "key.pem")
         self.cert = os.path.join(self.dir, "cert.pem")
-        subprocess.run(
-            ["openssl", "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256"]
-            + ["-nodes", "-keyout", self.key, "-out", self.cert, "-days", "2"]
-            + ["-subj", "/CN=localhost"],
-            check=True,
-            capture_output=True,
-            timeout=30,
-        )
+        self_signed(self.dir)
         files = dict(self.sizes)
         files.update({small_name(i): SMALL_SIZE for i in range(SMALL_REQUESTS)})
         for name, size in files.items():

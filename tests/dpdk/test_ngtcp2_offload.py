@@ -84,12 +84,9 @@ def site(tmp_path_factory):
             "libnghttp3-dev and libgnutls28-dev are installed" % SERVER
         )
     d = tmp_path_factory.mktemp("h3dpdk")
-    subprocess.run(
-        [OPENSSL, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:P-256",
-         "-nodes", "-keyout", str(d / "key.pem"), "-out", str(d / "cert.pem"), "-days", "2",
-         "-subj", "/CN=localhost"],
-        check=True, capture_output=True, timeout=30,
-    )  # fmt: skip
+    from quicoff_lab.certs import self_signed
+
+    self_signed(d)  # fmt: skip
     (d / "htdocs").mkdir()
     for name, size in SIZES.items():
         (d / "htdocs" / name).write_bytes(os.urandom(size))

@@ -54,29 +54,9 @@ TIMEOUT = 180
 def certs(tmp_path_factory):
     assert OPENSSL, "openssl not found"
     d = tmp_path_factory.mktemp("aioquic")
-    subprocess.run(
-        [
-            OPENSSL,
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-keyout",
-            str(d / "key.pem"),
-            "-out",
-            str(d / "cert.pem"),
-            "-days",
-            "2",
-            "-subj",
-            "/CN=localhost",
-        ],
-        check=True,
-        capture_output=True,
-        timeout=30,
-    )
+    from quicoff_lab.certs import self_signed
+
+    self_signed(d)
     return d
 
 

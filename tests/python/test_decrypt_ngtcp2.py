@@ -100,29 +100,9 @@ def free_port(family):
 def site(tmp_path_factory):
     require()
     d = tmp_path_factory.mktemp("ngtcp2")
-    subprocess.run(
-        [
-            OPENSSL,
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-keyout",
-            str(d / "key.pem"),
-            "-out",
-            str(d / "cert.pem"),
-            "-days",
-            "2",
-            "-subj",
-            "/CN=localhost",
-        ],
-        check=True,
-        capture_output=True,
-        timeout=30,
-    )
+    from quicoff_lab.certs import self_signed
+
+    self_signed(d)
     (d / "htdocs").mkdir()
     (d / "htdocs" / "f").write_bytes(os.urandom(FILE_SIZE))
     return d

@@ -67,29 +67,9 @@ def site(tmp_path_factory):
     assert GTLSCLIENT, "gtlsclient not found: apt-get install ngtcp2-client"
     assert OPENSSL, "openssl not found"
     d = tmp_path_factory.mktemp("h3")
-    subprocess.run(
-        [
-            OPENSSL,
-            "req",
-            "-x509",
-            "-newkey",
-            "ec",
-            "-pkeyopt",
-            "ec_paramgen_curve:P-256",
-            "-nodes",
-            "-keyout",
-            str(d / "key.pem"),
-            "-out",
-            str(d / "cert.pem"),
-            "-days",
-            "2",
-            "-subj",
-            "/CN=localhost",
-        ],
-        check=True,
-        capture_output=True,
-        timeout=30,
-    )
+    from quicoff_lab.certs import self_signed
+
+    self_signed(d)
     (d / "htdocs").mkdir()
     for name, size in SIZES.items():
         (d / "htdocs" / name).write_bytes(os.urandom(size))
