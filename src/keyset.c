@@ -110,8 +110,32 @@ void qo_keyset_free(const struct quicoff_table *t, struct qo_keyset *ks)
             ks->aead->dispose(ks->phase[p].aead_ctx);
     if (ks->hp_ctx)
         ks->hp->dispose(ks->hp_ctx);
+    /* read before the wipe clears them */
+    bool in_pool = ks->in_pool;
+    unsigned suite = ks->suite;
     qo_secure_zero(ks, ks->alloc_size);
-    free(ks);
+    if (in_pool)
+        qo_block_pool_put(&t->keyset_pools[suite], ks);
+    else
+        free(ks);
+}
+
+struct qo_block_pool *qo_keyset_pools_new(void)
+{
+    struct qo_block_pool *pools = malloc(sizeof(*pools) * QUICOFF_SUITE_COUNT);
+    if (pools)
+        for (unsigned i = 0; i < QUICOFF_SUITE_COUNT; i++)
+            qo_block_pool_init(&pools[i]);
+    return pools;
+}
+
+void qo_keyset_pools_free(struct qo_block_pool *pools)
+{
+    if (!pools)
+        return;
+    for (unsigned i = 0; i < QUICOFF_SUITE_COUNT; i++)
+        qo_block_pool_fini(&pools[i]);
+    free(pools);
 }
 
 static void release_keyset(struct qo_retire_node *n, void *owner)
@@ -125,10 +149,15 @@ static struct qo_keyset *keyset_alloc(const struct quicoff_table *t, quicoff_sui
     const qo_hp_algo_t *hp = t->backend->hp[suite];
     size_t actx = qo_round_up(aead->ctx_size), hctx = qo_round_up(hp->ctx_size);
     size_t size = qo_round_up(sizeof(struct qo_keyset)) + 2 * actx + hctx;
-    struct qo_keyset *ks = aligned_alloc(QO_CACHE_LINE, size);
+    /* A large table's keysets share huge pages (block_pool.h): a packet's
+     * keyset read then rarely misses the TLB as well as the cache. */
+    struct qo_keyset *ks = t->keyset_pools ? qo_block_pool_get(&t->keyset_pools[suite], size)
+                                           : aligned_alloc(QO_CACHE_LINE, size);
     if (!ks)
         return NULL;
-    memset(ks, 0, size);
+    if (!t->keyset_pools)
+        memset(ks, 0, size);
+    ks->in_pool = t->keyset_pools != NULL;
     ks->alloc_size = size;
     ks->aead = aead;
     ks->hp = hp;

@@ -18,6 +18,10 @@ quicoff_status_t qo_keyset_build(struct quicoff_table *t, const struct quicoff_c
 struct qo_keyset *qo_keyset_clone(const struct quicoff_table *t, const struct qo_keyset *old);
 /* Zeroes and frees ks (NULL: nothing), retiring the keys it owns. */
 void qo_keyset_free(const struct quicoff_table *t, struct qo_keyset *ks);
+/* The per-suite keyset pools of a large table (quicoff_table.keyset_pools),
+ * and their release once every keyset has gone back. */
+struct qo_block_pool *qo_keyset_pools_new(void);
+void qo_keyset_pools_free(struct qo_block_pool *pools);
 /* Installs raw keys of generation gen in its phase slot (context set up). */
 quicoff_status_t qo_keyset_install(struct qo_keyset *ks, uint32_t gen, const uint8_t *key,
                                    const uint8_t *iv);

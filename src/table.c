@@ -43,6 +43,8 @@ struct quicoff_table *quicoff_table_create(const struct quicoff_table_config *cf
     t->slots = qo_alloc_big_zeroed(sizeof(struct qo_slot) * t->capacity);
     t->free_slots = malloc(sizeof(uint32_t) * t->capacity);
     t->workers = calloc(t->max_workers, sizeof(*t->workers));
+    if (t->prefetch_levels && !(t->keyset_pools = qo_keyset_pools_new()))
+        goto fail;
     uint64_t cells = 16;
     while (cells < (uint64_t)t->capacity * 2)
         cells <<= 1;
@@ -63,6 +65,7 @@ struct quicoff_table *quicoff_table_create(const struct quicoff_table_config *cf
         *err = QUICOFF_OK;
     return t;
 fail:
+    qo_keyset_pools_free(t->keyset_pools);
     free(t->slots);
     free(t->free_slots);
     free(t->workers);
@@ -88,6 +91,7 @@ void quicoff_table_destroy(struct quicoff_table *t)
     qo_epoch_fini(&t->epoch, t);
     for (uint32_t i = 0; i < t->capacity; i++)
         qo_keyset_free(t, atomic_load_explicit(&t->slots[i].ks, memory_order_relaxed));
+    qo_keyset_pools_free(t->keyset_pools); /* after the last keyset went back */
     free(atomic_load_explicit(&t->index, memory_order_relaxed));
     free(t->slots);
     free(t->free_slots);

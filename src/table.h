@@ -20,6 +20,7 @@
 #ifndef QUICOFF_TABLE_H
 #define QUICOFF_TABLE_H
 
+#include "block_pool.h"
 #include "crypto.h"
 #include "epoch.h"
 #include "quicoff/quicoff.h"
@@ -80,6 +81,7 @@ struct qo_keyset {
     uint8_t phase_key[2][QUICOFF_MAX_KEY_LEN]; /* kept to rebuild contexts on update */
     uint8_t hp_key[QUICOFF_MAX_KEY_LEN];
     size_t alloc_size;
+    uint8_t in_pool; /* from the table's keyset_pools, not aligned_alloc */
     /* Per phase slot: the key's identity for split-API callers (key hooks).
      * Kept out of qo_keyslot so the burst path's layout is unchanged. A
      * cloned keyset shares its keys' IDs with the original; `owner` says
@@ -160,6 +162,10 @@ struct quicoff_table {
      * than the misses they hide. */
     bool prefetch_levels;
     uint64_t hash_seed;
+    /* The keysets of such a table, one pool per suite (block sizes differ),
+     * on huge pages (block_pool.h); NULL for a table that fits the cache,
+     * whose keysets come from aligned_alloc. */
+    struct qo_block_pool *keyset_pools;
     _Atomic(struct qo_index *) index;
     const qo_backend_t *backend;
     struct qo_epoch epoch;
