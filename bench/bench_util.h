@@ -45,14 +45,14 @@ static inline double bench_clock_cost_ns(void)
     return v[N / 2];
 }
 
-static int bench_cmp_double(const void *a, const void *b)
+static inline int bench_cmp_double(const void *a, const void *b)
 {
     double x = *(const double *)a, y = *(const double *)b;
     return (x > y) - (x < y);
 }
 
 /* Median, min and max of v[0..n); v is left unchanged. */
-static void bench_stats(const double *v, unsigned n, double *med, double *min, double *max)
+static inline void bench_stats(const double *v, unsigned n, double *med, double *min, double *max)
 {
     double s[64];
 
@@ -100,7 +100,7 @@ static inline uint64_t bench_rand(uint64_t *state)
     return z ^ (z >> 31);
 }
 
-static void bench_fill(uint64_t *state, uint8_t *p, size_t n)
+static inline void bench_fill(uint64_t *state, uint8_t *p, size_t n)
 {
     while (n) {
         uint64_t r = bench_rand(state);
@@ -113,7 +113,7 @@ static void bench_fill(uint64_t *state, uint8_t *p, size_t n)
 
 /* The CPUs this process may run on (its affinity mask at start), in
  * ascending order; returns how many (0 on error). */
-static unsigned bench_allowed_cpus(int *out, unsigned max)
+static inline unsigned bench_allowed_cpus(int *out, unsigned max)
 {
     cpu_set_t set;
     unsigned n = 0;
@@ -129,7 +129,7 @@ static unsigned bench_allowed_cpus(int *out, unsigned max)
 
 /* Pins the calling thread (Linux: sched_setaffinity(0) is per thread) to one
  * CPU. Returns 0, or -1 with the reason in why. */
-static int bench_pin_cpu(int cpu, char *why, size_t why_len)
+static inline int bench_pin_cpu(int cpu, char *why, size_t why_len)
 {
     cpu_set_t set;
 
@@ -160,7 +160,7 @@ static inline long bench_rss_mib(void)
 
 /* "model name" from /proc/cpuinfo and which of the flags that matter for
  * AES-GCM / ChaCha20 code paths the CPU reports. */
-static void bench_cpu_info(char *model, size_t model_len, char *flags, size_t flags_len)
+static inline void bench_cpu_info(char *model, size_t model_len, char *flags, size_t flags_len)
 {
     static const char *const want[] = {"aes",        "pclmulqdq", "avx",      "avx2",
                                        "avx512f",    "avx512vl",  "avx512bw", "vaes",

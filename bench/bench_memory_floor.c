@@ -1,0 +1,183 @@
+/* SPDX-License-Identifier: Apache-2.0 */
+/*
+ * quicoff-bench-memory-floor: what the memory system alone costs per packet
+ * when every packet's entry is a cache miss (a million active connections,
+ * docs/benchmarks.md), for the engine's layout and for layouts it could
+ * have: no crypto, no parsing, only the loads.
+ *
+ * Each packet walks four dependent levels, as unprotect does: its index
+ * cell (one line), its slot, its keyset's hot lines, then the key schedules
+ * the keyset leads to. A burst of 32 packets asks for one level of all its
+ * packets (prefetch) before it reads that level for any, the engine's
+ * level-by-level prefetch (protect.c), so the misses of a level overlap.
+ * Connections are drawn uniformly at random from N (default 10^6); every
+ * structure is on transparent huge pages, as the engine's are.
+ *
+ * The line counts per layout (64 B AES-128-GCM, short header) are the ones
+ * docs/benchmarks.md reasons out: a layout's figure is the floor under
+ * quicoff-bench's 10^6-active figure for an engine with that layout.
+ *
+ * usage: quicoff-bench-memory-floor [--connections N] [--repeats R] [--json FILE]
+ */
+#include "bench_util.h"
+
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#define BURST 32
+#define HUGE_PAGE ((size_t)2 << 20)
+
+struct layout {
+    const char *name;
+    const char *what;
+    unsigned slot_lines, keyset_lines, schedule_lines;
+};
+
+static const struct layout layouts[] = {
+    {"engine", "today: slot 2 lines, keyset 3, HP round keys 3, GCM round keys and H powers 7", 2,
+     3, 10},
+    {"schedules-trimmed", "GCM context with nr beside the round keys: 6 GCM lines", 2, 3, 9},
+    {"compact-entry", "slot and keyset hot parts 1 and 2 lines, schedules as today", 1, 2, 10},
+    {"keys-on-the-fly", "raw keys in the keyset (5 lines), schedules expanded per packet", 2, 5,
+     0},
+    {"minimum", "index cell, 1 slot line, 2 keyset lines, nothing else", 1, 2, 0},
+};
+
+static void *huge_zeroed(size_t size)
+{
+    size = (size + HUGE_PAGE - 1) & ~(HUGE_PAGE - 1);
+    void *p = aligned_alloc(HUGE_PAGE, size);
+    if (!p) {
+        perror("aligned_alloc");
+        exit(1);
+    }
+    (void)madvise(p, size, MADV_HUGEPAGE);
+    memset(p, 1, size);
+    return p;
+}
+
+static uint64_t rng = 0x9E3779B97F4A7C15u;
+
+static inline uint32_t next_conn(uint32_t n)
+{
+    rng ^= rng << 13;
+    rng ^= rng >> 7;
+    rng ^= rng << 17;
+    return (uint32_t)(rng % n);
+}
+
+static inline void prefetch_lines(const uint8_t *p, unsigned lines)
+{
+    for (unsigned l = 0; l < lines; l++)
+        __builtin_prefetch(p + 64 * l);
+}
+
+static inline uint64_t read_lines(const uint8_t *p, unsigned lines)
+{
+    uint64_t s = 0;
+    for (unsigned l = 0; l < lines; l++)
+        s += p[64 * l];
+    return s;
+}
+
+/* ns per packet of one window of at least min_ns. */
+static double run(const struct layout *L, uint32_t n, uint8_t *cells, uint8_t *slots,
+                  uint8_t *keysets, size_t keyset_size, uint64_t min_ns, uint64_t *sink)
+{
+    uint32_t idx[BURST];
+    uint64_t packets = 0, t0 = bench_now_ns(), t = t0, s = 0;
+    while (t - t0 < min_ns) {
+        for (int round = 0; round < 64; round++) {
+            for (int i = 0; i < BURST; i++) {
+                idx[i] = next_conn(n);
+                __builtin_prefetch(cells + (size_t)idx[i] * 2 * 64); /* 2 cells per entry */
+            }
+            for (int i = 0; i < BURST; i++) {
+                s += cells[(size_t)idx[i] * 2 * 64];
+                prefetch_lines(slots + (size_t)idx[i] * 128, L->slot_lines);
+            }
+            for (int i = 0; i < BURST; i++) {
+                s += read_lines(slots + (size_t)idx[i] * 128, L->slot_lines);
+                prefetch_lines(keysets + (size_t)idx[i] * keyset_size, L->keyset_lines);
+            }
+            for (int i = 0; i < BURST; i++) {
+                const uint8_t *ks = keysets + (size_t)idx[i] * keyset_size;
+                s += read_lines(ks, L->keyset_lines);
+                prefetch_lines(ks + 64 * L->keyset_lines, L->schedule_lines);
+            }
+            for (int i = 0; i < BURST; i++)
+                s += read_lines(keysets + (size_t)idx[i] * keyset_size + 64 * L->keyset_lines,
+                                L->schedule_lines);
+            packets += BURST;
+        }
+        t = bench_now_ns();
+    }
+    *sink += s;
+    return (double)(t - t0) / (double)packets;
+}
+
+int main(int argc, char **argv)
+{
+    uint32_t n = 1000000;
+    unsigned repeats = 7;
+    const char *json = NULL;
+    for (int i = 1; i < argc; i++) {
+        if (!strcmp(argv[i], "--connections") && i + 1 < argc)
+            n = (uint32_t)strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--repeats") && i + 1 < argc)
+            repeats = (unsigned)strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--json") && i + 1 < argc)
+            json = argv[++i];
+        else {
+            fprintf(stderr, "usage: %s [--connections N] [--repeats R] [--json FILE]\n", argv[0]);
+            return 2;
+        }
+    }
+    if (n == 0 || repeats == 0 || repeats > 64) {
+        fprintf(stderr, "connections >= 1, repeats 1..64\n");
+        return 2;
+    }
+    const size_t keyset_size = 1664; /* an AES-128-GCM keyset of the engine */
+    uint8_t *cells = huge_zeroed((size_t)n * 2 * 64);
+    uint8_t *slots = huge_zeroed((size_t)n * 128);
+    uint8_t *keysets = huge_zeroed((size_t)n * keyset_size);
+    size_t nl = sizeof(layouts) / sizeof(layouts[0]);
+    double v[sizeof(layouts) / sizeof(layouts[0])][64];
+    uint64_t sink = 0;
+    for (unsigned r = 0; r < repeats; r++) /* interleaved: every layout in each round */
+        for (size_t k = 0; k < nl; k++)
+            v[k][r] = run(&layouts[k], n, cells, slots, keysets, keyset_size, 100000000, &sink);
+    FILE *jf = json ? fopen(json, "w") : NULL;
+    if (json && !jf) {
+        perror(json);
+        return 1;
+    }
+    printf("%u connections, bursts of %d, %u interleaved rounds of 100 ms; ns per packet\n", n,
+           BURST, repeats);
+    printf("%-18s %5s %8s %8s %8s  %s\n", "layout", "lines", "median", "min", "max", "what");
+    if (jf)
+        fprintf(jf,
+                "{\"tool\": \"quicoff-bench-memory-floor\", \"connections\": %u, \"burst\": %d, "
+                "\"repeats\": %u, \"layouts\": [",
+                n, BURST, repeats);
+    for (size_t k = 0; k < nl; k++) {
+        const struct layout *L = &layouts[k];
+        unsigned lines = 1 + L->slot_lines + L->keyset_lines + L->schedule_lines;
+        double med, min, max;
+        bench_stats(v[k], repeats, &med, &min, &max);
+        printf("%-18s %5u %8.1f %8.1f %8.1f  %s\n", L->name, lines, med, min, max, L->what);
+        if (jf)
+            fprintf(jf,
+                    "%s{\"name\": \"%s\", \"lines\": %u, \"ns_median\": %.2f, \"ns_min\": %.2f, "
+                    "\"ns_max\": %.2f}",
+                    k ? ", " : "", L->name, lines, med, min, max);
+    }
+    if (jf) {
+        fprintf(jf, "], \"checksum\": %llu}\n", (unsigned long long)sink);
+        fclose(jf);
+    }
+    return 0;
+}
