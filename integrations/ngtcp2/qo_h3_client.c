@@ -26,15 +26,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
 #include <nghttp3/nghttp3.h>
 #include <ngtcp2/ngtcp2.h>
 #include <ngtcp2/ngtcp2_crypto.h>
-#include <ngtcp2/ngtcp2_crypto_gnutls.h>
 
+#include "h3_conn_cb.h"
 #include "h3_dpdk.h"
 #include "h3_offload.h"
+#include "h3_tls.h"
 
 #define CID_LEN 16
 #define MAX_UDP_PAYLOAD 1452
@@ -52,123 +52,14 @@ struct client {
     gnutls_certificate_credentials_t cred;
     const char *priority;
     ngtcp2_conn *conn;
-    ngtcp2_crypto_conn_ref conn_ref;
-    gnutls_session_t session;
+    struct qo_h3_tls tls;
     nghttp3_conn *h3;
     ngtcp2_cid scid;
-    uint8_t app_rx_secret[64], app_tx_secret[64], app_tx_iv[64];
-    bool have_rx, have_tx;
     uint64_t body_bytes;
     struct qo_offload off;
 };
 
-static ngtcp2_tstamp now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (ngtcp2_tstamp)ts.tv_sec * NGTCP2_SECONDS + (ngtcp2_tstamp)ts.tv_nsec;
-}
-
-static void rand_bytes(uint8_t *p, size_t n)
-{
-    if (gnutls_rnd(GNUTLS_RND_RANDOM, p, n) != 0)
-        abort(); /* no randomness: nothing safe left to do */
-}
-
 /* ------------------------------------------------------------------ TLS */
-
-static ngtcp2_conn *get_conn(ngtcp2_crypto_conn_ref *ref)
-{
-    return ((struct client *)ref->user_data)->conn;
-}
-
-/* As qo-h3-server's: ngtcp2 installs each level's keys, and at 1-RTT the
- * offload gets the same secrets (TX keyed by the server's CID, RX by ours). */
-static int secret_cb(gnutls_session_t session, gnutls_record_encryption_level_t glevel,
-                     const void *rx_secret, const void *tx_secret, size_t secretlen)
-{
-    ngtcp2_crypto_conn_ref *ref = gnutls_session_get_ptr(session);
-    struct client *cl = ref->user_data;
-    ngtcp2_crypto_level level = ngtcp2_crypto_gnutls_from_gnutls_record_encryption_level(glevel);
-    bool app = level == NGTCP2_CRYPTO_LEVEL_APPLICATION;
-    if (secretlen > sizeof(cl->app_rx_secret))
-        return -1;
-    if (rx_secret) {
-        if (ngtcp2_crypto_derive_and_install_rx_key(cl->conn, NULL, NULL, NULL, level, rx_secret,
-                                                    secretlen) != 0)
-            return -1;
-        if (app) {
-            memcpy(cl->app_rx_secret, rx_secret, secretlen);
-            cl->have_rx = true;
-        }
-    }
-    if (tx_secret) {
-        uint8_t *iv = app ? cl->app_tx_iv : NULL;
-        if (ngtcp2_crypto_derive_and_install_tx_key(cl->conn, NULL, iv, NULL, level, tx_secret,
-                                                    secretlen) != 0)
-            return -1;
-        if (app) {
-            memcpy(cl->app_tx_secret, tx_secret, secretlen);
-            cl->have_tx = true;
-        }
-    }
-    if (app && cl->have_rx && cl->have_tx && !cl->off.active) {
-        int rv = qo_offload_install(&cl->off, (int)gnutls_cipher_get(session),
-                                    ngtcp2_conn_get_negotiated_version(cl->conn),
-                                    cl->app_rx_secret, cl->app_tx_secret, secretlen, cl->app_tx_iv,
-                                    &cl->scid, ngtcp2_conn_get_dcid(cl->conn));
-        gnutls_memset(cl->app_rx_secret, 0, sizeof(cl->app_rx_secret));
-        gnutls_memset(cl->app_tx_secret, 0, sizeof(cl->app_tx_secret));
-        if (rv != 0)
-            return -1;
-    }
-    return 0;
-}
-
-static int keylog_cb(gnutls_session_t session, const char *label, const gnutls_datum_t *secret)
-{
-    ngtcp2_crypto_conn_ref *ref = gnutls_session_get_ptr(session);
-    struct client *cl = ref->user_data;
-    if (!cl->keylog)
-        return 0;
-    gnutls_datum_t crandom, srandom;
-    gnutls_session_get_random(session, &crandom, &srandom);
-    fprintf(cl->keylog, "%s ", label);
-    for (unsigned i = 0; i < crandom.size; i++)
-        fprintf(cl->keylog, "%02x", crandom.data[i]);
-    fputc(' ', cl->keylog);
-    for (unsigned i = 0; i < secret->size; i++)
-        fprintf(cl->keylog, "%02x", secret->data[i]);
-    fputc('\n', cl->keylog);
-    fflush(cl->keylog);
-    return 0;
-}
-
-static int tls_session_new(struct client *cl)
-{
-    if (gnutls_init(&cl->session, GNUTLS_CLIENT) != 0)
-        return -1;
-    const char *err = NULL;
-    if (gnutls_priority_set_direct(cl->session, cl->priority, &err) != 0) {
-        fprintf(stderr, "qo-h3-client: priority string error at %s\n", err ? err : "?");
-        return -1;
-    }
-    if (ngtcp2_crypto_gnutls_configure_client_session(cl->session) != 0)
-        return -1;
-    gnutls_handshake_set_secret_function(cl->session, secret_cb);
-    gnutls_session_set_keylog_function(cl->session, keylog_cb);
-    cl->conn_ref.get_conn = get_conn;
-    cl->conn_ref.user_data = cl;
-    gnutls_session_set_ptr(cl->session, &cl->conn_ref);
-    if (gnutls_credentials_set(cl->session, GNUTLS_CRD_CERTIFICATE, cl->cred) != 0)
-        return -1;
-    gnutls_datum_t alpn = {.data = (unsigned char *)"h3", .size = 2};
-    if (gnutls_alpn_set_protocols(cl->session, &alpn, 1, GNUTLS_ALPN_MANDATORY) != 0)
-        return -1;
-    gnutls_server_name_set(cl->session, GNUTLS_NAME_DNS, "localhost", 9);
-    ngtcp2_conn_set_tls_native_handle(cl->conn, cl->session);
-    return 0;
-}
 
 /* ------------------------------------------------------------- HTTP/3 */
 
@@ -311,20 +202,14 @@ static int extend_max_stream_data(ngtcp2_conn *conn, int64_t stream_id, uint64_t
     return nghttp3_conn_unblock_stream(cl->h3, stream_id) == 0 ? 0 : NGTCP2_ERR_CALLBACK_FAILURE;
 }
 
-static void rand_cb(uint8_t *dest, size_t destlen, const ngtcp2_rand_ctx *ctx)
-{
-    (void)ctx;
-    rand_bytes(dest, destlen);
-}
-
 static int get_new_connection_id(ngtcp2_conn *conn, ngtcp2_cid *cid, uint8_t *token, size_t cidlen,
                                  void *user_data)
 {
     (void)conn;
     (void)user_data;
-    rand_bytes(cid->data, cidlen);
+    qo_h3_rand(cid->data, cidlen);
     cid->datalen = cidlen;
-    rand_bytes(token, NGTCP2_STATELESS_RESET_TOKENLEN);
+    qo_h3_rand(token, NGTCP2_STATELESS_RESET_TOKENLEN);
     return 0;
 }
 
@@ -348,7 +233,7 @@ static int conn_new(struct client *cl)
         .stream_close = stream_close,
         .extend_max_stream_data = extend_max_stream_data,
         .recv_retry = ngtcp2_crypto_recv_retry_cb,
-        .rand = rand_cb,
+        .rand = qo_h3_rand_cb,
         .get_new_connection_id = get_new_connection_id,
         .update_key = qo_offload_update_key,
         .delete_crypto_aead_ctx = ngtcp2_crypto_delete_crypto_aead_ctx_cb,
@@ -358,7 +243,7 @@ static int conn_new(struct client *cl)
     };
     ngtcp2_settings settings;
     ngtcp2_settings_default(&settings);
-    settings.initial_ts = now_ns();
+    settings.initial_ts = qo_h3_now();
     settings.max_tx_udp_payload_size = MAX_UDP_PAYLOAD;
     settings.no_pmtud = 1;
     ngtcp2_transport_params params;
@@ -370,9 +255,9 @@ static int conn_new(struct client *cl)
     params.max_idle_timeout = 30 * NGTCP2_SECONDS;
     ngtcp2_cid dcid;
     dcid.datalen = 18;
-    rand_bytes(dcid.data, dcid.datalen);
+    qo_h3_rand(dcid.data, dcid.datalen);
     cl->scid.datalen = CID_LEN;
-    rand_bytes(cl->scid.data, CID_LEN);
+    qo_h3_rand(cl->scid.data, CID_LEN);
     /* the dpdk backend builds the TX entry's encapsulation from these */
     memcpy(&cl->off.local, &cl->local, sizeof(cl->local));
     memcpy(&cl->off.remote, &cl->remote, sizeof(cl->remote));
@@ -383,7 +268,11 @@ static int conn_new(struct client *cl)
     if (ngtcp2_conn_client_new(&cl->conn, &dcid, &cl->scid, &path, NGTCP2_PROTO_VER_V1, &cb,
                                &settings, &params, NULL, cl) != 0)
         return -1;
-    return tls_session_new(cl);
+    cl->tls.conn = &cl->conn;
+    cl->tls.off = &cl->off;
+    cl->tls.scid = &cl->scid;
+    cl->tls.keylog = cl->keylog;
+    return qo_h3_tls_start(&cl->tls, false, cl->priority, cl->cred, "localhost", "qo-h3-client");
 }
 
 /* ------------------------------------------------------------------ I/O */
@@ -410,7 +299,7 @@ static int write_conn(struct client *cl)
     ngtcp2_path_storage ps;
     ngtcp2_path_storage_zero(&ps);
     ngtcp2_pkt_info pi;
-    ngtcp2_tstamp ts = now_ns();
+    ngtcp2_tstamp ts = qo_h3_now();
     for (unsigned budget = 0; budget < 256;) {
         if (cl->key_update_wanted && ngtcp2_conn_get_handshake_completed(cl->conn) &&
             ngtcp2_conn_initiate_key_update(cl->conn, ts) == 0)
@@ -474,7 +363,7 @@ static int read_pkt(struct client *cl, uint8_t *data, size_t len, bool opened)
         qo_offload_rx_opened(&cl->off, data, len);
     else
         qo_offload_rx_begin(&cl->off, data, len, CID_LEN);
-    int rv = ngtcp2_conn_read_pkt(cl->conn, &path, &pi, data, len, now_ns());
+    int rv = ngtcp2_conn_read_pkt(cl->conn, &path, &pi, data, len, qo_h3_now());
     qo_offload_rx_end(&cl->off);
     if (rv != 0) {
         fprintf(stderr, "qo-h3-client: read: %s\n", ngtcp2_strerror(rv));
@@ -534,7 +423,7 @@ static void close_conn(struct client *cl)
     struct qo_tx_batch b = {0};
     qo_offload_tx_begin(&cl->off);
     ngtcp2_ssize n = ngtcp2_conn_write_connection_close(cl->conn, &ps.path, &pi, txbuf[0],
-                                                        MAX_UDP_PAYLOAD, &ccerr, now_ns());
+                                                        MAX_UDP_PAYLOAD, &ccerr, qo_h3_now());
     if (n > 0) {
         qo_offload_tx_end(&cl->off, &b, txbuf[0], (size_t)n);
         flush(cl, &b);
@@ -546,7 +435,7 @@ static int run(struct client *cl)
     if (write_conn(cl) != 0)
         return -1;
     while (!cl->done) {
-        ngtcp2_tstamp exp = ngtcp2_conn_get_expiry(cl->conn), t = now_ns();
+        ngtcp2_tstamp exp = ngtcp2_conn_get_expiry(cl->conn), t = qo_h3_now();
         int timeout = exp <= t ? 0 : (int)((exp - t + 999999) / 1000000);
         if (timeout > 1000)
             timeout = 1000;
@@ -571,7 +460,7 @@ static int run(struct client *cl)
             /* a download: the peer sends while the request is open */
             qo_dpdk_tick(&cl->off, cs.bytes_in_flight > 0 || (cl->h3 && !cl->done));
         }
-        t = now_ns();
+        t = qo_h3_now();
         if (ngtcp2_conn_get_expiry(cl->conn) <= t && ngtcp2_conn_handle_expiry(cl->conn, t) != 0)
             return -1; /* idle or handshake timeout */
         if (write_conn(cl) != 0)
@@ -760,10 +649,7 @@ int main(int argc, char **argv)
     qo_offload_free(&cl.off);
     if (cl.conn)
         ngtcp2_conn_del(cl.conn);
-    if (cl.session)
-        gnutls_deinit(cl.session);
-    gnutls_memset(cl.app_rx_secret, 0, sizeof(cl.app_rx_secret));
-    gnutls_memset(cl.app_tx_secret, 0, sizeof(cl.app_tx_secret));
+    qo_h3_tls_end(&cl.tls);
     gnutls_certificate_free_credentials(cl.cred);
     if (cl.out)
         fclose(cl.out);

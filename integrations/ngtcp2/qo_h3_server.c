@@ -38,15 +38,15 @@
 #include <time.h>
 #include <unistd.h>
 
-#include <gnutls/crypto.h>
 #include <gnutls/gnutls.h>
 #include <nghttp3/nghttp3.h>
 #include <ngtcp2/ngtcp2.h>
 #include <ngtcp2/ngtcp2_crypto.h>
-#include <ngtcp2/ngtcp2_crypto_gnutls.h>
 
+#include "h3_conn_cb.h"
 #include "h3_dpdk.h"
 #include "h3_offload.h"
+#include "h3_tls.h"
 
 #define CID_LEN 16
 #define MAX_UDP_PAYLOAD 1452
@@ -74,13 +74,9 @@ struct server {
     const char *priority;
     /* the connection */
     ngtcp2_conn *conn;
-    ngtcp2_crypto_conn_ref conn_ref;
-    gnutls_session_t session;
+    struct qo_h3_tls tls;
     nghttp3_conn *h3;
     ngtcp2_cid scid;
-    uint8_t app_rx_secret[64], app_tx_secret[64], app_tx_iv[64];
-    size_t app_secret_len;
-    bool have_rx, have_tx;
     uint64_t stream_bytes_sent, next_key_update;
     bool key_update_wanted;
     uint8_t reset_secret[32];
@@ -97,114 +93,7 @@ static void on_signal(int sig)
     stop_flag = 1;
 }
 
-static ngtcp2_tstamp now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (ngtcp2_tstamp)ts.tv_sec * NGTCP2_SECONDS + (ngtcp2_tstamp)ts.tv_nsec;
-}
-
-static void rand_bytes(uint8_t *p, size_t n)
-{
-    if (gnutls_rnd(GNUTLS_RND_RANDOM, p, n) != 0)
-        abort(); /* no randomness: nothing safe left to do */
-}
-
 /* ------------------------------------------------------------------ TLS */
-
-static ngtcp2_conn *get_conn(ngtcp2_crypto_conn_ref *ref)
-{
-    return ((struct server *)ref->user_data)->conn;
-}
-
-/* GnuTLS hands over each level's secrets here. ngtcp2 installs them as its
- * crypto library would; at 1-RTT the offload gets the same secrets. */
-static int secret_cb(gnutls_session_t session, gnutls_record_encryption_level_t glevel,
-                     const void *rx_secret, const void *tx_secret, size_t secretlen)
-{
-    ngtcp2_crypto_conn_ref *ref = gnutls_session_get_ptr(session);
-    struct server *sv = ref->user_data;
-    ngtcp2_crypto_level level = ngtcp2_crypto_gnutls_from_gnutls_record_encryption_level(glevel);
-    bool app = level == NGTCP2_CRYPTO_LEVEL_APPLICATION;
-    if (secretlen > sizeof(sv->app_rx_secret))
-        return -1;
-    if (rx_secret) {
-        if (ngtcp2_crypto_derive_and_install_rx_key(sv->conn, NULL, NULL, NULL, level, rx_secret,
-                                                    secretlen) != 0)
-            return -1;
-        if (app) {
-            memcpy(sv->app_rx_secret, rx_secret, secretlen);
-            sv->have_rx = true;
-        }
-    }
-    if (tx_secret) {
-        uint8_t *iv = app ? sv->app_tx_iv : NULL;
-        if (ngtcp2_crypto_derive_and_install_tx_key(sv->conn, NULL, iv, NULL, level, tx_secret,
-                                                    secretlen) != 0)
-            return -1;
-        if (app) {
-            memcpy(sv->app_tx_secret, tx_secret, secretlen);
-            sv->have_tx = true;
-        }
-    }
-    if (app && sv->have_rx && sv->have_tx && !sv->off.active) {
-        sv->app_secret_len = secretlen;
-        int rv = qo_offload_install(&sv->off, (int)gnutls_cipher_get(session),
-                                    ngtcp2_conn_get_negotiated_version(sv->conn),
-                                    sv->app_rx_secret, sv->app_tx_secret, secretlen, sv->app_tx_iv,
-                                    &sv->scid, ngtcp2_conn_get_dcid(sv->conn));
-        gnutls_memset(sv->app_rx_secret, 0, sizeof(sv->app_rx_secret));
-        gnutls_memset(sv->app_tx_secret, 0, sizeof(sv->app_tx_secret));
-        if (rv != 0)
-            return -1;
-    }
-    return 0;
-}
-
-static int keylog_cb(gnutls_session_t session, const char *label, const gnutls_datum_t *secret)
-{
-    ngtcp2_crypto_conn_ref *ref = gnutls_session_get_ptr(session);
-    struct server *sv = ref->user_data;
-    if (!sv->keylog)
-        return 0;
-    gnutls_datum_t crandom, srandom;
-    gnutls_session_get_random(session, &crandom, &srandom);
-    fprintf(sv->keylog, "%s ", label);
-    for (unsigned i = 0; i < crandom.size; i++)
-        fprintf(sv->keylog, "%02x", crandom.data[i]);
-    fputc(' ', sv->keylog);
-    for (unsigned i = 0; i < secret->size; i++)
-        fprintf(sv->keylog, "%02x", secret->data[i]);
-    fputc('\n', sv->keylog);
-    fflush(sv->keylog);
-    return 0;
-}
-
-static int tls_session_new(struct server *sv)
-{
-    if (gnutls_init(&sv->session, GNUTLS_SERVER) != 0)
-        return -1;
-    const char *err = NULL;
-    if (gnutls_priority_set_direct(sv->session, sv->priority, &err) != 0) {
-        fprintf(stderr, "qo-h3-server: priority string error at %s\n", err ? err : "?");
-        return -1;
-    }
-    if (ngtcp2_crypto_gnutls_configure_server_session(sv->session) != 0)
-        return -1;
-    /* after ngtcp2's configuration, which sets its own secret function */
-    gnutls_handshake_set_secret_function(sv->session, secret_cb);
-    gnutls_session_set_keylog_function(sv->session, keylog_cb);
-    sv->conn_ref.get_conn = get_conn;
-    sv->conn_ref.user_data = sv;
-    gnutls_session_set_ptr(sv->session, &sv->conn_ref);
-    if (gnutls_credentials_set(sv->session, GNUTLS_CRD_CERTIFICATE, sv->cred) != 0)
-        return -1;
-    gnutls_datum_t alpn = {.data = (unsigned char *)"h3", .size = 2};
-    if (gnutls_alpn_set_protocols(sv->session, &alpn, 1, GNUTLS_ALPN_MANDATORY) != 0)
-        return -1;
-    ngtcp2_conn_set_tls_native_handle(sv->conn, sv->session);
-    return 0;
-}
 
 /* ------------------------------------------------------------- HTTP/3 */
 
@@ -473,18 +362,12 @@ static int extend_max_stream_data(ngtcp2_conn *conn, int64_t stream_id, uint64_t
     return 0;
 }
 
-static void rand_cb(uint8_t *dest, size_t destlen, const ngtcp2_rand_ctx *ctx)
-{
-    (void)ctx;
-    rand_bytes(dest, destlen);
-}
-
 static int get_new_connection_id(ngtcp2_conn *conn, ngtcp2_cid *cid, uint8_t *token, size_t cidlen,
                                  void *user_data)
 {
     (void)conn;
     struct server *sv = user_data;
-    rand_bytes(cid->data, cidlen);
+    qo_h3_rand(cid->data, cidlen);
     cid->datalen = cidlen;
     if (ngtcp2_crypto_generate_stateless_reset_token(token, sv->reset_secret,
                                                      sizeof(sv->reset_secret), cid) != 0)
@@ -504,17 +387,11 @@ static void conn_free(struct server *sv)
         nghttp3_conn_del(sv->h3);
     if (sv->conn)
         ngtcp2_conn_del(sv->conn);
-    if (sv->session)
-        gnutls_deinit(sv->session);
     qo_offload_collect(&sv->off);
     qo_offload_reset_conn(&sv->off);
     sv->h3 = NULL;
     sv->conn = NULL;
-    sv->session = NULL;
-    /* a connection that ended before both 1-RTT secrets came leaves one here */
-    gnutls_memset(sv->app_rx_secret, 0, sizeof(sv->app_rx_secret));
-    gnutls_memset(sv->app_tx_secret, 0, sizeof(sv->app_tx_secret));
-    sv->have_rx = sv->have_tx = false;
+    qo_h3_tls_end(&sv->tls); /* after the connection: ngtcp2 holds the session */
 }
 
 static int conn_new(struct server *sv, const uint8_t *data, size_t len,
@@ -535,7 +412,7 @@ static int conn_new(struct server *sv, const uint8_t *data, size_t len,
         .stream_close = stream_close,
         .stream_reset = stream_reset,
         .extend_max_stream_data = extend_max_stream_data,
-        .rand = rand_cb,
+        .rand = qo_h3_rand_cb,
         .get_new_connection_id = get_new_connection_id,
         .update_key = qo_offload_update_key,
         .delete_crypto_aead_ctx = ngtcp2_crypto_delete_crypto_aead_ctx_cb,
@@ -545,7 +422,7 @@ static int conn_new(struct server *sv, const uint8_t *data, size_t len,
     };
     ngtcp2_settings settings;
     ngtcp2_settings_default(&settings);
-    settings.initial_ts = now_ns();
+    settings.initial_ts = qo_h3_now();
     settings.max_tx_udp_payload_size = MAX_UDP_PAYLOAD;
     settings.no_pmtud = 1;
     settings.cc_algo = NGTCP2_CC_ALGO_CUBIC;
@@ -563,7 +440,7 @@ static int conn_new(struct server *sv, const uint8_t *data, size_t len,
     params.original_dcid = hd.dcid;
 
     sv->scid.datalen = CID_LEN;
-    rand_bytes(sv->scid.data, CID_LEN);
+    qo_h3_rand(sv->scid.data, CID_LEN);
     memcpy(&sv->remote, peer, peerlen);
     sv->remotelen = peerlen;
     /* the dpdk backend builds the TX entry's encapsulation from these */
@@ -576,7 +453,11 @@ static int conn_new(struct server *sv, const uint8_t *data, size_t len,
     if (ngtcp2_conn_server_new(&sv->conn, &hd.scid, &sv->scid, &path, hd.version, &cb, &settings,
                                &params, NULL, sv) != 0)
         return -1;
-    if (tls_session_new(sv) != 0) {
+    sv->tls.conn = &sv->conn;
+    sv->tls.off = &sv->off;
+    sv->tls.scid = &sv->scid;
+    sv->tls.keylog = sv->keylog;
+    if (qo_h3_tls_start(&sv->tls, true, sv->priority, sv->cred, NULL, "qo-h3-server") != 0) {
         conn_free(sv);
         return -1;
     }
@@ -631,7 +512,7 @@ static int write_conn(struct server *sv)
     ngtcp2_path_storage ps;
     ngtcp2_path_storage_zero(&ps);
     ngtcp2_pkt_info pi;
-    ngtcp2_tstamp ts = now_ns();
+    ngtcp2_tstamp ts = qo_h3_now();
     for (unsigned budget = 0; budget < 256;) {
         if (sv->key_update_wanted && ngtcp2_conn_get_handshake_completed(sv->conn) &&
             ngtcp2_conn_initiate_key_update(sv->conn, ts) == 0)
@@ -706,7 +587,7 @@ static void close_conn(struct server *sv)
         struct qo_tx_batch b = {0};
         qo_offload_tx_begin(&sv->off);
         ngtcp2_ssize n = ngtcp2_conn_write_connection_close(sv->conn, &ps.path, &pi, txbuf[0],
-                                                            MAX_UDP_PAYLOAD, &ccerr, now_ns());
+                                                            MAX_UDP_PAYLOAD, &ccerr, qo_h3_now());
         if (n > 0) {
             qo_offload_tx_end(&sv->off, &b, txbuf[0], (size_t)n);
             flush(sv, &b);
@@ -731,7 +612,7 @@ static int read_pkt(struct server *sv, uint8_t *data, size_t len, const struct s
         qo_offload_rx_opened(&sv->off, data, len);
     else
         qo_offload_rx_begin(&sv->off, data, len, CID_LEN);
-    int rv = ngtcp2_conn_read_pkt(sv->conn, &path, &pi, data, len, now_ns());
+    int rv = ngtcp2_conn_read_pkt(sv->conn, &path, &pi, data, len, qo_h3_now());
     qo_offload_rx_end(&sv->off);
     if (rv != 0) {
         if (rv == NGTCP2_ERR_DRAINING || rv == NGTCP2_ERR_DROP_CONN) {
@@ -823,7 +704,7 @@ static int serve(struct server *sv)
             break;
         int timeout = 1000;
         if (sv->conn) {
-            ngtcp2_tstamp exp = ngtcp2_conn_get_expiry(sv->conn), t = now_ns();
+            ngtcp2_tstamp exp = ngtcp2_conn_get_expiry(sv->conn), t = qo_h3_now();
             timeout = exp <= t ? 0 : (int)((exp - t + 999999) / 1000000);
             if (timeout > 1000)
                 timeout = 1000;
@@ -847,7 +728,7 @@ static int serve(struct server *sv)
         if (dpdk)
             qo_dpdk_tick(&sv->off, bytes_in_flight(sv) > 0);
         if (sv->conn) {
-            ngtcp2_tstamp t = now_ns();
+            ngtcp2_tstamp t = qo_h3_now();
             if (ngtcp2_conn_get_expiry(sv->conn) <= t) {
                 int rv = ngtcp2_conn_handle_expiry(sv->conn, t);
                 if (rv != 0) {
@@ -1048,7 +929,7 @@ int main(int argc, char **argv)
         fprintf(stderr, "qo-h3-server: %s: %s\n", sv.keylog_path, strerror(errno));
         return 1;
     }
-    rand_bytes(sv.reset_secret, sizeof(sv.reset_secret));
+    qo_h3_rand(sv.reset_secret, sizeof(sv.reset_secret));
     if (gnutls_certificate_allocate_credentials(&sv.cred) != 0 ||
         gnutls_certificate_set_x509_key_file(sv.cred, argv[optind + 3], argv[optind + 2],
                                              GNUTLS_X509_FMT_PEM) != 0) {
