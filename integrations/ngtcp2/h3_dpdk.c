@@ -583,3 +583,48 @@ void qo_dpdk_tick(struct qo_offload *o, bool awaiting_peer)
         d->probing = true;
     d->last_heard_ns = now; /* the next question waits for this one's answer */
 }
+
+int qo_dpdk_option(struct qo_dpdk_config *cfg, int opt, const char *arg, const char *prog)
+{
+    switch (opt) {
+    case 'i':
+        cfg->ifname = arg;
+        return 1;
+    case 'm': {
+        unsigned v[6];
+        char extra;
+        if (sscanf(arg, "%x:%x:%x:%x:%x:%x%c", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5], &extra) !=
+            6) {
+            fprintf(stderr, "%s: --offload-mac %s: not a MAC\n", prog, arg);
+            return -1;
+        }
+        for (int i = 0; i < 6; i++)
+            if (v[i] > 0xff) {
+                fprintf(stderr, "%s: --offload-mac %s: not a MAC\n", prog, arg);
+                return -1;
+            }
+        for (int i = 0; i < 6; i++) /* only once all six are good */
+            cfg->offload_mac[i] = (uint8_t)v[i];
+        cfg->has_offload_mac = true;
+        return 1;
+    }
+    case 'T':
+        /* off: one DATA_TO_OFFLOAD per packet, to measure what trains buy */
+        if (strcmp(arg, "on") != 0 && strcmp(arg, "off") != 0) {
+            fprintf(stderr, "%s: --offload-trains on|off\n", prog);
+            return -1;
+        }
+        cfg->no_trains = strcmp(arg, "off") == 0;
+        return 1;
+    case 'S':
+        /* 0 would have the event loop spin instead of wait */
+        cfg->silence_ms = (unsigned)strtoul(arg, NULL, 10);
+        if (cfg->silence_ms == 0) {
+            fprintf(stderr, "%s: --offload-silence-ms must be > 0\n", prog);
+            return -1;
+        }
+        return 1;
+    default:
+        return 0;
+    }
+}

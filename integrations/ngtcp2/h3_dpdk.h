@@ -50,6 +50,21 @@ struct qo_dpdk_config {
     unsigned link_mtu;
 };
 
+/** getopt_long() entries of the backend's options (--host-if, --offload-mac,
+ *  --offload-silence-ms, --offload-trains; both programs take the same ones),
+ *  for a program's option table; qo_dpdk_option() reads them. */
+#define QO_DPDK_LONG_OPTIONS                                                                  \
+    {"host-if", required_argument, NULL, 'i'}, {"offload-mac", required_argument, NULL, 'm'}, \
+        {"offload-silence-ms", required_argument, NULL, 'S'},                                 \
+    {                                                                                         \
+        "offload-trains", required_argument, NULL, 'T'                                        \
+    }
+
+/** One of those options (opt as getopt_long() returned it, its argument)
+ *  into cfg: 1 taken, 0 not one of them, -1 a bad value (said on stderr,
+ *  prefixed with prog). */
+int qo_dpdk_option(struct qo_dpdk_config *cfg, int opt, const char *arg, const char *prog);
+
 /** Opens the host interface and makes the dpdk backend o's (after
  *  qo_offload_init(o, QO_OFFLOAD_DPDK, ...)). -1 with a message on stderr. */
 int qo_dpdk_open(struct qo_offload *o, const struct qo_dpdk_config *cfg);

@@ -839,10 +839,7 @@ int main(int argc, char **argv)
         {"key-update-after", required_argument, NULL, 'u'},
         {"once", no_argument, NULL, '1'},
         {"ciphers", required_argument, NULL, 'c'},
-        {"host-if", required_argument, NULL, 'i'},
-        {"offload-mac", required_argument, NULL, 'm'},
-        {"offload-silence-ms", required_argument, NULL, 'S'},
-        {"offload-trains", required_argument, NULL, 'T'},
+        QO_DPDK_LONG_OPTIONS,
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -870,40 +867,14 @@ int main(int argc, char **argv)
         case 'c':
             sv.priority = optarg;
             break;
-        case 'i':
-            dc.ifname = optarg;
-            break;
-        case 'm': {
-            unsigned v[6];
-            if (sscanf(optarg, "%x:%x:%x:%x:%x:%x", &v[0], &v[1], &v[2], &v[3], &v[4], &v[5]) !=
-                6) {
-                fprintf(stderr, "qo-h3-server: --offload-mac %s: not a MAC\n", optarg);
-                return 2;
-            }
-            for (int i = 0; i < 6; i++)
-                dc.offload_mac[i] = (uint8_t)v[i];
-            dc.has_offload_mac = true;
-            break;
-        }
-        case 'T':
-            /* off: one DATA_TO_OFFLOAD per packet, to measure what trains buy */
-            if (strcmp(optarg, "on") != 0 && strcmp(optarg, "off") != 0) {
-                fprintf(stderr, "qo-h3-server: --offload-trains on|off\n");
-                return 2;
-            }
-            dc.no_trains = strcmp(optarg, "off") == 0;
-            break;
-        case 'S':
-            /* 0 would have the event loop spin instead of wait */
-            dc.silence_ms = (unsigned)strtoul(optarg, NULL, 10);
-            if (dc.silence_ms == 0) {
-                fprintf(stderr, "qo-h3-server: --offload-silence-ms must be > 0\n");
-                return 2;
-            }
-            break;
-        default:
-            usage();
+        default: {
+            int taken = qo_dpdk_option(&dc, opt, optarg, "qo-h3-server");
+            if (taken > 0)
+                break;
+            if (taken == 0)
+                usage();
             return opt == 'h' ? 0 : 2;
+        }
         }
     }
     if (argc - optind != 4) {

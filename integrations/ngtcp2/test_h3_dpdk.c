@@ -185,6 +185,32 @@ static int setup(struct qo_offload *o, int *peer, unsigned silence_ms)
 
 /* A batch of 5 packets of 1200 bytes then one of 700, through the backend:
  * the frames the scripted offload receives */
+/* The options both programs take for the backend (qo_dpdk_option). */
+static void test_options(void)
+{
+    struct qo_dpdk_config c = {.silence_ms = 500};
+    ok(qo_dpdk_option(&c, 'm', "02:00:5e:00:01:0a", "t") == 1 && c.has_offload_mac &&
+           c.offload_mac[0] == 0x02 && c.offload_mac[5] == 0x0a,
+       "--offload-mac: six hex bytes");
+    struct qo_dpdk_config before = c;
+    fprintf(stderr, "(the next five messages are expected)\n");
+    ok(qo_dpdk_option(&c, 'm', "02:00:5e:00:01", "t") == -1 &&
+           qo_dpdk_option(&c, 'm', "02:00:5e:00:01:0a:0b", "t") == -1 &&
+           qo_dpdk_option(&c, 'm', "03:00:5e:00:01:100", "t") == -1 &&
+           memcmp(&c, &before, sizeof(c)) == 0,
+       "--offload-mac: five bytes, seven, a byte over 0xff: refused, the MAC as it was");
+    ok(qo_dpdk_option(&c, 'T', "off", "t") == 1 && c.no_trains &&
+           qo_dpdk_option(&c, 'T', "on", "t") == 1 && !c.no_trains &&
+           qo_dpdk_option(&c, 'T', "yes", "t") == -1,
+       "--offload-trains on|off, nothing else");
+    ok(qo_dpdk_option(&c, 'S', "250", "t") == 1 && c.silence_ms == 250 &&
+           qo_dpdk_option(&c, 'S', "0", "t") == -1,
+       "--offload-silence-ms: > 0");
+    ok(qo_dpdk_option(&c, 'i', "veth0", "t") == 1 && strcmp(c.ifname, "veth0") == 0 &&
+           qo_dpdk_option(&c, 'k', "x", "t") == 0,
+       "--host-if taken; another program's option left to the program");
+}
+
 static void test_trains_sent(void)
 {
     struct qo_offload o;
@@ -258,6 +284,7 @@ int main(void)
     struct qo_tx_batch b;
 
     test_grouping();
+    test_options();
     test_trains_sent();
 
     ok(setup(&o, &peer, 0) == 0, "backend on a socket pair");
