@@ -35,9 +35,9 @@
 #include "h3_dpdk.h"
 #include "h3_offload.h"
 #include "h3_tls.h"
+#include "h3_write.h"
 
 #define CID_LEN 16
-#define MAX_UDP_PAYLOAD 1452
 #define RX_BUF 65536
 
 struct client {
@@ -244,7 +244,7 @@ static int conn_new(struct client *cl)
     ngtcp2_settings settings;
     ngtcp2_settings_default(&settings);
     settings.initial_ts = qo_h3_now();
-    settings.max_tx_udp_payload_size = MAX_UDP_PAYLOAD;
+    settings.max_tx_udp_payload_size = QO_H3_MAX_UDP_PAYLOAD;
     settings.no_pmtud = 1;
     ngtcp2_transport_params params;
     ngtcp2_transport_params_default(&params);
@@ -277,79 +277,21 @@ static int conn_new(struct client *cl)
 
 /* ------------------------------------------------------------------ I/O */
 
-static uint8_t txbuf[QO_H3_BATCH][MAX_UDP_PAYLOAD];
-
-/* The batch through the backend, then what may go by UDP (never a datagram
- * whose 1-RTT packet the offload did not take). */
-static void flush(struct client *cl, struct qo_tx_batch *b)
+/* The connection's way out (h3_write.h): a connected socket; the client's
+ * key updates follow bytes received (run), not sent. */
+static struct qo_h3_out out_of(struct client *cl)
 {
-    if (b->n == 0)
-        return;
-    qo_offload_protect(&cl->off, b);
-    for (unsigned i = 0; i < b->n; i++) {
-        if (b->ok[i] && b->len[i] > 0)
-            send(cl->fd, b->data[i], b->len[i], 0); /* lost on EAGAIN: ngtcp2 resends */
-    }
-    b->n = 0;
+    return (struct qo_h3_out){.conn = cl->conn,
+                              .h3 = cl->h3,
+                              .off = &cl->off,
+                              .fd = cl->fd,
+                              .key_update_wanted = &cl->key_update_wanted};
 }
 
 static int write_conn(struct client *cl)
 {
-    struct qo_tx_batch b = {0};
-    ngtcp2_path_storage ps;
-    ngtcp2_path_storage_zero(&ps);
-    ngtcp2_pkt_info pi;
-    ngtcp2_tstamp ts = qo_h3_now();
-    for (unsigned budget = 0; budget < 256;) {
-        if (cl->key_update_wanted && ngtcp2_conn_get_handshake_completed(cl->conn) &&
-            ngtcp2_conn_initiate_key_update(cl->conn, ts) == 0)
-            cl->key_update_wanted = false;
-        int64_t stream_id = -1;
-        int fin = 0;
-        nghttp3_vec vec[16];
-        nghttp3_ssize veccnt = 0;
-        if (cl->h3 && ngtcp2_conn_get_max_data_left(cl->conn)) {
-            veccnt = nghttp3_conn_writev_stream(cl->h3, &stream_id, &fin, vec, 16);
-            if (veccnt < 0)
-                return -1;
-        }
-        uint32_t flags = NGTCP2_WRITE_STREAM_FLAG_MORE | (fin ? NGTCP2_WRITE_STREAM_FLAG_FIN : 0);
-        ngtcp2_ssize ndatalen = -1;
-        uint8_t *buf = txbuf[b.n];
-        qo_offload_tx_begin(&cl->off);
-        ngtcp2_ssize nwrite = ngtcp2_conn_writev_stream(cl->conn, &ps.path, &pi, buf,
-                                                        MAX_UDP_PAYLOAD, &ndatalen, flags,
-                                                        stream_id, (const ngtcp2_vec *)vec,
-                                                        (size_t)veccnt, ts);
-        if (nwrite < 0) {
-            if (nwrite == NGTCP2_ERR_STREAM_DATA_BLOCKED) {
-                nghttp3_conn_block_stream(cl->h3, stream_id);
-                continue;
-            }
-            if (nwrite == NGTCP2_ERR_STREAM_SHUT_WR) {
-                nghttp3_conn_shutdown_stream_write(cl->h3, stream_id);
-                continue;
-            }
-            if (nwrite == NGTCP2_ERR_WRITE_MORE) {
-                if (nghttp3_conn_add_write_offset(cl->h3, stream_id, (size_t)ndatalen) != 0)
-                    return -1;
-                continue;
-            }
-            flush(cl, &b);
-            return -1;
-        }
-        if (ndatalen >= 0 && nghttp3_conn_add_write_offset(cl->h3, stream_id, (size_t)ndatalen))
-            return -1;
-        if (nwrite == 0)
-            break;
-        qo_offload_tx_end(&cl->off, &b, buf, (size_t)nwrite);
-        budget++;
-        if (b.n == QO_H3_BATCH)
-            flush(cl, &b);
-    }
-    flush(cl, &b);
-    ngtcp2_conn_update_pkt_tx_time(cl->conn, ts);
-    return 0;
+    struct qo_h3_out o = out_of(cl);
+    return qo_h3_write(&o);
 }
 
 static int read_pkt(struct client *cl, uint8_t *data, size_t len, bool opened)
@@ -417,17 +359,8 @@ static void close_conn(struct client *cl)
 {
     ngtcp2_connection_close_error ccerr;
     ngtcp2_connection_close_error_set_application_error(&ccerr, NGHTTP3_H3_NO_ERROR, NULL, 0);
-    ngtcp2_path_storage ps;
-    ngtcp2_path_storage_zero(&ps);
-    ngtcp2_pkt_info pi;
-    struct qo_tx_batch b = {0};
-    qo_offload_tx_begin(&cl->off);
-    ngtcp2_ssize n = ngtcp2_conn_write_connection_close(cl->conn, &ps.path, &pi, txbuf[0],
-                                                        MAX_UDP_PAYLOAD, &ccerr, qo_h3_now());
-    if (n > 0) {
-        qo_offload_tx_end(&cl->off, &b, txbuf[0], (size_t)n);
-        flush(cl, &b);
-    }
+    struct qo_h3_out o = out_of(cl);
+    qo_h3_write_close(&o, &ccerr);
 }
 
 static int run(struct client *cl)

@@ -47,9 +47,9 @@
 #include "h3_dpdk.h"
 #include "h3_offload.h"
 #include "h3_tls.h"
+#include "h3_write.h"
 
 #define CID_LEN 16
-#define MAX_UDP_PAYLOAD 1452
 #define RX_BUF 65536
 
 struct stream {
@@ -423,7 +423,7 @@ static int conn_new(struct server *sv, const uint8_t *data, size_t len,
     ngtcp2_settings settings;
     ngtcp2_settings_default(&settings);
     settings.initial_ts = qo_h3_now();
-    settings.max_tx_udp_payload_size = MAX_UDP_PAYLOAD;
+    settings.max_tx_udp_payload_size = QO_H3_MAX_UDP_PAYLOAD;
     settings.no_pmtud = 1;
     settings.cc_algo = NGTCP2_CC_ALGO_CUBIC;
     ngtcp2_transport_params params;
@@ -469,110 +469,26 @@ static int conn_new(struct server *sv, const uint8_t *data, size_t len,
 
 /* ------------------------------------------------------------------ I/O */
 
-static uint8_t txbuf[QO_H3_BATCH][MAX_UDP_PAYLOAD];
-
-/* Protects the batch (inproc) and sends what may be sent: never a datagram
- * whose 1-RTT packet the offload did not seal. */
-static void flush(struct server *sv, struct qo_tx_batch *b)
+/* The connection's way out (h3_write.h): to the peer's address; a key
+ * update every --key-update-after bytes sent. */
+static struct qo_h3_out out_of(struct server *sv)
 {
-    if (b->n == 0)
-        return;
-    qo_offload_protect(&sv->off, b);
-    struct mmsghdr msgs[QO_H3_BATCH];
-    struct iovec iov[QO_H3_BATCH];
-    unsigned m = 0;
-    for (unsigned i = 0; i < b->n; i++) {
-        /* len 0: the whole datagram went to the offload (dpdk) */
-        if (!b->ok[i] || b->len[i] == 0)
-            continue;
-        iov[m] = (struct iovec){.iov_base = b->data[i], .iov_len = b->len[i]};
-        msgs[m] = (struct mmsghdr){.msg_hdr = {.msg_name = &sv->remote,
-                                               .msg_namelen = sv->remotelen,
-                                               .msg_iov = &iov[m],
-                                               .msg_iovlen = 1}};
-        m++;
-    }
-    unsigned sent = 0;
-    while (sent < m) {
-        int r = sendmmsg(sv->fd, msgs + sent, m - sent, 0);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            break; /* EAGAIN / ENOBUFS: ngtcp2 treats them as lost */
-        }
-        sent += (unsigned)r;
-    }
-    b->n = 0;
+    return (struct qo_h3_out){.conn = sv->conn,
+                              .h3 = sv->h3,
+                              .off = &sv->off,
+                              .fd = sv->fd,
+                              .remote = &sv->remote,
+                              .remotelen = sv->remotelen,
+                              .key_update_wanted = &sv->key_update_wanted,
+                              .key_update_every = sv->key_update_every,
+                              .next_key_update = &sv->next_key_update,
+                              .stream_bytes_sent = &sv->stream_bytes_sent};
 }
 
-/* Writes what ngtcp2 and nghttp3 have to send, in batches. <0: close. */
 static int write_conn(struct server *sv)
 {
-    struct qo_tx_batch b = {0};
-    ngtcp2_path_storage ps;
-    ngtcp2_path_storage_zero(&ps);
-    ngtcp2_pkt_info pi;
-    ngtcp2_tstamp ts = qo_h3_now();
-    for (unsigned budget = 0; budget < 256;) {
-        if (sv->key_update_wanted && ngtcp2_conn_get_handshake_completed(sv->conn) &&
-            ngtcp2_conn_initiate_key_update(sv->conn, ts) == 0)
-            sv->key_update_wanted = false;
-        int64_t stream_id = -1;
-        int fin = 0;
-        nghttp3_vec vec[16];
-        nghttp3_ssize veccnt = 0;
-        if (sv->h3 && ngtcp2_conn_get_max_data_left(sv->conn)) {
-            veccnt = nghttp3_conn_writev_stream(sv->h3, &stream_id, &fin, vec, 16);
-            if (veccnt < 0)
-                return -1;
-        }
-        uint32_t flags = NGTCP2_WRITE_STREAM_FLAG_MORE;
-        if (fin)
-            flags |= NGTCP2_WRITE_STREAM_FLAG_FIN;
-        ngtcp2_ssize ndatalen = -1;
-        uint8_t *buf = txbuf[b.n];
-        qo_offload_tx_begin(&sv->off);
-        ngtcp2_ssize nwrite = ngtcp2_conn_writev_stream(sv->conn, &ps.path, &pi, buf,
-                                                        MAX_UDP_PAYLOAD, &ndatalen, flags,
-                                                        stream_id, (const ngtcp2_vec *)vec,
-                                                        (size_t)veccnt, ts);
-        if (nwrite < 0) {
-            switch (nwrite) {
-            case NGTCP2_ERR_STREAM_DATA_BLOCKED:
-                nghttp3_conn_block_stream(sv->h3, stream_id);
-                continue;
-            case NGTCP2_ERR_STREAM_SHUT_WR:
-                nghttp3_conn_shutdown_stream_write(sv->h3, stream_id);
-                continue;
-            case NGTCP2_ERR_WRITE_MORE:
-                if (nghttp3_conn_add_write_offset(sv->h3, stream_id, (size_t)ndatalen) != 0)
-                    return -1;
-                sv->stream_bytes_sent += (uint64_t)ndatalen;
-                continue;
-            default:
-                flush(sv, &b);
-                return -1;
-            }
-        }
-        if (ndatalen >= 0) {
-            if (nghttp3_conn_add_write_offset(sv->h3, stream_id, (size_t)ndatalen) != 0)
-                return -1;
-            sv->stream_bytes_sent += (uint64_t)ndatalen;
-        }
-        if (sv->key_update_every && sv->stream_bytes_sent >= sv->next_key_update) {
-            sv->key_update_wanted = true;
-            sv->next_key_update += sv->key_update_every;
-        }
-        if (nwrite == 0)
-            break;
-        qo_offload_tx_end(&sv->off, &b, buf, (size_t)nwrite);
-        budget++;
-        if (b.n == QO_H3_BATCH)
-            flush(sv, &b);
-    }
-    flush(sv, &b);
-    ngtcp2_conn_update_pkt_tx_time(sv->conn, ts);
-    return 0;
+    struct qo_h3_out o = out_of(sv);
+    return qo_h3_write(&o);
 }
 
 static void close_conn(struct server *sv)
@@ -581,17 +497,8 @@ static void close_conn(struct server *sv)
         !ngtcp2_conn_is_in_draining_period(sv->conn)) {
         ngtcp2_connection_close_error ccerr;
         ngtcp2_connection_close_error_default(&ccerr);
-        ngtcp2_path_storage ps;
-        ngtcp2_path_storage_zero(&ps);
-        ngtcp2_pkt_info pi;
-        struct qo_tx_batch b = {0};
-        qo_offload_tx_begin(&sv->off);
-        ngtcp2_ssize n = ngtcp2_conn_write_connection_close(sv->conn, &ps.path, &pi, txbuf[0],
-                                                            MAX_UDP_PAYLOAD, &ccerr, qo_h3_now());
-        if (n > 0) {
-            qo_offload_tx_end(&sv->off, &b, txbuf[0], (size_t)n);
-            flush(sv, &b);
-        }
+        struct qo_h3_out o = out_of(sv);
+        qo_h3_write_close(&o, &ccerr);
     }
     conn_free(sv);
 }
