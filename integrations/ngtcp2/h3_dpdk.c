@@ -329,8 +329,9 @@ static void send_run(struct qo_offload *o, struct qo_tx_batch *b, struct qo_dpdk
  * DATA_TRAIN frames, the others one DATA_TO_OFFLOAD each. A train of one
  * would be a DATA_TRAIN 4 bytes longer than the DATA_TO_OFFLOAD that says
  * the same, so single packets stay DATA_TO_OFFLOAD: on a 1,500-byte host
- * link, where no two packets fit a frame, the frames are exactly those of a
- * backend without trains. Frames leave in the order of their packets (one
+ * link, where no two full-size packets fit a frame, the frames are those of
+ * a backend without trains, but for runs of small packets (acknowledgements)
+ * that fit one. Frames leave in the order of their packets (one
  * sendmmsg per run of trains or of single packets, usually one per batch):
  * reordering them would look like loss to the peer. Long-header packets
  * coalesced before a 1-RTT packet are already protected by ngtcp2 and stay

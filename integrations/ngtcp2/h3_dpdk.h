@@ -46,7 +46,8 @@ struct qo_dpdk_config {
     /** The host link's MTU, which bounds a train (its frame is Ethernet +
      *  the 24-byte train header + the packets); 0: the interface's own
      *  (SIOCGIFMTU), so a jumbo link gets long trains and a 1,500-byte one
-     *  trains of one packet, sent as DATA_TO_OFFLOAD. */
+     *  trains of one full-size packet, sent as DATA_TO_OFFLOAD (small packets
+     *  of a run may still share a frame). */
     unsigned link_mtu;
 };
 

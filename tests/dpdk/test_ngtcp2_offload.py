@@ -211,9 +211,11 @@ def check_wire(dl, min_server_1rtt):
 
 
 def check_offloaded(st, trains=True):
-    """Every 1-RTT packet went to the offload, in one DATA_* frame each on a
-    1,500-byte host link (trains=False), in fewer frames than packets on a
-    jumbo one (frames_per_packet < 1: trains formed)."""
+    """Every 1-RTT packet went to the offload: on a 1,500-byte host link
+    (trains=False) no two full-size packets in one frame, so at least a frame
+    per 1,452 bytes served (a run of small packets, acknowledgements of
+    consecutive PNs, may share one: seen once in ~900 packets); in fewer
+    frames than packets on a jumbo one (frames_per_packet < 1: trains formed)."""
     sent, received = st["stack_1rtt_packets_sent"], st["stack_1rtt_packets_received"]
     assert sent > 0 and received > 0, st
     assert st["host_1rtt_aead_calls"] == 0, st
@@ -224,7 +226,7 @@ def check_offloaded(st, trains=True):
     if trains:
         assert st["host_frames_sent"] < sent and st["frames_per_packet"] < 1, st
     else:
-        assert st["host_frames_sent"] == sent, st  # one DATA_TO_OFFLOAD frame per packet
+        assert st["bytes_served"] // 1452 <= st["host_frames_sent"] <= sent, st
     assert st["offload_tx_failures"] == 0 and st["offload_rx_failures"] == 0, st
     assert st["fallbacks"] == 0, st
 
