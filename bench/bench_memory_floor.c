@@ -153,6 +153,9 @@ int main(int argc, char **argv)
     FILE *jf = json ? fopen(json, "w") : NULL;
     if (json && !jf) {
         perror(json);
+        free(cells);
+        free(slots);
+        free(keysets);
         return 1;
     }
     printf("%u connections, bursts of %d, %u interleaved rounds of 100 ms; ns per packet\n", n,
@@ -179,5 +182,8 @@ int main(int argc, char **argv)
         fprintf(jf, "], \"checksum\": %llu}\n", (unsigned long long)sink);
         fclose(jf);
     }
+    free(cells);
+    free(slots);
+    free(keysets);
     return 0;
 }

@@ -20,7 +20,9 @@ fail() { printf '\nrun_sanitizers.sh: FAILED: %s\n' "$*" >&2; exit 1; }
 setup() { # dir, options...
     local dir=$1; shift
     if [ -f "$dir/build.ninja" ]; then
-        meson configure "$dir" "$@" >/dev/null || fail "meson configure $dir"
+        # a build dir another meson version wrote is refused: make it again
+        meson configure "$dir" "$@" >/dev/null 2>&1 ||
+            meson setup --wipe "$dir" "$@" >/dev/null || fail "meson setup --wipe $dir"
     else
         meson setup "$dir" "$@" || fail "meson setup $dir"
     fi
