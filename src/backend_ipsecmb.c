@@ -16,14 +16,15 @@
  *    packet); the context IS the `struct gcm_key_data` (round keys + GHASH
  *    key powers, ~1 KiB), precomputed in setup: nothing per packet but the
  *    call.
- *  - ChaCha20-Poly1305: ipsec-mb's job API in seal_burst/open_burst (the
- *    engine's path).  Its direct (init/update/finalize) API is about 1.8x
- *    slower per 64-byte packet on AVX-512; single-packet seal/open, which
- *    have no job manager at hand, use it.  Jobs need an IMB_MGR that one
- *    thread owns: each quicoff_worker owns one (~200 KiB), made by
- *    worker_init when the worker is created and wiped and freed by
- *    worker_fini, and the bursts get it as wstate; so no packet allocates.
- *    The AES-128-CCM bursts' jobs use the same manager.
+ *  - ChaCha20-Poly1305: not ipsec-mb's but our own (chacha20_poly1305.c):
+ *    the ChaCha20 blocks of a whole burst's packets in lanes across packets
+ *    (16 on AVX-512, 8 on AVX2), Poly1305 per packet; seal/open are bursts
+ *    of one.  ipsec-mb's job API did one packet at a time (its ChaCha20-
+ *    Poly1305 jobs complete in submit), paying its set-up per packet.
+ *  - Jobs need an IMB_MGR that one thread owns: each quicoff_worker owns
+ *    one (~200 KiB), made by worker_init when the worker is created and
+ *    wiped and freed by worker_fini, and the bursts get it as wstate; so no
+ *    packet allocates.  The AES-128-CCM bursts' jobs use it.
  *  - AES-128-CCM: AES-NI intrinsics here, not ipsec-mb's job API.  The job
  *    API runs CCM's CBC-MAC in its multi-buffer lanes, which for one packet
  *    means a submit + flush: ~310 ns for 64 bytes on AVX-512, slower than
@@ -47,16 +48,18 @@
  *
  * The global IMB_MGR is initialised once (init_mb_mgr_auto: the AVX-512
  * VAES/VPCLMULQDQ code where the CPU has it) and only read afterwards: the
- * direct GCM, ChaCha20-Poly1305 and key-expansion calls are plain functions
+ * direct GCM and key-expansion calls are plain functions
  * it points to and keep no state in it, so every thread may use it.  Jobs
  * never run on it.
  *
- * Open-failure contract: every open decrypts in place in one pass, compares
+ * Open-failure contract: the AES opens decrypt in place in one pass, compare
  * the computed tag with the received one in constant time, and on a mismatch
- * runs the same keystream over the data again (CTR and ChaCha20 are XOR with
- * a keystream of key and nonce only), so the bytes are exactly as received.
- * That keeps the success path at one pass and off the scratch buffer; only
- * forged packets pay a second (keystream-only) pass.
+ * run the same keystream over the data again (CTR is XOR with a keystream of
+ * key and nonce only), so the bytes are exactly as received.  That keeps the
+ * success path at one pass and off the scratch buffer; only forged packets
+ * pay a second (keystream-only) pass.  ChaCha20-Poly1305 needs no restore:
+ * Poly1305 reads the ciphertext, so the tag is checked before any byte is
+ * decrypted.
  *
  * Contexts must be 16-byte aligned (GCM: 64); the table gives 64.  Setup
  * refuses a misaligned one.
@@ -66,6 +69,7 @@
 #ifdef QUICOFF_HAVE_IPSECMB
 
 #include "chacha20.h"
+#include "chacha20_poly1305.h"
 #include "cpu_x86.h"
 
 #include <immintrin.h>
@@ -279,142 +283,69 @@ static int gcm256_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uin
 }
 
 /* ------------------------------------------------------------------------ */
-/* ChaCha20-Poly1305: job API on the worker's manager                        */
+/* ChaCha20-Poly1305: our own, lanes across the burst's packets              */
 
-struct cp_ctx {
-    uint8_t key[32];
-};
-
+/* The context is the key as ChaCha20's eight words (chacha20_poly1305.h). */
 static int cp_setup(void *ctx, const uint8_t *key)
 {
     if (!ipsecmb_available())
         return -1;
-    memcpy(((struct cp_ctx *)ctx)->key, key, 32);
+    qo_chacha20_key_init(ctx, key);
     return 0;
 }
 
 static void cp_dispose(void *ctx)
 {
-    qo_secure_zero(ctx, sizeof(struct cp_ctx));
+    qo_secure_zero(ctx, sizeof(struct qo_chacha20_key));
 }
 
-/* One ChaCha20-Poly1305 job, in place; the tag (computed over the
- * ciphertext either way) goes to tag_out. 0 ok. */
-static int cp_job(IMB_MGR *m, const struct cp_ctx *c, IMB_CIPHER_DIRECTION dir,
-                  const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad, size_t aad_len,
-                  uint8_t *data, size_t len, uint8_t *tag_out)
+static void cp_op(qo_aead_op_t *o, void *ctx, const uint8_t nonce[QUICOFF_IV_LEN],
+                  const uint8_t *aad, size_t aad_len, uint8_t *data, size_t len, uint8_t *tag)
 {
-    IMB_JOB *j = IMB_GET_NEXT_JOB(m);
-
-    j->cipher_mode = IMB_CIPHER_CHACHA20_POLY1305;
-    j->hash_alg = IMB_AUTH_CHACHA20_POLY1305;
-    j->cipher_direction = dir;
-    j->chain_order = dir == IMB_DIR_ENCRYPT ? IMB_ORDER_CIPHER_HASH : IMB_ORDER_HASH_CIPHER;
-    j->enc_keys = c->key;
-    j->dec_keys = c->key;
-    j->key_len_in_bytes = 32;
-    j->src = data;
-    j->dst = data;
-    j->cipher_start_src_offset_in_bytes = 0;
-    j->msg_len_to_cipher_in_bytes = len;
-    j->hash_start_src_offset_in_bytes = 0;
-    j->msg_len_to_hash_in_bytes = len;
-    j->iv = nonce;
-    j->iv_len_in_bytes = QUICOFF_IV_LEN;
-    j->u.CHACHA20_POLY1305.aad = aad;
-    j->u.CHACHA20_POLY1305.aad_len_in_bytes = aad_len;
-    j->auth_tag_output = tag_out;
-    j->auth_tag_output_len_in_bytes = QUICOFF_TAG_LEN;
-    /* ChaCha20-Poly1305 jobs complete in submit; flush only as a safety net
-     * (the manager is drained after every job, so what comes back is ours). */
-    j = IMB_SUBMIT_JOB(m);
-    if (j == NULL)
-        j = IMB_FLUSH_JOB(m);
-    return j != NULL && j->status == IMB_STATUS_COMPLETED ? 0 : -1;
+    o->ctx = ctx;
+    o->aad = aad;
+    o->aad_len = aad_len;
+    o->data = data;
+    o->len = len;
+    o->tag = tag;
+    memcpy(o->nonce, nonce, QUICOFF_IV_LEN);
 }
 
-/*
- * seal/open: one packet without a worker (the engine's bursts never come
- * here), so without a job manager: the direct API, on the global manager's
- * function pointers.  Its per-call context (Poly1305 state, a keystream
- * block) is on the stack and wiped.
- */
+/* seal/open: a burst of one. */
 static int cp_seal(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
                    size_t aad_len, uint8_t *data, size_t len, uint8_t *tag)
 {
-    const struct cp_ctx *c = ctx;
-    struct chacha20_poly1305_context_data d;
+    qo_aead_op_t o;
+    int r;
 
-    IMB_CHACHA20_POLY1305_INIT(gmgr, c->key, &d, nonce, aad, aad_len);
-    IMB_CHACHA20_POLY1305_ENC_UPDATE(gmgr, c->key, &d, data, data, len);
-    IMB_CHACHA20_POLY1305_ENC_FINALIZE(gmgr, &d, tag, QUICOFF_TAG_LEN);
-    qo_secure_zero(&d, sizeof(d));
-    return 0;
+    cp_op(&o, ctx, nonce, aad, aad_len, data, len, tag);
+    qo_chacha20_poly1305_seal_burst(&o, 1, &r);
+    return r;
 }
 
 static int cp_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
                    size_t aad_len, uint8_t *data, size_t len, const uint8_t *tag, uint8_t *scratch)
 {
-    const struct cp_ctx *c = ctx;
-    struct chacha20_poly1305_context_data d;
-    uint8_t computed[QUICOFF_TAG_LEN];
-    int r = 0;
+    qo_aead_op_t o;
+    int r;
 
     (void)scratch;
-    IMB_CHACHA20_POLY1305_INIT(gmgr, c->key, &d, nonce, aad, aad_len);
-    IMB_CHACHA20_POLY1305_DEC_UPDATE(gmgr, c->key, &d, data, data, len);
-    IMB_CHACHA20_POLY1305_DEC_FINALIZE(gmgr, &d, computed, QUICOFF_TAG_LEN);
-    if (!tag_equal(computed, tag)) {
-        /* Restore: the same keystream over the plaintext gives the ciphertext. */
-        IMB_CHACHA20_POLY1305_INIT(gmgr, c->key, &d, nonce, aad, aad_len);
-        IMB_CHACHA20_POLY1305_ENC_UPDATE(gmgr, c->key, &d, data, data, len);
-        r = -1;
-    }
-    qo_secure_zero(&d, sizeof(d));
+    cp_op(&o, ctx, nonce, aad, aad_len, data, len, (uint8_t *)tag);
+    qo_chacha20_poly1305_open_burst(&o, 1, &r);
     return r;
 }
 
-/* One packet on the worker's manager (the job API). */
-static int cp_open_job(IMB_MGR *m, const qo_aead_op_t *o)
-{
-    uint8_t computed[QUICOFF_TAG_LEN];
-
-    /* A job fails only on its parameters, before touching data. */
-    if (cp_job(m, o->ctx, IMB_DIR_DECRYPT, o->nonce, o->aad, o->aad_len, o->data, o->len,
-               computed) != 0)
-        return -1;
-    if (tag_equal(computed, o->tag))
-        return 0;
-    /* Restore: the same keystream over the plaintext gives the ciphertext. */
-    cp_job(m, o->ctx, IMB_DIR_ENCRYPT, o->nonce, o->aad, o->aad_len, o->data, o->len, computed);
-    return -1;
-}
-
-/* The engine's path: wstate is the worker's job manager (worker_init); a
- * caller without one (NULL) gets the direct API, same bytes. */
+/* The bursts need no job manager (wstate): nothing of theirs is per thread. */
 static void cp_seal_burst(void *wstate, const qo_aead_op_t *ops, unsigned n, int result[])
 {
-    IMB_MGR *m = wstate;
-
-    for (unsigned i = 0; i < n; i++) {
-        const qo_aead_op_t *o = &ops[i];
-        result[i] = m != NULL
-                        ? cp_job(m, o->ctx, IMB_DIR_ENCRYPT, o->nonce, o->aad, o->aad_len, o->data,
-                                 o->len, o->tag)
-                        : cp_seal(o->ctx, o->nonce, o->aad, o->aad_len, o->data, o->len, o->tag);
-    }
+    (void)wstate;
+    qo_chacha20_poly1305_seal_burst(ops, n, result);
 }
 
 static void cp_open_burst(void *wstate, const qo_aead_op_t *ops, unsigned n, int result[])
 {
-    IMB_MGR *m = wstate;
-
-    for (unsigned i = 0; i < n; i++) {
-        const qo_aead_op_t *o = &ops[i];
-        result[i] = m != NULL ? cp_open_job(m, o)
-                              : cp_open(o->ctx, o->nonce, o->aad, o->aad_len, o->data, o->len,
-                                        o->tag, NULL);
-    }
+    (void)wstate;
+    qo_chacha20_poly1305_open_burst(ops, n, result);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1569,7 +1500,7 @@ static const qo_aead_algo_t aes128ccm = {
 static const qo_aead_algo_t chacha20poly1305 = {
     .name = "chacha20-poly1305",
     .suite = QUICOFF_CHACHA20_POLY1305,
-    .ctx_size = sizeof(struct cp_ctx),
+    .ctx_size = sizeof(struct qo_chacha20_key),
     .setup = cp_setup,
     .dispose = cp_dispose,
     .seal = cp_seal,

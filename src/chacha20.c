@@ -11,6 +11,7 @@
  */
 #include "chacha20.h"
 
+#include "crypto.h" /* qo_secure_zero */
 #include "qo_bytes.h"
 
 #include <stdatomic.h>
@@ -215,6 +216,149 @@ typedef uint32_t qo_v8 __attribute__((vector_size(32)));
 DEFINE_MASKS(masks_x16_avx512, qo_v16, 16, "avx512f")
 DEFINE_MASKS(masks_x8_avx2, qo_v8, 8, "avx2")
 
+/*
+ * Block jobs, LANES at a time.  The rounds run transposed as above; then the
+ * sixteen word vectors are transposed back into one block per lane (in
+ * registers: 32-bit and 64-bit interleaves, then 128-bit lane shuffles), so
+ * that a lane's block is XORed into its packet with whole-vector loads and
+ * stores.  A partial block (the packet's last) or a copied one goes through
+ * j->block.
+ */
+static inline void stage_jobs(struct qo_chacha20_jobs *j, unsigned lanes)
+{
+    for (unsigned l = 0; l < j->n && l < lanes; l++) {
+        const struct qo_chacha20_job *b = &j->job[l];
+        for (int w = 0; w < 8; w++)
+            j->in[w][l] = b->key->k[w];
+        j->in[8][l] = b->counter;
+        for (int w = 0; w < 3; w++)
+            j->in[9 + w][l] = qo_load_le32(b->nonce + 4 * w);
+    }
+}
+
+static inline void job_out_bytes(struct qo_chacha20_jobs *j, const struct qo_chacha20_job *b)
+{
+    if (b->copy) {
+        memcpy(b->out, j->block, b->len);
+    } else {
+        for (uint32_t i = 0; i < b->len; i++)
+            b->out[i] ^= j->block[i];
+    }
+}
+
+__attribute__((target("avx512f"))) static void jobs_x16_avx512(struct qo_chacha20_jobs *j)
+{
+    qo_v16 x[16], in[12];
+    __m512i t[16], u[16], v, w, blk[16];
+
+    stage_jobs(j, 16);
+    x[0] = (qo_v16){0} + C0;
+    x[1] = (qo_v16){0} + C1;
+    x[2] = (qo_v16){0} + C2;
+    x[3] = (qo_v16){0} + C3;
+    for (int k = 0; k < 12; k++) {
+        memcpy(&in[k], j->in[k], sizeof(qo_v16));
+        x[4 + k] = in[k];
+    }
+    DOUBLE_ROUNDS(x);
+    x[0] += C0;
+    x[1] += C1;
+    x[2] += C2;
+    x[3] += C3;
+    for (int k = 0; k < 12; k++)
+        x[4 + k] += in[k];
+
+    /* 16x16 transpose: afterwards u[4g + m] holds, in its 128-bit lane k,
+     * words 4g..4g+3 of job 4k + m. */
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_epi32((__m512i)x[2 * i], (__m512i)x[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi32((__m512i)x[2 * i], (__m512i)x[2 * i + 1]);
+    }
+    for (int g = 0; g < 4; g++) {
+        u[4 * g] = _mm512_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
+        u[4 * g + 1] = _mm512_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
+        u[4 * g + 2] = _mm512_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
+        u[4 * g + 3] = _mm512_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
+    }
+    for (int m = 0; m < 4; m++) {
+        v = _mm512_shuffle_i32x4(u[m], u[4 + m], 0x88);
+        w = _mm512_shuffle_i32x4(u[8 + m], u[12 + m], 0x88);
+        blk[m] = _mm512_shuffle_i32x4(v, w, 0x88);
+        blk[8 + m] = _mm512_shuffle_i32x4(v, w, 0xdd);
+        v = _mm512_shuffle_i32x4(u[m], u[4 + m], 0xdd);
+        w = _mm512_shuffle_i32x4(u[8 + m], u[12 + m], 0xdd);
+        blk[4 + m] = _mm512_shuffle_i32x4(v, w, 0x88);
+        blk[12 + m] = _mm512_shuffle_i32x4(v, w, 0xdd);
+    }
+    for (unsigned l = 0; l < j->n; l++) {
+        const struct qo_chacha20_job *b = &j->job[l];
+        if (b->len == 64 && !b->copy) {
+            __m512i d = _mm512_loadu_si512((const void *)b->out);
+            _mm512_storeu_si512((void *)b->out, _mm512_xor_si512(d, blk[l]));
+        } else {
+            _mm512_store_si512((void *)j->block, blk[l]);
+            job_out_bytes(j, b);
+        }
+    }
+}
+
+__attribute__((target("avx2"))) static void jobs_x8_avx2(struct qo_chacha20_jobs *j)
+{
+    qo_v8 x[16], in[12];
+    __m256i t[8], u[8], lo[8], hi[8];
+
+    stage_jobs(j, 8);
+    x[0] = (qo_v8){0} + C0;
+    x[1] = (qo_v8){0} + C1;
+    x[2] = (qo_v8){0} + C2;
+    x[3] = (qo_v8){0} + C3;
+    for (int k = 0; k < 12; k++) {
+        memcpy(&in[k], j->in[k], sizeof(qo_v8));
+        x[4 + k] = in[k];
+    }
+    DOUBLE_ROUNDS(x);
+    x[0] += C0;
+    x[1] += C1;
+    x[2] += C2;
+    x[3] += C3;
+    for (int k = 0; k < 12; k++)
+        x[4 + k] += in[k];
+
+    /* Two 8x8 transposes (words 0-7, words 8-15): u[4g + m] holds, in its
+     * 128-bit lane k, words 4g..4g+3 of the half's job 4k + m. */
+    for (int half = 0; half < 2; half++) {
+        const qo_v8 *r = x + 8 * half;
+        __m256i *out = half == 0 ? lo : hi;
+        for (int i = 0; i < 4; i++) {
+            t[2 * i] = _mm256_unpacklo_epi32((__m256i)r[2 * i], (__m256i)r[2 * i + 1]);
+            t[2 * i + 1] = _mm256_unpackhi_epi32((__m256i)r[2 * i], (__m256i)r[2 * i + 1]);
+        }
+        for (int g = 0; g < 2; g++) {
+            u[4 * g] = _mm256_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
+            u[4 * g + 1] = _mm256_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
+            u[4 * g + 2] = _mm256_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
+            u[4 * g + 3] = _mm256_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
+        }
+        for (int m = 0; m < 4; m++) {
+            out[m] = _mm256_permute2x128_si256(u[m], u[4 + m], 0x20);
+            out[4 + m] = _mm256_permute2x128_si256(u[m], u[4 + m], 0x31);
+        }
+    }
+    for (unsigned l = 0; l < j->n; l++) {
+        const struct qo_chacha20_job *b = &j->job[l];
+        if (b->len == 64 && !b->copy) {
+            __m256i d0 = _mm256_loadu_si256((const __m256i *)b->out);
+            __m256i d1 = _mm256_loadu_si256((const __m256i *)(b->out + 32));
+            _mm256_storeu_si256((__m256i *)b->out, _mm256_xor_si256(d0, lo[l]));
+            _mm256_storeu_si256((__m256i *)(b->out + 32), _mm256_xor_si256(d1, hi[l]));
+        } else {
+            _mm256_store_si256((__m256i *)j->block, lo[l]);
+            _mm256_store_si256((__m256i *)(j->block + 32), hi[l]);
+            job_out_bytes(j, b);
+        }
+    }
+}
+
 /* IMPL_AVX512: AVX-512F + VL (16 lanes, vprold); IMPL_AVX2: AVX2 (8 lanes)
  * and SSSE3 for one block; IMPL_C: portable code only. */
 enum { IMPL_UNKNOWN, IMPL_C, IMPL_AVX2, IMPL_AVX512 };
@@ -321,4 +465,59 @@ const char *qo_chacha20_hp_masks_impl(void)
     }
 #endif
     return "c";
+}
+
+/* ------------------------------------------------------------------------ */
+/* Block jobs: the dispatch, and the portable version                         */
+
+static void jobs_c(struct qo_chacha20_jobs *j)
+{
+    for (unsigned l = 0; l < j->n; l++) {
+        const struct qo_chacha20_job *b = &j->job[l];
+        qo_chacha20_block(b->key, b->counter, b->nonce, j->block);
+        job_out_bytes(j, b);
+    }
+}
+
+void qo_chacha20_jobs_start(struct qo_chacha20_jobs *j)
+{
+    j->n = 0;
+    /* Lanes past the last job of a pass compute on whatever is staged:
+     * defined bytes, and never written anywhere. */
+    memset(j->in, 0, sizeof(j->in));
+#ifdef QO_CHACHA_SIMD
+    j->impl = get_impl();
+    j->lanes = j->impl == IMPL_AVX512 ? 16 : j->impl == IMPL_AVX2 ? 8 : 1;
+#else
+    j->impl = 0;
+    j->lanes = 1;
+#endif
+}
+
+void qo_chacha20_jobs_run(struct qo_chacha20_jobs *j)
+{
+    if (j->n == 0)
+        return;
+#ifdef QO_CHACHA_SIMD
+    switch (j->impl) {
+    case IMPL_AVX512:
+        jobs_x16_avx512(j);
+        break;
+    case IMPL_AVX2:
+        jobs_x8_avx2(j);
+        break;
+    default:
+        jobs_c(j);
+        break;
+    }
+#else
+    jobs_c(j);
+#endif
+    j->n = 0;
+}
+
+void qo_chacha20_jobs_finish(struct qo_chacha20_jobs *j)
+{
+    qo_chacha20_jobs_run(j);
+    qo_secure_zero(j, sizeof(*j));
 }
