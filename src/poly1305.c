@@ -89,9 +89,10 @@ static inline void poly_padded(struct poly *p, const uint8_t *m, size_t len)
 }
 
 /* tag = (h mod p) + s mod 2^128; s = key[16..32). */
-static inline void poly_finish(struct poly *p, const uint8_t s[16], uint8_t tag[16])
+static inline void finish_limbs(uint64_t h0, uint64_t h1, uint64_t h2, const uint8_t s[16],
+                                uint8_t tag[16])
 {
-    uint64_t h0 = p->h0, h1 = p->h1, h2 = p->h2, c, g0, g1, g2, t0, t1;
+    uint64_t c, g0, g1, g2, t0, t1;
 
     /* Carry fully: h < 2^130 + small. */
     c = h1 >> 44;
@@ -142,6 +143,11 @@ static inline void poly_finish(struct poly *p, const uint8_t s[16], uint8_t tag[
     qo_store_le64(tag + 8, (h1 >> 20) | (h2 << 24));
 }
 
+static inline void poly_finish(struct poly *p, const uint8_t s[16], uint8_t tag[16])
+{
+    finish_limbs(p->h0, p->h1, p->h2, s, tag);
+}
+
 void qo_poly1305_aead_tag(const uint8_t otk[32], const uint8_t *aad, size_t aad_len,
                           const uint8_t *ct, size_t ct_len, uint8_t tag[16])
 {
@@ -157,4 +163,226 @@ void qo_poly1305_aead_tag(const uint8_t otk[32], const uint8_t *aad, size_t aad_
     poly_finish(&p, otk + 16, tag);
     /* r and the accumulator are key material of this packet. */
     qo_secure_zero(&p, sizeof(p));
+}
+
+/* ------------------------------------------------------------------------ */
+/* Eight messages in the lanes of AVX-512 IFMA                               */
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include <immintrin.h>
+
+#define QO_POLY_IFMA __attribute__((target("avx512f,avx512ifma")))
+
+/*
+ * Lane l works through its message as up to four runs of whole blocks: the
+ * AAD's whole blocks, its last partial block zero-padded (padA), the
+ * ciphertext's whole blocks, and padC = the ciphertext's last partial block
+ * zero-padded (if any) then the lengths block.  A pass loads block i of
+ * every live lane with one gather per 8-byte half, multiplies and reduces
+ * all eight accumulators at once, and when a lane's run ends (not every
+ * pass) a scalar step moves that lane to its next run, or finishes its tag
+ * and starts the next message there.
+ *
+ * The multiply: vpmadd52luq / vpmadd52huq give the low and the high 52 bits
+ * of a 52x52-bit product, added to an accumulator; limbs are under 2^45 and
+ * s1, s2 under 2^49, so each product is exact as lo + hi 2^52, and the
+ * carries below are those of the scalar code with hi folded in (hi 2^52 =
+ * (hi << 8) 2^44 = (hi << 10) 2^42).
+ */
+struct lane_state {
+    uint64_t h0[8], h1[8], h2[8], r0[8], r1[8], r2[8], s1[8], s2[8];
+    uint64_t ptr[8], rem[8];
+    const struct qo_poly1305_msg *msg[8]; /* NULL: the lane is idle */
+    unsigned run[8];
+    uint8_t pad_a[8][16], pad_c[8][32];
+} __attribute__((aligned(64)));
+
+/* The next run of lane l with blocks in it (ptr, rem); 0 when none is left. */
+static int lane_next_run(struct lane_state *st, unsigned l)
+{
+    const struct qo_poly1305_msg *m = st->msg[l];
+    while (st->run[l] < 4) {
+        unsigned r = st->run[l]++;
+        const uint8_t *p = NULL;
+        size_t nb = 0;
+        switch (r) {
+        case 0:
+            p = m->aad;
+            nb = m->aad_len / 16;
+            break;
+        case 1:
+            p = st->pad_a[l];
+            nb = m->aad_len % 16 != 0;
+            break;
+        case 2:
+            p = m->ct;
+            nb = m->ct_len / 16;
+            break;
+        default:
+            p = m->ct_len % 16 != 0 ? st->pad_c[l] : st->pad_c[l] + 16;
+            nb = (m->ct_len % 16 != 0) + 1;
+            break;
+        }
+        if (nb != 0) {
+            st->ptr[l] = (uint64_t)(uintptr_t)p;
+            st->rem[l] = nb;
+            return 1;
+        }
+    }
+    return 0;
+}
+
+static void lane_start(struct lane_state *st, unsigned l, const struct qo_poly1305_msg *m)
+{
+    struct poly p;
+
+    st->msg[l] = m;
+    if (m == NULL) {
+        st->rem[l] = 0;
+        return;
+    }
+    poly_init(&p, m->otk);
+    st->r0[l] = p.r0;
+    st->r1[l] = p.r1;
+    st->r2[l] = p.r2;
+    st->s1[l] = p.s1;
+    st->s2[l] = p.s2;
+    st->h0[l] = st->h1[l] = st->h2[l] = 0;
+    qo_secure_zero(&p, sizeof(p));
+    memset(st->pad_a[l], 0, 16);
+    memcpy(st->pad_a[l], m->aad + m->aad_len / 16 * 16, m->aad_len % 16);
+    memset(st->pad_c[l], 0, 16);
+    memcpy(st->pad_c[l], m->ct + m->ct_len / 16 * 16, m->ct_len % 16);
+    qo_store_le64(st->pad_c[l] + 16, (uint64_t)m->aad_len);
+    qo_store_le64(st->pad_c[l] + 24, (uint64_t)m->ct_len);
+    st->run[l] = 0;
+    lane_next_run(st, l); /* run 3 always has a block */
+}
+
+QO_POLY_IFMA static void tags_ifma(const struct qo_poly1305_msg *msgs, unsigned n)
+{
+    struct lane_state st;
+    unsigned next = 0;
+    const __m512i m44 = _mm512_set1_epi64((long long)M44), m42 = _mm512_set1_epi64((long long)M42);
+    const __m512i hibit = _mm512_set1_epi64(1ll << 40), sixteen = _mm512_set1_epi64(16);
+    const __m512i one = _mm512_set1_epi64(1), zero = _mm512_setzero_si512();
+    __m512i h0, h1, h2, r0, r1, r2, s1, s2, ptr, rem;
+
+    for (unsigned l = 0; l < 8; l++)
+        lane_start(&st, l, next < n ? &msgs[next++] : NULL);
+#define LOAD_ALL()                               \
+    do {                                         \
+        h0 = _mm512_load_si512((void *)st.h0);   \
+        h1 = _mm512_load_si512((void *)st.h1);   \
+        h2 = _mm512_load_si512((void *)st.h2);   \
+        r0 = _mm512_load_si512((void *)st.r0);   \
+        r1 = _mm512_load_si512((void *)st.r1);   \
+        r2 = _mm512_load_si512((void *)st.r2);   \
+        s1 = _mm512_load_si512((void *)st.s1);   \
+        s2 = _mm512_load_si512((void *)st.s2);   \
+        ptr = _mm512_load_si512((void *)st.ptr); \
+        rem = _mm512_load_si512((void *)st.rem); \
+    } while (0)
+    LOAD_ALL();
+    for (;;) {
+        __mmask8 live = _mm512_cmpneq_epu64_mask(rem, zero);
+        if (live == 0)
+            break;
+        __m512i t0 = _mm512_mask_i64gather_epi64(zero, live, ptr, NULL, 1);
+        __m512i t1 = _mm512_mask_i64gather_epi64(zero, live,
+                                                 _mm512_add_epi64(ptr, _mm512_set1_epi64(8)), NULL,
+                                                 1);
+        __m512i a0 = _mm512_add_epi64(h0, _mm512_and_si512(t0, m44));
+        __m512i a1 = _mm512_add_epi64(h1,
+                                      _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(t0, 44),
+                                                                       _mm512_slli_epi64(t1, 20)),
+                                                       m44));
+        __m512i a2 = _mm512_add_epi64(h2, _mm512_or_si512(_mm512_srli_epi64(t1, 24), hibit));
+
+        __m512i d0l = _mm512_madd52lo_epu64(zero, a0, r0);
+        __m512i d0h = _mm512_madd52hi_epu64(zero, a0, r0);
+        __m512i d1l = _mm512_madd52lo_epu64(zero, a0, r1);
+        __m512i d1h = _mm512_madd52hi_epu64(zero, a0, r1);
+        __m512i d2l = _mm512_madd52lo_epu64(zero, a0, r2);
+        __m512i d2h = _mm512_madd52hi_epu64(zero, a0, r2);
+        d0l = _mm512_madd52lo_epu64(d0l, a1, s2);
+        d0h = _mm512_madd52hi_epu64(d0h, a1, s2);
+        d1l = _mm512_madd52lo_epu64(d1l, a1, r0);
+        d1h = _mm512_madd52hi_epu64(d1h, a1, r0);
+        d2l = _mm512_madd52lo_epu64(d2l, a1, r1);
+        d2h = _mm512_madd52hi_epu64(d2h, a1, r1);
+        d0l = _mm512_madd52lo_epu64(d0l, a2, s1);
+        d0h = _mm512_madd52hi_epu64(d0h, a2, s1);
+        d1l = _mm512_madd52lo_epu64(d1l, a2, s2);
+        d1h = _mm512_madd52hi_epu64(d1h, a2, s2);
+        d2l = _mm512_madd52lo_epu64(d2l, a2, r0);
+        d2h = _mm512_madd52hi_epu64(d2h, a2, r0);
+
+        __m512i c, n0, n1, n2;
+        n0 = _mm512_and_si512(d0l, m44);
+        c = _mm512_add_epi64(_mm512_srli_epi64(d0l, 44), _mm512_slli_epi64(d0h, 8));
+        d1l = _mm512_add_epi64(d1l, c);
+        n1 = _mm512_and_si512(d1l, m44);
+        c = _mm512_add_epi64(_mm512_srli_epi64(d1l, 44), _mm512_slli_epi64(d1h, 8));
+        d2l = _mm512_add_epi64(d2l, c);
+        n2 = _mm512_and_si512(d2l, m42);
+        c = _mm512_add_epi64(_mm512_srli_epi64(d2l, 42), _mm512_slli_epi64(d2h, 10));
+        n0 = _mm512_add_epi64(n0, _mm512_add_epi64(c, _mm512_slli_epi64(c, 2)));
+        c = _mm512_srli_epi64(n0, 44);
+        n0 = _mm512_and_si512(n0, m44);
+        n1 = _mm512_add_epi64(n1, c);
+
+        h0 = _mm512_mask_mov_epi64(h0, live, n0);
+        h1 = _mm512_mask_mov_epi64(h1, live, n1);
+        h2 = _mm512_mask_mov_epi64(h2, live, n2);
+        ptr = _mm512_mask_add_epi64(ptr, live, ptr, sixteen);
+        rem = _mm512_mask_sub_epi64(rem, live, rem, one);
+
+        __mmask8 ended = _mm512_mask_cmpeq_epu64_mask(live, rem, zero);
+        if (ended == 0)
+            continue;
+        /* Some lanes ended a run: move them on in scalar code. */
+        _mm512_store_si512((void *)st.h0, h0);
+        _mm512_store_si512((void *)st.h1, h1);
+        _mm512_store_si512((void *)st.h2, h2);
+        _mm512_store_si512((void *)st.ptr, ptr);
+        _mm512_store_si512((void *)st.rem, rem);
+        for (unsigned l = 0; l < 8; l++) {
+            if (!(ended >> l & 1) || lane_next_run(&st, l))
+                continue;
+            const struct qo_poly1305_msg *m = st.msg[l];
+            finish_limbs(st.h0[l], st.h1[l], st.h2[l], m->otk + 16, m->tag);
+            lane_start(&st, l, next < n ? &msgs[next++] : NULL);
+        }
+        LOAD_ALL();
+    }
+#undef LOAD_ALL
+    /* r, s and the accumulators are key material. */
+    qo_secure_zero(&st, sizeof(st));
+}
+
+int qo_poly1305_lanes_available(void)
+{
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
+}
+#else
+int qo_poly1305_lanes_available(void)
+{
+    return 0;
+}
+#endif
+
+void qo_poly1305_aead_tags(const struct qo_poly1305_msg *m, unsigned n, int lanes)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (lanes && n > 1) {
+        tags_ifma(m, n);
+        return;
+    }
+#else
+    (void)lanes;
+#endif
+    for (unsigned i = 0; i < n; i++)
+        qo_poly1305_aead_tag(m[i].otk, m[i].aad, m[i].aad_len, m[i].ct, m[i].ct_len, m[i].tag);
 }
