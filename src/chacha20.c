@@ -246,27 +246,54 @@ static inline void job_out_bytes(struct qo_chacha20_jobs *j, const struct qo_cha
     }
 }
 
-__attribute__((target("avx512f"))) static void jobs_x16_avx512(struct qo_chacha20_jobs *j)
+/*
+ * AVX-512 inputs without a scalar store per word and lane: the jobs of a pass
+ * come in runs of one packet's consecutive blocks (same key and nonce,
+ * counter + 1), so each run's key and nonce words are broadcast into its
+ * lanes under a mask, and its counters are the first one + 0, 1, 2, ...
+ * A 1,400-byte packet is one or two runs per pass; 64-byte packets are
+ * eight (block 0 and block 1 of each).
+ */
+__attribute__((target("avx512f,avx512bw"))) static void jobs_x16_avx512(struct qo_chacha20_jobs *j)
 {
-    qo_v16 x[16], in[12];
+    qo_v16 x[16];
     __m512i t[16], u[16], v, w, blk[16];
+    __m512i iv[12];
+    const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+    const unsigned n = j->n;
 
-    stage_jobs(j, 16);
+    for (int k = 0; k < 12; k++)
+        iv[k] = _mm512_setzero_si512();
+    for (unsigned l = 0, e; l < n; l = e) {
+        const struct qo_chacha20_job *b = &j->job[l];
+        for (e = l + 1; e < n && j->job[e].key == b->key && j->job[e].nonce == b->nonce &&
+                        j->job[e].counter == b->counter + (e - l);
+             e++)
+            ;
+        __mmask16 m = (__mmask16)(((1u << (e - l)) - 1) << l);
+        for (int k = 0; k < 8; k++)
+            iv[k] = _mm512_mask_set1_epi32(iv[k], m, (int)b->key->k[k]);
+        iv[8] = _mm512_mask_add_epi32(iv[8], m, iota, _mm512_set1_epi32((int)(b->counter - l)));
+        for (int k = 0; k < 3; k++)
+            iv[9 + k] = _mm512_mask_set1_epi32(iv[9 + k], m, (int)qo_load_le32(b->nonce + 4 * k));
+    }
+    /* The inputs wait in j->in during the rounds: the 16 state vectors and
+     * the rounds' temporaries need the registers. */
+    for (int k = 0; k < 12; k++) {
+        _mm512_store_si512((void *)j->in[k], iv[k]);
+        x[4 + k] = (qo_v16)iv[k];
+    }
     x[0] = (qo_v16){0} + C0;
     x[1] = (qo_v16){0} + C1;
     x[2] = (qo_v16){0} + C2;
     x[3] = (qo_v16){0} + C3;
-    for (int k = 0; k < 12; k++) {
-        memcpy(&in[k], j->in[k], sizeof(qo_v16));
-        x[4 + k] = in[k];
-    }
     DOUBLE_ROUNDS(x);
     x[0] += C0;
     x[1] += C1;
     x[2] += C2;
     x[3] += C3;
     for (int k = 0; k < 12; k++)
-        x[4 + k] += in[k];
+        x[4 + k] += (qo_v16)_mm512_load_si512((const void *)j->in[k]);
 
     /* 16x16 transpose: afterwards u[4g + m] holds, in its 128-bit lane k,
      * words 4g..4g+3 of job 4k + m. */
@@ -290,14 +317,15 @@ __attribute__((target("avx512f"))) static void jobs_x16_avx512(struct qo_chacha2
         blk[4 + m] = _mm512_shuffle_i32x4(v, w, 0x88);
         blk[12 + m] = _mm512_shuffle_i32x4(v, w, 0xdd);
     }
-    for (unsigned l = 0; l < j->n; l++) {
+    /* Byte masks for the partial blocks: no byte past len is read or written. */
+    for (unsigned l = 0; l < n; l++) {
         const struct qo_chacha20_job *b = &j->job[l];
-        if (b->len == 64 && !b->copy) {
-            __m512i d = _mm512_loadu_si512((const void *)b->out);
-            _mm512_storeu_si512((void *)b->out, _mm512_xor_si512(d, blk[l]));
+        __mmask64 m = b->len >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << b->len) - 1;
+        if (b->copy) {
+            _mm512_mask_storeu_epi8(b->out, m, blk[l]);
         } else {
-            _mm512_store_si512((void *)j->block, blk[l]);
-            job_out_bytes(j, b);
+            __m512i d = _mm512_maskz_loadu_epi8(m, b->out);
+            _mm512_mask_storeu_epi8(b->out, m, _mm512_xor_si512(d, blk[l]));
         }
     }
 }
@@ -359,7 +387,7 @@ __attribute__((target("avx2"))) static void jobs_x8_avx2(struct qo_chacha20_jobs
     }
 }
 
-/* IMPL_AVX512: AVX-512F + VL (16 lanes, vprold); IMPL_AVX2: AVX2 (8 lanes)
+/* IMPL_AVX512: AVX-512F + VL + BW (16 lanes, vprold, byte masks); IMPL_AVX2: AVX2 (8 lanes)
  * and SSSE3 for one block; IMPL_C: portable code only. */
 enum { IMPL_UNKNOWN, IMPL_C, IMPL_AVX2, IMPL_AVX512 };
 static _Atomic int impl;
@@ -369,7 +397,8 @@ static int cpu_has(int i)
     __builtin_cpu_init();
     switch (i) {
     case IMPL_AVX512:
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+               __builtin_cpu_supports("avx512bw");
     case IMPL_AVX2:
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("ssse3");
     default:
