@@ -191,13 +191,16 @@ void qo_poly1305_aead_tag(const uint8_t otk[32], const uint8_t *aad, size_t aad_
  */
 struct lane_state {
     uint64_t h0[8], h1[8], h2[8], r0[8], r1[8], r2[8], s1[8], s2[8];
-    uint64_t ptr[8], rem[8];
+    const uint8_t *p[8]; /* the lane's next block; an idle lane's is zeros */
+    uint64_t rem[8];
     const struct qo_poly1305_msg *msg[8]; /* NULL: the lane is idle */
     unsigned run[8];
     uint8_t pad_a[8][16], pad_c[8][32];
 } __attribute__((aligned(64)));
 
-/* The next run of lane l with blocks in it (ptr, rem); 0 when none is left. */
+static const uint8_t zero_block[16];
+
+/* The next run of lane l with blocks in it (p, rem); 0 when none is left. */
 static int lane_next_run(struct lane_state *st, unsigned l)
 {
     const struct qo_poly1305_msg *m = st->msg[l];
@@ -224,7 +227,7 @@ static int lane_next_run(struct lane_state *st, unsigned l)
             break;
         }
         if (nb != 0) {
-            st->ptr[l] = (uint64_t)(uintptr_t)p;
+            st->p[l] = p;
             st->rem[l] = nb;
             return 1;
         }
@@ -238,6 +241,7 @@ static void lane_start(struct lane_state *st, unsigned l, const struct qo_poly13
 
     st->msg[l] = m;
     if (m == NULL) {
+        st->p[l] = zero_block;
         st->rem[l] = 0;
         return;
     }
@@ -264,9 +268,11 @@ QO_POLY_IFMA static void tags_ifma(const struct qo_poly1305_msg *msgs, unsigned 
     struct lane_state st;
     unsigned next = 0;
     const __m512i m44 = _mm512_set1_epi64((long long)M44), m42 = _mm512_set1_epi64((long long)M42);
-    const __m512i hibit = _mm512_set1_epi64(1ll << 40), sixteen = _mm512_set1_epi64(16);
+    const __m512i hibit = _mm512_set1_epi64(1ll << 40);
     const __m512i one = _mm512_set1_epi64(1), zero = _mm512_setzero_si512();
-    __m512i h0, h1, h2, r0, r1, r2, s1, s2, ptr, rem;
+    const __m512i even = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i odd = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
+    __m512i h0, h1, h2, r0, r1, r2, s1, s2, rem;
 
     for (unsigned l = 0; l < 8; l++)
         lane_start(&st, l, next < n ? &msgs[next++] : NULL);
@@ -280,7 +286,6 @@ QO_POLY_IFMA static void tags_ifma(const struct qo_poly1305_msg *msgs, unsigned 
         r2 = _mm512_load_si512((void *)st.r2);   \
         s1 = _mm512_load_si512((void *)st.s1);   \
         s2 = _mm512_load_si512((void *)st.s2);   \
-        ptr = _mm512_load_si512((void *)st.ptr); \
         rem = _mm512_load_si512((void *)st.rem); \
     } while (0)
     LOAD_ALL();
@@ -288,10 +293,23 @@ QO_POLY_IFMA static void tags_ifma(const struct qo_poly1305_msg *msgs, unsigned 
         __mmask8 live = _mm512_cmpneq_epu64_mask(rem, zero);
         if (live == 0)
             break;
-        __m512i t0 = _mm512_mask_i64gather_epi64(zero, live, ptr, NULL, 1);
-        __m512i t1 = _mm512_mask_i64gather_epi64(zero, live,
-                                                 _mm512_add_epi64(ptr, _mm512_set1_epi64(8)), NULL,
-                                                 1);
+        /* Block i of each lane: eight 16-byte loads, then the low and the
+         * high halves gathered into t0 and t1 by two permutes (cheaper here
+         * than two gathers).  An idle lane reads a block of zeros. */
+        __m256i q0 = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)st.p[1]),
+                                      _mm_loadu_si128((const __m128i *)st.p[0]));
+        __m256i q1 = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)st.p[3]),
+                                      _mm_loadu_si128((const __m128i *)st.p[2]));
+        __m256i q2 = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)st.p[5]),
+                                      _mm_loadu_si128((const __m128i *)st.p[4]));
+        __m256i q3 = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)st.p[7]),
+                                      _mm_loadu_si128((const __m128i *)st.p[6]));
+        __m512i qa = _mm512_inserti64x4(_mm512_castsi256_si512(q0), q1, 1);
+        __m512i qb = _mm512_inserti64x4(_mm512_castsi256_si512(q2), q3, 1);
+        __m512i t0 = _mm512_permutex2var_epi64(qa, even, qb);
+        __m512i t1 = _mm512_permutex2var_epi64(qa, odd, qb);
+        for (unsigned l = 0; l < 8; l++)
+            st.p[l] += (live >> l & 1) * 16;
         __m512i a0 = _mm512_add_epi64(h0, _mm512_and_si512(t0, m44));
         __m512i a1 = _mm512_add_epi64(h1,
                                       _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(t0, 44),
@@ -335,7 +353,6 @@ QO_POLY_IFMA static void tags_ifma(const struct qo_poly1305_msg *msgs, unsigned 
         h0 = _mm512_mask_mov_epi64(h0, live, n0);
         h1 = _mm512_mask_mov_epi64(h1, live, n1);
         h2 = _mm512_mask_mov_epi64(h2, live, n2);
-        ptr = _mm512_mask_add_epi64(ptr, live, ptr, sixteen);
         rem = _mm512_mask_sub_epi64(rem, live, rem, one);
 
         __mmask8 ended = _mm512_mask_cmpeq_epu64_mask(live, rem, zero);
@@ -345,7 +362,6 @@ QO_POLY_IFMA static void tags_ifma(const struct qo_poly1305_msg *msgs, unsigned 
         _mm512_store_si512((void *)st.h0, h0);
         _mm512_store_si512((void *)st.h1, h1);
         _mm512_store_si512((void *)st.h2, h2);
-        _mm512_store_si512((void *)st.ptr, ptr);
         _mm512_store_si512((void *)st.rem, rem);
         for (unsigned l = 0; l < 8; l++) {
             if (!(ended >> l & 1) || lane_next_run(&st, l))
