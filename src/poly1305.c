@@ -175,9 +175,10 @@ void qo_poly1305_aead_tag(const uint8_t otk[32], const uint8_t *aad, size_t aad_
 
 /*
  * Lane l works through its message as up to four runs of whole blocks: the
- * AAD's whole blocks, its last partial block zero-padded (padA), the
- * ciphertext's whole blocks, and padC = the ciphertext's last partial block
- * zero-padded (if any) then the lengths block.  A pass loads block i of
+ * AAD zero-padded in pad_a when it is short (else its whole blocks, then its
+ * last partial block zero-padded in pad_a), the ciphertext's whole blocks,
+ * and pad_c = the ciphertext's last partial block zero-padded (if any) then
+ * the lengths block.  A pass loads block i of
  * every live lane with one gather per 8-byte half, multiplies and reduces
  * all eight accumulators at once, and when a lane's run ends (not every
  * pass) a scalar step moves that lane to its next run, or finishes its tag
@@ -195,7 +196,7 @@ struct lane_state {
     uint64_t rem[8];
     const struct qo_poly1305_msg *msg[8]; /* NULL: the lane is idle */
     unsigned run[8];
-    uint8_t pad_a[8][16], pad_c[8][32];
+    uint8_t pad_a[8][64], pad_c[8][32];
 } __attribute__((aligned(64)));
 
 static const uint8_t zero_block[16];
@@ -209,13 +210,13 @@ static int lane_next_run(struct lane_state *st, unsigned l)
         const uint8_t *p = NULL;
         size_t nb = 0;
         switch (r) {
-        case 0:
-            p = m->aad;
-            nb = m->aad_len / 16;
+        case 0: /* a short AAD (a QUIC header) is all in pad_a: one run */
+            p = m->aad_len <= sizeof(st->pad_a[l]) ? st->pad_a[l] : m->aad;
+            nb = m->aad_len <= sizeof(st->pad_a[l]) ? (m->aad_len + 15) / 16 : m->aad_len / 16;
             break;
         case 1:
             p = st->pad_a[l];
-            nb = m->aad_len % 16 != 0;
+            nb = m->aad_len > sizeof(st->pad_a[l]) && m->aad_len % 16 != 0;
             break;
         case 2:
             p = m->ct;
@@ -253,8 +254,11 @@ static void lane_start(struct lane_state *st, unsigned l, const struct qo_poly13
     st->s2[l] = p.s2;
     st->h0[l] = st->h1[l] = st->h2[l] = 0;
     qo_secure_zero(&p, sizeof(p));
-    memset(st->pad_a[l], 0, 16);
-    memcpy(st->pad_a[l], m->aad + m->aad_len / 16 * 16, m->aad_len % 16);
+    memset(st->pad_a[l], 0, sizeof(st->pad_a[l]));
+    if (m->aad_len <= sizeof(st->pad_a[l]))
+        memcpy(st->pad_a[l], m->aad, m->aad_len);
+    else
+        memcpy(st->pad_a[l], m->aad + m->aad_len / 16 * 16, m->aad_len % 16);
     memset(st->pad_c[l], 0, 16);
     memcpy(st->pad_c[l], m->ct + m->ct_len / 16 * 16, m->ct_len % 16);
     qo_store_le64(st->pad_c[l] + 16, (uint64_t)m->aad_len);
@@ -363,14 +367,19 @@ QO_POLY_IFMA static void tags_ifma(const struct qo_poly1305_msg *msgs, unsigned 
         _mm512_store_si512((void *)st.h1, h1);
         _mm512_store_si512((void *)st.h2, h2);
         _mm512_store_si512((void *)st.rem, rem);
+        int started = 0;
         for (unsigned l = 0; l < 8; l++) {
             if (!(ended >> l & 1) || lane_next_run(&st, l))
                 continue;
             const struct qo_poly1305_msg *m = st.msg[l];
             finish_limbs(st.h0[l], st.h1[l], st.h2[l], m->otk + 16, m->tag);
             lane_start(&st, l, next < n ? &msgs[next++] : NULL);
+            started = 1;
         }
-        LOAD_ALL();
+        if (started)
+            LOAD_ALL();
+        else
+            rem = _mm512_load_si512((void *)st.rem);
     }
 #undef LOAD_ALL
     /* r, s and the accumulators are key material. */
