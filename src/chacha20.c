@@ -217,42 +217,62 @@ DEFINE_MASKS(masks_x16_avx512, qo_v16, 16, "avx512f")
 DEFINE_MASKS(masks_x8_avx2, qo_v8, 8, "avx2")
 
 /*
- * Block jobs, LANES at a time.  The rounds run transposed as above; then the
+ * Block jobs, a pass of lanes at a time.  The rounds run transposed as above; then the
  * sixteen word vectors are transposed back into one block per lane (in
  * registers: 32-bit and 64-bit interleaves, then 128-bit lane shuffles), so
  * that a lane's block is XORed into its packet with whole-vector loads and
- * stores.  A partial block (the packet's last) or a copied one goes through
- * j->block.
+ * stores.  A partial block (the packet's last) or a copied one (the Poly1305
+ * key) goes under AVX-512BW byte masks, or through j->block on AVX2.
  */
-static inline void stage_jobs(struct qo_chacha20_jobs *j, unsigned lanes)
+/* Where lane i of segment s goes: block 0 to the Poly1305 key (copied),
+ * block c >= 1 XORed into bytes 64 (c - 1).. of the packet. */
+static inline uint8_t *seg_target(const struct qo_chacha20_seg *s, uint32_t i, uint32_t *len,
+                                  int *copy)
 {
-    for (unsigned l = 0; l < j->n && l < lanes; l++) {
-        const struct qo_chacha20_job *b = &j->job[l];
-        for (int w = 0; w < 8; w++)
-            j->in[w][l] = b->key->k[w];
-        j->in[8][l] = b->counter;
-        for (int w = 0; w < 3; w++)
-            j->in[9 + w][l] = qo_load_le32(b->nonce + 4 * w);
+    uint32_t c = s->counter + i;
+    if (c == 0) {
+        *len = 32;
+        *copy = 1;
+        return s->otk;
+    }
+    size_t off = (size_t)(c - 1) * 64, left = s->len - off;
+    *len = left < 64 ? (uint32_t)left : 64;
+    *copy = 0;
+    return s->data + off;
+}
+
+static inline void stage_jobs(struct qo_chacha20_jobs *j)
+{
+    for (unsigned g = 0; g < j->nseg; g++) {
+        const struct qo_chacha20_seg *s = &j->seg[g];
+        for (uint32_t i = 0; i < s->lanes; i++) {
+            unsigned l = s->first + i;
+            for (int w = 0; w < 8; w++)
+                j->in[w][l] = s->key->k[w];
+            j->in[8][l] = s->counter + i;
+            for (int w = 0; w < 3; w++)
+                j->in[9 + w][l] = qo_load_le32(s->nonce + 4 * w);
+        }
     }
 }
 
-static inline void job_out_bytes(struct qo_chacha20_jobs *j, const struct qo_chacha20_job *b)
+/* The first len bytes of j->block to (copy) or into out. */
+static inline void block_out(const struct qo_chacha20_jobs *j, uint8_t *out, uint32_t len,
+                             int copy)
 {
-    if (b->copy) {
-        memcpy(b->out, j->block, b->len);
+    if (copy) {
+        memcpy(out, j->block, len);
     } else {
-        for (uint32_t i = 0; i < b->len; i++)
-            b->out[i] ^= j->block[i];
+        for (uint32_t i = 0; i < len; i++)
+            out[i] ^= j->block[i];
     }
 }
 
 /*
- * AVX-512 inputs without a scalar store per word and lane: the jobs of a pass
- * come in runs of one packet's consecutive blocks (same key and nonce,
- * counter + 1), so each run's key and nonce words are broadcast into its
- * lanes under a mask, and its counters are the first one + 0, 1, 2, ...
- * A 1,400-byte packet is one or two runs per pass; 64-byte packets are
- * eight (block 0 and block 1 of each).
+ * AVX-512 inputs without a scalar store per word and lane: each segment's
+ * key and nonce words are broadcast into its lanes under a mask, and its
+ * counters are the first one + 0, 1, 2, ...  A pass holds one or two
+ * 1,400-byte packets' segments, or eight 64-byte packets' (blocks 0 and 1).
  */
 __attribute__((target("avx512f,avx512bw"))) static void jobs_x16_avx512(struct qo_chacha20_jobs *j)
 {
@@ -260,22 +280,18 @@ __attribute__((target("avx512f,avx512bw"))) static void jobs_x16_avx512(struct q
     __m512i t[16], u[16], v, w, blk[16];
     __m512i iv[12];
     const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
-    const unsigned n = j->n;
 
     for (int k = 0; k < 12; k++)
         iv[k] = _mm512_setzero_si512();
-    for (unsigned l = 0, e; l < n; l = e) {
-        const struct qo_chacha20_job *b = &j->job[l];
-        for (e = l + 1; e < n && j->job[e].key == b->key && j->job[e].nonce == b->nonce &&
-                        j->job[e].counter == b->counter + (e - l);
-             e++)
-            ;
-        __mmask16 m = (__mmask16)(((1u << (e - l)) - 1) << l);
+    for (unsigned g = 0; g < j->nseg; g++) {
+        const struct qo_chacha20_seg *s = &j->seg[g];
+        __mmask16 m = (__mmask16)(((1u << s->lanes) - 1) << s->first);
         for (int k = 0; k < 8; k++)
-            iv[k] = _mm512_mask_set1_epi32(iv[k], m, (int)b->key->k[k]);
-        iv[8] = _mm512_mask_add_epi32(iv[8], m, iota, _mm512_set1_epi32((int)(b->counter - l)));
+            iv[k] = _mm512_mask_set1_epi32(iv[k], m, (int)s->key->k[k]);
+        iv[8] = _mm512_mask_add_epi32(iv[8], m, iota,
+                                      _mm512_set1_epi32((int)(s->counter - s->first)));
         for (int k = 0; k < 3; k++)
-            iv[9 + k] = _mm512_mask_set1_epi32(iv[9 + k], m, (int)qo_load_le32(b->nonce + 4 * k));
+            iv[9 + k] = _mm512_mask_set1_epi32(iv[9 + k], m, (int)qo_load_le32(s->nonce + 4 * k));
     }
     /* The inputs wait in j->in during the rounds: the 16 state vectors and
      * the rounds' temporaries need the registers. */
@@ -318,14 +334,20 @@ __attribute__((target("avx512f,avx512bw"))) static void jobs_x16_avx512(struct q
         blk[12 + m] = _mm512_shuffle_i32x4(v, w, 0xdd);
     }
     /* Byte masks for the partial blocks: no byte past len is read or written. */
-    for (unsigned l = 0; l < n; l++) {
-        const struct qo_chacha20_job *b = &j->job[l];
-        __mmask64 m = b->len >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << b->len) - 1;
-        if (b->copy) {
-            _mm512_mask_storeu_epi8(b->out, m, blk[l]);
-        } else {
-            __m512i d = _mm512_maskz_loadu_epi8(m, b->out);
-            _mm512_mask_storeu_epi8(b->out, m, _mm512_xor_si512(d, blk[l]));
+    for (unsigned g = 0; g < j->nseg; g++) {
+        const struct qo_chacha20_seg *s = &j->seg[g];
+        for (uint32_t i = 0; i < s->lanes; i++) {
+            uint32_t len;
+            int copy;
+            uint8_t *out = seg_target(s, i, &len, &copy);
+            __mmask64 m = len >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << len) - 1;
+            __m512i b = blk[s->first + i];
+            if (copy) {
+                _mm512_mask_storeu_epi8(out, m, b);
+            } else {
+                __m512i d = _mm512_maskz_loadu_epi8(m, out);
+                _mm512_mask_storeu_epi8(out, m, _mm512_xor_si512(d, b));
+            }
         }
     }
 }
@@ -335,7 +357,7 @@ __attribute__((target("avx2"))) static void jobs_x8_avx2(struct qo_chacha20_jobs
     qo_v8 x[16], in[12];
     __m256i t[8], u[8], lo[8], hi[8];
 
-    stage_jobs(j, 8);
+    stage_jobs(j);
     x[0] = (qo_v8){0} + C0;
     x[1] = (qo_v8){0} + C1;
     x[2] = (qo_v8){0} + C2;
@@ -372,17 +394,23 @@ __attribute__((target("avx2"))) static void jobs_x8_avx2(struct qo_chacha20_jobs
             out[4 + m] = _mm256_permute2x128_si256(u[m], u[4 + m], 0x31);
         }
     }
-    for (unsigned l = 0; l < j->n; l++) {
-        const struct qo_chacha20_job *b = &j->job[l];
-        if (b->len == 64 && !b->copy) {
-            __m256i d0 = _mm256_loadu_si256((const __m256i *)b->out);
-            __m256i d1 = _mm256_loadu_si256((const __m256i *)(b->out + 32));
-            _mm256_storeu_si256((__m256i *)b->out, _mm256_xor_si256(d0, lo[l]));
-            _mm256_storeu_si256((__m256i *)(b->out + 32), _mm256_xor_si256(d1, hi[l]));
-        } else {
-            _mm256_store_si256((__m256i *)j->block, lo[l]);
-            _mm256_store_si256((__m256i *)(j->block + 32), hi[l]);
-            job_out_bytes(j, b);
+    for (unsigned g = 0; g < j->nseg; g++) {
+        const struct qo_chacha20_seg *s = &j->seg[g];
+        for (uint32_t i = 0; i < s->lanes; i++) {
+            unsigned l = s->first + i;
+            uint32_t len;
+            int copy;
+            uint8_t *out = seg_target(s, i, &len, &copy);
+            if (len == 64 && !copy) {
+                __m256i d0 = _mm256_loadu_si256((const __m256i *)out);
+                __m256i d1 = _mm256_loadu_si256((const __m256i *)(out + 32));
+                _mm256_storeu_si256((__m256i *)out, _mm256_xor_si256(d0, lo[l]));
+                _mm256_storeu_si256((__m256i *)(out + 32), _mm256_xor_si256(d1, hi[l]));
+            } else {
+                _mm256_store_si256((__m256i *)j->block, lo[l]);
+                _mm256_store_si256((__m256i *)(j->block + 32), hi[l]);
+                block_out(j, out, len, copy);
+            }
         }
     }
 }
@@ -501,16 +529,22 @@ const char *qo_chacha20_hp_masks_impl(void)
 
 static void jobs_c(struct qo_chacha20_jobs *j)
 {
-    for (unsigned l = 0; l < j->n; l++) {
-        const struct qo_chacha20_job *b = &j->job[l];
-        qo_chacha20_block(b->key, b->counter, b->nonce, j->block);
-        job_out_bytes(j, b);
+    for (unsigned g = 0; g < j->nseg; g++) {
+        const struct qo_chacha20_seg *s = &j->seg[g];
+        for (uint32_t i = 0; i < s->lanes; i++) {
+            uint32_t len;
+            int copy;
+            uint8_t *out = seg_target(s, i, &len, &copy);
+            qo_chacha20_block(s->key, s->counter + i, s->nonce, j->block);
+            block_out(j, out, len, copy);
+        }
     }
 }
 
 void qo_chacha20_jobs_start(struct qo_chacha20_jobs *j)
 {
     j->n = 0;
+    j->nseg = 0;
     /* Lanes past the last job of a pass compute on whatever is staged:
      * defined bytes, and never written anywhere. */
     memset(j->in, 0, sizeof(j->in));
@@ -543,6 +577,30 @@ void qo_chacha20_jobs_run(struct qo_chacha20_jobs *j)
     jobs_c(j);
 #endif
     j->n = 0;
+    j->nseg = 0;
+}
+
+void qo_chacha20_jobs_add(struct qo_chacha20_jobs *j, const struct qo_chacha20_key *key,
+                          const uint8_t *nonce, uint8_t *otk, uint8_t *data, size_t len)
+{
+    uint32_t c = otk != NULL ? 0 : 1, end = 1 + (uint32_t)((len + 63) / 64);
+
+    while (c < end) {
+        uint32_t room = j->lanes - j->n, take = end - c < room ? end - c : room;
+        struct qo_chacha20_seg *s = &j->seg[j->nseg++];
+        s->key = key;
+        s->nonce = nonce;
+        s->otk = otk;
+        s->data = data;
+        s->len = len;
+        s->counter = c;
+        s->first = j->n;
+        s->lanes = take;
+        j->n += take;
+        c += take;
+        if (j->n == j->lanes)
+            qo_chacha20_jobs_run(j);
+    }
 }
 
 void qo_chacha20_jobs_finish(struct qo_chacha20_jobs *j)

@@ -47,54 +47,47 @@ const char *qo_chacha20_hp_masks_impl(void);
 int qo_chacha20_hp_masks_use(const char *name);
 
 /*
- * Block jobs: any number of (key, nonce, counter) blocks, each XORed into
- * (or copied to) its own bytes, computed as many lanes at a time as the CPU
- * has.  The AEAD queues every block of a burst's packets here (block 0 for
- * each Poly1305 key, then the keystream), so that short packets fill the
- * lanes as well as long ones do.
+ * Block jobs: the blocks of any number of packets, each block XORed into its
+ * packet (or, block 0, copied out as the Poly1305 key), computed as many
+ * lanes at a time as the CPU has.  The AEAD queues every block of a burst's
+ * packets here, so that short packets fill the lanes as well as long ones
+ * do.  A pass's lanes hold runs ("segments") of one packet's consecutive
+ * blocks.
  */
 #define QO_CHACHA20_LANES_MAX 16
 
-struct qo_chacha20_job {
+struct qo_chacha20_seg {
     const struct qo_chacha20_key *key;
     const uint8_t *nonce; /* 12 bytes */
-    uint8_t *out;         /* where the block's first len bytes go */
-    uint32_t counter;
-    uint32_t len;  /* 1..64 */
-    uint32_t copy; /* 1: out = block; 0: out ^= block (encrypt/decrypt) */
+    uint8_t *otk;         /* block 0: its first 32 bytes are copied here */
+    uint8_t *data;        /* block c >= 1 is XORed into data[64 (c - 1)..] */
+    size_t len;           /* bytes of data */
+    uint32_t counter;     /* the block in lane `first` */
+    uint32_t first, lanes;
 };
 
-/* The caller's (on its stack): the queued jobs, and room for the inputs and
- * a block between passes.  Holds key words and keystream until
+/* The caller's (on its stack): the queued segments, and room for the inputs
+ * and a block between passes.  Holds key words and keystream until
  * qo_chacha20_jobs_finish() wipes it. */
 struct qo_chacha20_jobs {
     uint32_t in[12][QO_CHACHA20_LANES_MAX] __attribute__((aligned(64)));
     uint8_t block[64] __attribute__((aligned(64)));
-    struct qo_chacha20_job job[QO_CHACHA20_LANES_MAX];
-    unsigned n;     /* queued */
-    unsigned lanes; /* a pass runs when this many are queued */
+    struct qo_chacha20_seg seg[QO_CHACHA20_LANES_MAX];
+    unsigned nseg;
+    unsigned n;     /* lanes filled */
+    unsigned lanes; /* a pass runs when this many are filled */
     int impl;
 };
 
 void qo_chacha20_jobs_start(struct qo_chacha20_jobs *j);
-/* Runs the queued jobs now (their bytes are final when it returns). */
+/* Queues a packet's blocks: block 0 into otk[0..32) when otk is not NULL,
+ * then blocks 1..ceil(len / 64) XORed into data[0..len).  Runs passes as
+ * lanes fill; the bytes are final after the next qo_chacha20_jobs_run(). */
+void qo_chacha20_jobs_add(struct qo_chacha20_jobs *j, const struct qo_chacha20_key *key,
+                          const uint8_t *nonce, uint8_t *otk, uint8_t *data, size_t len);
+/* Runs what is queued now. */
 void qo_chacha20_jobs_run(struct qo_chacha20_jobs *j);
 /* Runs what is queued, then wipes *j. */
 void qo_chacha20_jobs_finish(struct qo_chacha20_jobs *j);
-
-static inline void qo_chacha20_job_add(struct qo_chacha20_jobs *j,
-                                       const struct qo_chacha20_key *key, const uint8_t *nonce,
-                                       uint32_t counter, uint8_t *out, size_t len, int copy)
-{
-    struct qo_chacha20_job *b = &j->job[j->n];
-    b->key = key;
-    b->nonce = nonce;
-    b->counter = counter;
-    b->out = out;
-    b->len = (uint32_t)len;
-    b->copy = (uint32_t)copy;
-    if (++j->n == j->lanes)
-        qo_chacha20_jobs_run(j);
-}
 
 #endif /* QUICOFF_CHACHA20_H */

@@ -35,18 +35,6 @@ static int tag_equal(const uint8_t a[QUICOFF_TAG_LEN], const uint8_t b[QUICOFF_T
     return ((unsigned)d - 1) >> 31; /* 1 when d == 0 */
 }
 
-/* Keystream blocks 1.. of op o XORed into its data. */
-static void add_keystream(struct qo_chacha20_jobs *j, const qo_aead_op_t *o)
-{
-    const struct qo_chacha20_key *key = o->ctx;
-    uint32_t counter = 1;
-
-    for (size_t off = 0; off < o->len; off += 64, counter++) {
-        size_t left = o->len - off;
-        qo_chacha20_job_add(j, key, o->nonce, counter, o->data + off, left < 64 ? left : 64, 0);
-    }
-}
-
 /* Poly1305 in lanes goes with the 16-lane ChaCha20: the AVX-512 code path,
  * which tests force on and off together. */
 static int poly_lanes(const struct qo_chacha20_jobs *j)
@@ -76,8 +64,7 @@ void qo_chacha20_poly1305_seal_burst(const qo_aead_op_t *ops, unsigned n, int re
         unsigned m = n - base < CHUNK ? n - base : CHUNK;
         for (unsigned i = 0; i < m; i++) {
             const qo_aead_op_t *o = &ops[base + i];
-            qo_chacha20_job_add(&j, o->ctx, o->nonce, 0, otk[i], 32, 1);
-            add_keystream(&j, o);
+            qo_chacha20_jobs_add(&j, o->ctx, o->nonce, otk[i], o->data, o->len);
             msg_of(&msg[i], o, otk[i], o->tag);
         }
         qo_chacha20_jobs_run(&j);
@@ -100,7 +87,7 @@ void qo_chacha20_poly1305_open_burst(const qo_aead_op_t *ops, unsigned n, int re
         unsigned m = n - base < CHUNK ? n - base : CHUNK;
         for (unsigned i = 0; i < m; i++) {
             const qo_aead_op_t *o = &ops[base + i];
-            qo_chacha20_job_add(&j, o->ctx, o->nonce, 0, otk[i], 32, 1);
+            qo_chacha20_jobs_add(&j, o->ctx, o->nonce, otk[i], o->data, 0); /* block 0 */
             msg_of(&msg[i], o, otk[i], tag[i]);
         }
         qo_chacha20_jobs_run(&j);
@@ -110,7 +97,7 @@ void qo_chacha20_poly1305_open_burst(const qo_aead_op_t *ops, unsigned n, int re
             int ok = tag_equal(tag[i], o->tag);
             result[base + i] = ok ? 0 : -1;
             if (ok)
-                add_keystream(&j, o);
+                qo_chacha20_jobs_add(&j, o->ctx, o->nonce, NULL, o->data, o->len);
         }
         qo_chacha20_jobs_run(&j);
     }
