@@ -16,11 +16,14 @@
  *    packet); the context IS the `struct gcm_key_data` (round keys + GHASH
  *    key powers, ~1 KiB), precomputed in setup: nothing per packet but the
  *    call.
- *  - ChaCha20-Poly1305: not ipsec-mb's but our own (chacha20_poly1305.c):
- *    the ChaCha20 blocks of a whole burst's packets in lanes across packets
- *    (16 on AVX-512, 8 on AVX2), Poly1305 per packet; seal/open are bursts
- *    of one.  ipsec-mb's job API did one packet at a time (its ChaCha20-
- *    Poly1305 jobs complete in submit), paying its set-up per packet.
+ *  - ChaCha20-Poly1305: our own (chacha20_poly1305.c): the ChaCha20 blocks
+ *    of a whole burst's packets in lanes across packets (16 on AVX-512, 8 on
+ *    AVX2), Poly1305 per packet, eight at once in AVX-512 IFMA lanes.
+ *    ipsec-mb's job API did one packet at a time (its ChaCha20-Poly1305
+ *    jobs complete in submit), paying its set-up per packet.  Without
+ *    AVX-512 + IFMA (scalar Poly1305), packets from CP_LANES_MAX_LEN bytes
+ *    still go to ipsec-mb's job API, which is faster there.  seal/open are
+ *    bursts of one.
  *  - Jobs need an IMB_MGR that one thread owns: each quicoff_worker owns
  *    one (~200 KiB), made by worker_init when the worker is created and
  *    wiped and freed by worker_fini, and the bursts get it as wstate; so no
@@ -283,9 +286,21 @@ static int gcm256_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uin
 }
 
 /* ------------------------------------------------------------------------ */
-/* ChaCha20-Poly1305: our own, lanes across the burst's packets              */
+/* ChaCha20-Poly1305: our own lanes, or ipsec-mb's job API for long packets  */
 
-/* The context is the key as ChaCha20's eight words (chacha20_poly1305.h). */
+/*
+ * Where the lanes are not the AVX-512 + IFMA ones (chacha20_poly1305.h:
+ * 8 AVX2 lanes or portable C, and scalar Poly1305), ipsec-mb's own
+ * single-packet code is faster from about this payload length: with its
+ * AVX2 code and our AVX2 lanes both forced on the Zen 4 the figures in
+ * docs/benchmarks.md come from, seal bursts of 32 cost 288 / 294 ns per
+ * 192-byte packet (lanes / jobs), 156 / 246 at 64 B, 627 / 425 at 512 B.
+ */
+#define CP_LANES_MAX_LEN 192
+
+/* The context is the key as ChaCha20's eight words (chacha20_poly1305.h);
+ * on x86 (little-endian) those are also the key's 32 bytes as ipsec-mb
+ * takes them. */
 static int cp_setup(void *ctx, const uint8_t *key)
 {
     if (!ipsecmb_available())
@@ -299,6 +314,142 @@ static void cp_dispose(void *ctx)
     qo_secure_zero(ctx, sizeof(struct qo_chacha20_key));
 }
 
+static const uint8_t *cp_key_bytes(const void *ctx)
+{
+    return (const uint8_t *)((const struct qo_chacha20_key *)ctx)->k;
+}
+
+/* One ChaCha20-Poly1305 job, in place; the tag (computed over the
+ * ciphertext either way) goes to tag_out. 0 ok. */
+static int cp_job(IMB_MGR *m, const void *ctx, IMB_CIPHER_DIRECTION dir,
+                  const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad, size_t aad_len,
+                  uint8_t *data, size_t len, uint8_t *tag_out)
+{
+    IMB_JOB *j = IMB_GET_NEXT_JOB(m);
+
+    j->cipher_mode = IMB_CIPHER_CHACHA20_POLY1305;
+    j->hash_alg = IMB_AUTH_CHACHA20_POLY1305;
+    j->cipher_direction = dir;
+    j->chain_order = dir == IMB_DIR_ENCRYPT ? IMB_ORDER_CIPHER_HASH : IMB_ORDER_HASH_CIPHER;
+    j->enc_keys = cp_key_bytes(ctx);
+    j->dec_keys = cp_key_bytes(ctx);
+    j->key_len_in_bytes = 32;
+    j->src = data;
+    j->dst = data;
+    j->cipher_start_src_offset_in_bytes = 0;
+    j->msg_len_to_cipher_in_bytes = len;
+    j->hash_start_src_offset_in_bytes = 0;
+    j->msg_len_to_hash_in_bytes = len;
+    j->iv = nonce;
+    j->iv_len_in_bytes = QUICOFF_IV_LEN;
+    j->u.CHACHA20_POLY1305.aad = aad;
+    j->u.CHACHA20_POLY1305.aad_len_in_bytes = aad_len;
+    j->auth_tag_output = tag_out;
+    j->auth_tag_output_len_in_bytes = QUICOFF_TAG_LEN;
+    /* ChaCha20-Poly1305 jobs complete in submit; flush only as a safety net
+     * (the manager is drained after every job, so what comes back is ours). */
+    j = IMB_SUBMIT_JOB(m);
+    if (j == NULL)
+        j = IMB_FLUSH_JOB(m);
+    return j != NULL && j->status == IMB_STATUS_COMPLETED ? 0 : -1;
+}
+
+/* One long packet through ipsec-mb: a job on the worker's manager, or
+ * without one (m NULL) the direct API on the global manager's functions
+ * (its per-call context on the stack, wiped). */
+static int cp_seal_one(IMB_MGR *m, const qo_aead_op_t *o)
+{
+    struct chacha20_poly1305_context_data d;
+    const uint8_t *k = cp_key_bytes(o->ctx);
+
+    if (m != NULL)
+        return cp_job(m, o->ctx, IMB_DIR_ENCRYPT, o->nonce, o->aad, o->aad_len, o->data, o->len,
+                      o->tag);
+    IMB_CHACHA20_POLY1305_INIT(gmgr, k, &d, o->nonce, o->aad, o->aad_len);
+    IMB_CHACHA20_POLY1305_ENC_UPDATE(gmgr, k, &d, o->data, o->data, o->len);
+    IMB_CHACHA20_POLY1305_ENC_FINALIZE(gmgr, &d, o->tag, QUICOFF_TAG_LEN);
+    qo_secure_zero(&d, sizeof(d));
+    return 0;
+}
+
+/* ipsec-mb decrypts as it authenticates: on a mismatch the same keystream
+ * over the plaintext gives the ciphertext back, exactly as received. */
+static int cp_open_one(IMB_MGR *m, const qo_aead_op_t *o)
+{
+    struct chacha20_poly1305_context_data d;
+    const uint8_t *k = cp_key_bytes(o->ctx);
+    uint8_t computed[QUICOFF_TAG_LEN];
+    int r = 0;
+
+    if (m != NULL) {
+        /* A job fails only on its parameters, before touching data. */
+        if (cp_job(m, o->ctx, IMB_DIR_DECRYPT, o->nonce, o->aad, o->aad_len, o->data, o->len,
+                   computed) != 0)
+            return -1;
+        if (tag_equal(computed, o->tag))
+            return 0;
+        cp_job(m, o->ctx, IMB_DIR_ENCRYPT, o->nonce, o->aad, o->aad_len, o->data, o->len,
+               computed);
+        return -1;
+    }
+    IMB_CHACHA20_POLY1305_INIT(gmgr, k, &d, o->nonce, o->aad, o->aad_len);
+    IMB_CHACHA20_POLY1305_DEC_UPDATE(gmgr, k, &d, o->data, o->data, o->len);
+    IMB_CHACHA20_POLY1305_DEC_FINALIZE(gmgr, &d, computed, QUICOFF_TAG_LEN);
+    if (!tag_equal(computed, o->tag)) {
+        IMB_CHACHA20_POLY1305_INIT(gmgr, k, &d, o->nonce, o->aad, o->aad_len);
+        IMB_CHACHA20_POLY1305_ENC_UPDATE(gmgr, k, &d, o->data, o->data, o->len);
+        r = -1;
+    }
+    qo_secure_zero(&d, sizeof(d));
+    return r;
+}
+
+/*
+ * The bursts: every packet in the lanes when they are the AVX-512 + IFMA
+ * ones; otherwise the packets under CP_LANES_MAX_LEN in the lanes (in
+ * groups, so they still share passes) and the others one by one through
+ * ipsec-mb.  Results land at each packet's own index either way.
+ */
+#define CP_GROUP 32
+
+static void cp_burst(void *wstate, const qo_aead_op_t *ops, unsigned n, int result[], int open)
+{
+    qo_aead_op_t lane_ops[CP_GROUP];
+    unsigned idx[CP_GROUP];
+    int lane_res[CP_GROUP];
+
+    if (qo_chacha20_poly1305_wide()) {
+        (open ? qo_chacha20_poly1305_open_burst : qo_chacha20_poly1305_seal_burst)(ops, n, result);
+        return;
+    }
+    for (unsigned base = 0; base < n; base += CP_GROUP) {
+        unsigned m = n - base < CP_GROUP ? n - base : CP_GROUP, k = 0;
+        for (unsigned i = base; i < base + m; i++) {
+            if (ops[i].len < CP_LANES_MAX_LEN) {
+                lane_ops[k] = ops[i];
+                idx[k++] = i;
+            } else {
+                result[i] = open ? cp_open_one(wstate, &ops[i]) : cp_seal_one(wstate, &ops[i]);
+            }
+        }
+        (open ? qo_chacha20_poly1305_open_burst : qo_chacha20_poly1305_seal_burst)(lane_ops, k,
+                                                                                   lane_res);
+        for (unsigned i = 0; i < k; i++)
+            result[idx[i]] = lane_res[i];
+    }
+}
+
+static void cp_seal_burst(void *wstate, const qo_aead_op_t *ops, unsigned n, int result[])
+{
+    cp_burst(wstate, ops, n, result, 0);
+}
+
+static void cp_open_burst(void *wstate, const qo_aead_op_t *ops, unsigned n, int result[])
+{
+    cp_burst(wstate, ops, n, result, 1);
+}
+
+/* seal/open: a burst of one, without a worker (not the engine's path). */
 static void cp_op(qo_aead_op_t *o, void *ctx, const uint8_t nonce[QUICOFF_IV_LEN],
                   const uint8_t *aad, size_t aad_len, uint8_t *data, size_t len, uint8_t *tag)
 {
@@ -311,7 +462,6 @@ static void cp_op(qo_aead_op_t *o, void *ctx, const uint8_t nonce[QUICOFF_IV_LEN
     memcpy(o->nonce, nonce, QUICOFF_IV_LEN);
 }
 
-/* seal/open: a burst of one. */
 static int cp_seal(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
                    size_t aad_len, uint8_t *data, size_t len, uint8_t *tag)
 {
@@ -319,7 +469,7 @@ static int cp_seal(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t
     int r;
 
     cp_op(&o, ctx, nonce, aad, aad_len, data, len, tag);
-    qo_chacha20_poly1305_seal_burst(&o, 1, &r);
+    cp_burst(NULL, &o, 1, &r, 0);
     return r;
 }
 
@@ -331,21 +481,8 @@ static int cp_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t
 
     (void)scratch;
     cp_op(&o, ctx, nonce, aad, aad_len, data, len, (uint8_t *)tag);
-    qo_chacha20_poly1305_open_burst(&o, 1, &r);
+    cp_burst(NULL, &o, 1, &r, 1);
     return r;
-}
-
-/* The bursts need no job manager (wstate): nothing of theirs is per thread. */
-static void cp_seal_burst(void *wstate, const qo_aead_op_t *ops, unsigned n, int result[])
-{
-    (void)wstate;
-    qo_chacha20_poly1305_seal_burst(ops, n, result);
-}
-
-static void cp_open_burst(void *wstate, const qo_aead_op_t *ops, unsigned n, int result[])
-{
-    (void)wstate;
-    qo_chacha20_poly1305_open_burst(ops, n, result);
 }
 
 /* ------------------------------------------------------------------------ */

@@ -541,6 +541,16 @@ static void jobs_c(struct qo_chacha20_jobs *j)
     }
 }
 
+unsigned qo_chacha20_lanes(void)
+{
+#ifdef QO_CHACHA_SIMD
+    int i = get_impl();
+    return i == IMPL_AVX512 ? 16 : i == IMPL_AVX2 ? 8 : 1;
+#else
+    return 1;
+#endif
+}
+
 void qo_chacha20_jobs_start(struct qo_chacha20_jobs *j)
 {
     j->n = 0;

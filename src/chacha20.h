@@ -79,6 +79,9 @@ struct qo_chacha20_jobs {
     int impl;
 };
 
+/* Lanes per pass of the implementation in use: 16, 8 or 1. */
+unsigned qo_chacha20_lanes(void);
+
 void qo_chacha20_jobs_start(struct qo_chacha20_jobs *j);
 /* Queues a packet's blocks: block 0 into otk[0..32) when otk is not NULL,
  * then blocks 1..ceil(len / 64) XORed into data[0..len).  Runs passes as

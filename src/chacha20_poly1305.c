@@ -104,3 +104,8 @@ void qo_chacha20_poly1305_open_burst(const qo_aead_op_t *ops, unsigned n, int re
     qo_chacha20_jobs_finish(&j);
     qo_secure_zero(otk, sizeof(otk));
 }
+
+int qo_chacha20_poly1305_wide(void)
+{
+    return qo_chacha20_lanes() == 16 && qo_poly1305_lanes_available();
+}

@@ -19,7 +19,9 @@
  *    in a burst: -1 for exactly those, their bytes exactly as received; the
  *    others open to the plaintext;
  *  - the ipsec-mb backend's chacha20-poly1305 seal/open/seal_burst/
- *    open_burst (the same code) where that backend is built and usable.
+ *    open_burst where that backend is built and usable, with and without a
+ *    worker's job manager: the same lanes, and under avx2 and c the long
+ *    packets through ipsec-mb's job or direct API (restored on a forgery).
  */
 #include "chacha20.h"
 #include "chacha20_poly1305.h"
@@ -227,6 +229,7 @@ static qo_aead_op_t op_of(const struct tpkt *p, void *ctx)
 struct path {
     const char *name;
     const qo_aead_algo_t *algo; /* NULL: chacha20_poly1305.h directly */
+    void *wstate;               /* the bursts' worker state (a job manager) */
     void *ctx[NKEYS];
 };
 
@@ -239,7 +242,7 @@ static void path_seal(const struct path *pa, qo_aead_op_t *ops, unsigned n, int 
             res[i] = pa->algo->seal(ops[i].ctx, ops[i].nonce, ops[i].aad, ops[i].aad_len,
                                     ops[i].data, ops[i].len, ops[i].tag);
     } else {
-        pa->algo->seal_burst(NULL, ops, n, res);
+        pa->algo->seal_burst(pa->wstate, ops, n, res);
     }
 }
 
@@ -254,7 +257,7 @@ static void path_open(const struct path *pa, qo_aead_op_t *ops, unsigned n, int 
             res[i] = pa->algo->open(ops[i].ctx, ops[i].nonce, ops[i].aad, ops[i].aad_len,
                                     ops[i].data, ops[i].len, ops[i].tag, scratch);
     } else {
-        pa->algo->open_burst(NULL, ops, n, res);
+        pa->algo->open_burst(pa->wstate, ops, n, res);
     }
 }
 
@@ -434,7 +437,15 @@ static void run_paths(const char *impl)
     }
     cur_path = &be;
     subtest(names[1], test_bursts);
+    subtest(names[1], test_uniform_bursts);
     subtest(names[1], test_single_calls);
+    /* the engine's way: bursts with the worker's job manager, which the
+     * long packets use where the lanes are not the AVX-512 + IFMA ones */
+    snprintf(names[1], sizeof(names[1]), "%s ipsec-mb backend, worker", impl);
+    ok(qo_backend_ipsecmb.worker_init(&be.wstate) == 0, "worker state");
+    subtest(names[1], test_bursts);
+    subtest(names[1], test_uniform_bursts);
+    qo_backend_ipsecmb.worker_fini(be.wstate);
     for (unsigned k = 0; k < NKEYS; k++)
         a->dispose(ctxmem[k]);
 #else
