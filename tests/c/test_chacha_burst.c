@@ -15,6 +15,7 @@
  *  - bursts of n = 1..33 packets (lanes partly filled, several passes, the
  *    chunk boundary at 32) mixing lengths and keys (one, a few, one per
  *    packet), sealed and opened in one call each;
+ *  - AAD, data and tag in allocations of exactly their size (for ASan);
  *  - open_burst with tampered packets (tag, ciphertext, AAD or nonce) anywhere
  *    in a burst: -1 for exactly those, their bytes exactly as received; the
  *    others open to the plaintext;
@@ -410,6 +411,49 @@ static void test_single_calls(void)
     ok(good, "%s: seal/open packet by packet, forged ones restored", cur_path->name);
 }
 
+/* AAD, data and tag each in an allocation of exactly its size, so that a
+ * read or write past any of them is caught under AddressSanitizer (the
+ * other tests' guard bytes catch only writes). */
+static void test_exact_buffers(void)
+{
+    int good = 1;
+    for (unsigned round = 0; round < 12; round++) {
+        unsigned n = 1 + round * 3 % 33;
+        qo_aead_op_t ops[MAXB];
+        uint8_t *pt[MAXB];
+        int res[MAXB];
+        for (unsigned i = 0; i < n; i++) {
+            size_t aad_len = rnd() % 80, len = rnd_len();
+            uint8_t *aad = xmalloc(aad_len), *data = xmalloc(len), *tag = xmalloc(16);
+            fill(aad, aad_len);
+            fill(data, len);
+            pt[i] = xmalloc(len);
+            memcpy(pt[i], data, len);
+            ops[i] = (qo_aead_op_t){.ctx = cur_path->ctx[i % NKEYS],
+                                    .aad = aad,
+                                    .aad_len = aad_len,
+                                    .data = data,
+                                    .len = len,
+                                    .tag = tag};
+            fill(ops[i].nonce, 12);
+        }
+        path_seal(cur_path, ops, n, res, 0);
+        if (n > 1)
+            ops[n / 2].tag[0] ^= 1;
+        path_open(cur_path, ops, n, res, 0);
+        for (unsigned i = 0; i < n; i++) {
+            int forged = n > 1 && i == n / 2;
+            good &= res[i] == (forged ? -1 : 0);
+            good &= forged || memcmp(ops[i].data, pt[i], ops[i].len) == 0;
+            free((void *)ops[i].aad);
+            free(ops[i].data);
+            free(ops[i].tag);
+            free(pt[i]);
+        }
+    }
+    ok(good, "%s: AAD, data and tag in buffers of exactly their size", cur_path->name);
+}
+
 static void run_paths(const char *impl)
 {
     static char names[2][64];
@@ -421,6 +465,7 @@ static void run_paths(const char *impl)
     subtest(names[0], test_lengths);
     subtest(names[0], test_bursts);
     subtest(names[0], test_uniform_bursts);
+    subtest(names[0], test_exact_buffers);
 
 #ifdef QUICOFF_HAVE_IPSECMB
     const qo_aead_algo_t *a = qo_backend_ipsecmb.aead[QUICOFF_CHACHA20_POLY1305];
@@ -445,6 +490,7 @@ static void run_paths(const char *impl)
     ok(qo_backend_ipsecmb.worker_init(&be.wstate) == 0, "worker state");
     subtest(names[1], test_bursts);
     subtest(names[1], test_uniform_bursts);
+    subtest(names[1], test_exact_buffers);
     qo_backend_ipsecmb.worker_fini(be.wstate);
     for (unsigned k = 0; k < NKEYS; k++)
         a->dispose(ctxmem[k]);
