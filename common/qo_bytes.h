@@ -48,7 +48,7 @@ static inline void qo_store_be64(uint8_t *p, uint64_t v)
     qo_store_be32(p + 4, (uint32_t)v);
 }
 
-/* Little-endian words (ChaCha20's state). */
+/* Little-endian 32-bit words (ChaCha20's state). */
 static inline uint32_t qo_load_le32(const uint8_t *p)
 {
     return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
@@ -60,6 +60,18 @@ static inline void qo_store_le32(uint8_t *p, uint32_t v)
     p[1] = (uint8_t)(v >> 8);
     p[2] = (uint8_t)(v >> 16);
     p[3] = (uint8_t)(v >> 24);
+}
+
+/* Little-endian 64-bit words (Poly1305's limbs). */
+static inline uint64_t qo_load_le64(const uint8_t *p)
+{
+    return (uint64_t)qo_load_le32(p) | (uint64_t)qo_load_le32(p + 4) << 32;
+}
+
+static inline void qo_store_le64(uint8_t *p, uint64_t v)
+{
+    qo_store_le32(p, (uint32_t)v);
+    qo_store_le32(p + 4, (uint32_t)(v >> 32));
 }
 
 /* Host-order unaligned loads, for hashing bytes whose order does not matter. */

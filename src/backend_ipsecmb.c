@@ -16,14 +16,18 @@
  *    packet); the context IS the `struct gcm_key_data` (round keys + GHASH
  *    key powers, ~1 KiB), precomputed in setup: nothing per packet but the
  *    call.
- *  - ChaCha20-Poly1305: ipsec-mb's job API in seal_burst/open_burst (the
- *    engine's path).  Its direct (init/update/finalize) API is about 1.8x
- *    slower per 64-byte packet on AVX-512; single-packet seal/open, which
- *    have no job manager at hand, use it.  Jobs need an IMB_MGR that one
- *    thread owns: each quicoff_worker owns one (~200 KiB), made by
- *    worker_init when the worker is created and wiped and freed by
- *    worker_fini, and the bursts get it as wstate; so no packet allocates.
- *    The AES-128-CCM bursts' jobs use the same manager.
+ *  - ChaCha20-Poly1305: our own (chacha20_poly1305.c): the ChaCha20 blocks
+ *    of a whole burst's packets in lanes across packets (16 on AVX-512, 8 on
+ *    AVX2), Poly1305 per packet, eight at once in AVX-512 IFMA lanes.
+ *    ipsec-mb's job API did one packet at a time (its ChaCha20-Poly1305
+ *    jobs complete in submit), paying its set-up per packet.  Without
+ *    AVX-512 + IFMA (scalar Poly1305), packets from CP_LANES_MAX_LEN bytes
+ *    still go to ipsec-mb's job API, which is faster there.  seal/open are
+ *    bursts of one.
+ *  - Jobs need an IMB_MGR that one thread owns: each quicoff_worker owns
+ *    one (~200 KiB), made by worker_init when the worker is created and
+ *    wiped and freed by worker_fini, and the bursts get it as wstate; so no
+ *    packet allocates.  The AES-128-CCM bursts' jobs use it.
  *  - AES-128-CCM: AES-NI intrinsics here, not ipsec-mb's job API.  The job
  *    API runs CCM's CBC-MAC in its multi-buffer lanes, which for one packet
  *    means a submit + flush: ~310 ns for 64 bytes on AVX-512, slower than
@@ -47,16 +51,18 @@
  *
  * The global IMB_MGR is initialised once (init_mb_mgr_auto: the AVX-512
  * VAES/VPCLMULQDQ code where the CPU has it) and only read afterwards: the
- * direct GCM, ChaCha20-Poly1305 and key-expansion calls are plain functions
+ * direct GCM and key-expansion calls are plain functions
  * it points to and keep no state in it, so every thread may use it.  Jobs
  * never run on it.
  *
- * Open-failure contract: every open decrypts in place in one pass, compares
+ * Open-failure contract: the AES opens decrypt in place in one pass, compare
  * the computed tag with the received one in constant time, and on a mismatch
- * runs the same keystream over the data again (CTR and ChaCha20 are XOR with
- * a keystream of key and nonce only), so the bytes are exactly as received.
- * That keeps the success path at one pass and off the scratch buffer; only
- * forged packets pay a second (keystream-only) pass.
+ * run the same keystream over the data again (CTR is XOR with a keystream of
+ * key and nonce only), so the bytes are exactly as received.  That keeps the
+ * success path at one pass and off the scratch buffer; only forged packets
+ * pay a second (keystream-only) pass.  ChaCha20-Poly1305 needs no restore:
+ * Poly1305 reads the ciphertext, so the tag is checked before any byte is
+ * decrypted.
  *
  * Contexts must be 16-byte aligned (GCM: 64); the table gives 64.  Setup
  * refuses a misaligned one.
@@ -66,6 +72,7 @@
 #ifdef QUICOFF_HAVE_IPSECMB
 
 #include "chacha20.h"
+#include "chacha20_poly1305.h"
 #include "cpu_x86.h"
 
 #include <immintrin.h>
@@ -279,28 +286,42 @@ static int gcm256_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uin
 }
 
 /* ------------------------------------------------------------------------ */
-/* ChaCha20-Poly1305: job API on the worker's manager                        */
+/* ChaCha20-Poly1305: our own lanes, or ipsec-mb's job API for long packets  */
 
-struct cp_ctx {
-    uint8_t key[32];
-};
+/*
+ * Where the lanes are not the AVX-512 + IFMA ones (chacha20_poly1305.h:
+ * 8 AVX2 lanes or portable C, and scalar Poly1305), ipsec-mb's own
+ * single-packet code is faster from about this payload length: with its
+ * AVX2 code and our AVX2 lanes both forced on the Zen 4 the figures in
+ * docs/benchmarks.md come from, seal bursts of 32 cost 288 / 294 ns per
+ * 192-byte packet (lanes / jobs), 156 / 246 at 64 B, 627 / 425 at 512 B.
+ */
+#define CP_LANES_MAX_LEN 192
 
+/* The context is the key as ChaCha20's eight words (chacha20_poly1305.h);
+ * on x86 (little-endian) those are also the key's 32 bytes as ipsec-mb
+ * takes them. */
 static int cp_setup(void *ctx, const uint8_t *key)
 {
     if (!ipsecmb_available())
         return -1;
-    memcpy(((struct cp_ctx *)ctx)->key, key, 32);
+    qo_chacha20_key_init(ctx, key);
     return 0;
 }
 
 static void cp_dispose(void *ctx)
 {
-    qo_secure_zero(ctx, sizeof(struct cp_ctx));
+    qo_secure_zero(ctx, sizeof(struct qo_chacha20_key));
+}
+
+static const uint8_t *cp_key_bytes(const void *ctx)
+{
+    return (const uint8_t *)((const struct qo_chacha20_key *)ctx)->k;
 }
 
 /* One ChaCha20-Poly1305 job, in place; the tag (computed over the
  * ciphertext either way) goes to tag_out. 0 ok. */
-static int cp_job(IMB_MGR *m, const struct cp_ctx *c, IMB_CIPHER_DIRECTION dir,
+static int cp_job(IMB_MGR *m, const void *ctx, IMB_CIPHER_DIRECTION dir,
                   const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad, size_t aad_len,
                   uint8_t *data, size_t len, uint8_t *tag_out)
 {
@@ -310,8 +331,8 @@ static int cp_job(IMB_MGR *m, const struct cp_ctx *c, IMB_CIPHER_DIRECTION dir,
     j->hash_alg = IMB_AUTH_CHACHA20_POLY1305;
     j->cipher_direction = dir;
     j->chain_order = dir == IMB_DIR_ENCRYPT ? IMB_ORDER_CIPHER_HASH : IMB_ORDER_HASH_CIPHER;
-    j->enc_keys = c->key;
-    j->dec_keys = c->key;
+    j->enc_keys = cp_key_bytes(ctx);
+    j->dec_keys = cp_key_bytes(ctx);
     j->key_len_in_bytes = 32;
     j->src = data;
     j->dst = data;
@@ -333,88 +354,135 @@ static int cp_job(IMB_MGR *m, const struct cp_ctx *c, IMB_CIPHER_DIRECTION dir,
     return j != NULL && j->status == IMB_STATUS_COMPLETED ? 0 : -1;
 }
 
-/*
- * seal/open: one packet without a worker (the engine's bursts never come
- * here), so without a job manager: the direct API, on the global manager's
- * function pointers.  Its per-call context (Poly1305 state, a keystream
- * block) is on the stack and wiped.
- */
-static int cp_seal(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
-                   size_t aad_len, uint8_t *data, size_t len, uint8_t *tag)
+/* One long packet through ipsec-mb: a job on the worker's manager, or
+ * without one (m NULL) the direct API on the global manager's functions
+ * (its per-call context on the stack, wiped). */
+static int cp_seal_one(IMB_MGR *m, const qo_aead_op_t *o)
 {
-    const struct cp_ctx *c = ctx;
     struct chacha20_poly1305_context_data d;
+    const uint8_t *k = cp_key_bytes(o->ctx);
 
-    IMB_CHACHA20_POLY1305_INIT(gmgr, c->key, &d, nonce, aad, aad_len);
-    IMB_CHACHA20_POLY1305_ENC_UPDATE(gmgr, c->key, &d, data, data, len);
-    IMB_CHACHA20_POLY1305_ENC_FINALIZE(gmgr, &d, tag, QUICOFF_TAG_LEN);
+    if (m != NULL)
+        return cp_job(m, o->ctx, IMB_DIR_ENCRYPT, o->nonce, o->aad, o->aad_len, o->data, o->len,
+                      o->tag);
+    IMB_CHACHA20_POLY1305_INIT(gmgr, k, &d, o->nonce, o->aad, o->aad_len);
+    IMB_CHACHA20_POLY1305_ENC_UPDATE(gmgr, k, &d, o->data, o->data, o->len);
+    IMB_CHACHA20_POLY1305_ENC_FINALIZE(gmgr, &d, o->tag, QUICOFF_TAG_LEN);
     qo_secure_zero(&d, sizeof(d));
     return 0;
 }
 
-static int cp_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
-                   size_t aad_len, uint8_t *data, size_t len, const uint8_t *tag, uint8_t *scratch)
+/* ipsec-mb decrypts as it authenticates: on a mismatch the same keystream
+ * over the plaintext gives the ciphertext back, exactly as received. */
+static int cp_open_one(IMB_MGR *m, const qo_aead_op_t *o)
 {
-    const struct cp_ctx *c = ctx;
     struct chacha20_poly1305_context_data d;
+    const uint8_t *k = cp_key_bytes(o->ctx);
     uint8_t computed[QUICOFF_TAG_LEN];
     int r = 0;
 
-    (void)scratch;
-    IMB_CHACHA20_POLY1305_INIT(gmgr, c->key, &d, nonce, aad, aad_len);
-    IMB_CHACHA20_POLY1305_DEC_UPDATE(gmgr, c->key, &d, data, data, len);
+    if (m != NULL) {
+        /* A job fails only on its parameters, before touching data. */
+        if (cp_job(m, o->ctx, IMB_DIR_DECRYPT, o->nonce, o->aad, o->aad_len, o->data, o->len,
+                   computed) != 0)
+            return -1;
+        if (tag_equal(computed, o->tag))
+            return 0;
+        cp_job(m, o->ctx, IMB_DIR_ENCRYPT, o->nonce, o->aad, o->aad_len, o->data, o->len,
+               computed);
+        return -1;
+    }
+    IMB_CHACHA20_POLY1305_INIT(gmgr, k, &d, o->nonce, o->aad, o->aad_len);
+    IMB_CHACHA20_POLY1305_DEC_UPDATE(gmgr, k, &d, o->data, o->data, o->len);
     IMB_CHACHA20_POLY1305_DEC_FINALIZE(gmgr, &d, computed, QUICOFF_TAG_LEN);
-    if (!tag_equal(computed, tag)) {
-        /* Restore: the same keystream over the plaintext gives the ciphertext. */
-        IMB_CHACHA20_POLY1305_INIT(gmgr, c->key, &d, nonce, aad, aad_len);
-        IMB_CHACHA20_POLY1305_ENC_UPDATE(gmgr, c->key, &d, data, data, len);
+    if (!tag_equal(computed, o->tag)) {
+        IMB_CHACHA20_POLY1305_INIT(gmgr, k, &d, o->nonce, o->aad, o->aad_len);
+        IMB_CHACHA20_POLY1305_ENC_UPDATE(gmgr, k, &d, o->data, o->data, o->len);
         r = -1;
     }
     qo_secure_zero(&d, sizeof(d));
     return r;
 }
 
-/* One packet on the worker's manager (the job API). */
-static int cp_open_job(IMB_MGR *m, const qo_aead_op_t *o)
-{
-    uint8_t computed[QUICOFF_TAG_LEN];
+/*
+ * The bursts: every packet in the lanes when they are the AVX-512 + IFMA
+ * ones; otherwise the packets under CP_LANES_MAX_LEN in the lanes (in
+ * groups, so they still share passes) and the others one by one through
+ * ipsec-mb.  Results land at each packet's own index either way.
+ */
+#define CP_GROUP 32
 
-    /* A job fails only on its parameters, before touching data. */
-    if (cp_job(m, o->ctx, IMB_DIR_DECRYPT, o->nonce, o->aad, o->aad_len, o->data, o->len,
-               computed) != 0)
-        return -1;
-    if (tag_equal(computed, o->tag))
-        return 0;
-    /* Restore: the same keystream over the plaintext gives the ciphertext. */
-    cp_job(m, o->ctx, IMB_DIR_ENCRYPT, o->nonce, o->aad, o->aad_len, o->data, o->len, computed);
-    return -1;
+static void cp_burst(void *wstate, const qo_aead_op_t *ops, unsigned n, int result[], int open)
+{
+    qo_aead_op_t lane_ops[CP_GROUP];
+    unsigned idx[CP_GROUP];
+    int lane_res[CP_GROUP];
+
+    if (qo_chacha20_poly1305_wide()) {
+        (open ? qo_chacha20_poly1305_open_burst : qo_chacha20_poly1305_seal_burst)(ops, n, result);
+        return;
+    }
+    for (unsigned base = 0; base < n; base += CP_GROUP) {
+        unsigned m = n - base < CP_GROUP ? n - base : CP_GROUP, k = 0;
+        for (unsigned i = base; i < base + m; i++) {
+            if (ops[i].len < CP_LANES_MAX_LEN) {
+                lane_ops[k] = ops[i];
+                idx[k++] = i;
+            } else {
+                result[i] = open ? cp_open_one(wstate, &ops[i]) : cp_seal_one(wstate, &ops[i]);
+            }
+        }
+        (open ? qo_chacha20_poly1305_open_burst : qo_chacha20_poly1305_seal_burst)(lane_ops, k,
+                                                                                   lane_res);
+        for (unsigned i = 0; i < k; i++)
+            result[idx[i]] = lane_res[i];
+    }
 }
 
-/* The engine's path: wstate is the worker's job manager (worker_init); a
- * caller without one (NULL) gets the direct API, same bytes. */
 static void cp_seal_burst(void *wstate, const qo_aead_op_t *ops, unsigned n, int result[])
 {
-    IMB_MGR *m = wstate;
-
-    for (unsigned i = 0; i < n; i++) {
-        const qo_aead_op_t *o = &ops[i];
-        result[i] = m != NULL
-                        ? cp_job(m, o->ctx, IMB_DIR_ENCRYPT, o->nonce, o->aad, o->aad_len, o->data,
-                                 o->len, o->tag)
-                        : cp_seal(o->ctx, o->nonce, o->aad, o->aad_len, o->data, o->len, o->tag);
-    }
+    cp_burst(wstate, ops, n, result, 0);
 }
 
 static void cp_open_burst(void *wstate, const qo_aead_op_t *ops, unsigned n, int result[])
 {
-    IMB_MGR *m = wstate;
+    cp_burst(wstate, ops, n, result, 1);
+}
 
-    for (unsigned i = 0; i < n; i++) {
-        const qo_aead_op_t *o = &ops[i];
-        result[i] = m != NULL ? cp_open_job(m, o)
-                              : cp_open(o->ctx, o->nonce, o->aad, o->aad_len, o->data, o->len,
-                                        o->tag, NULL);
-    }
+/* seal/open: a burst of one, without a worker (not the engine's path). */
+static void cp_op(qo_aead_op_t *o, void *ctx, const uint8_t nonce[QUICOFF_IV_LEN],
+                  const uint8_t *aad, size_t aad_len, uint8_t *data, size_t len, uint8_t *tag)
+{
+    o->ctx = ctx;
+    o->aad = aad;
+    o->aad_len = aad_len;
+    o->data = data;
+    o->len = len;
+    o->tag = tag;
+    memcpy(o->nonce, nonce, QUICOFF_IV_LEN);
+}
+
+static int cp_seal(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
+                   size_t aad_len, uint8_t *data, size_t len, uint8_t *tag)
+{
+    qo_aead_op_t o;
+    int r;
+
+    cp_op(&o, ctx, nonce, aad, aad_len, data, len, tag);
+    cp_burst(NULL, &o, 1, &r, 0);
+    return r;
+}
+
+static int cp_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uint8_t *aad,
+                   size_t aad_len, uint8_t *data, size_t len, const uint8_t *tag, uint8_t *scratch)
+{
+    qo_aead_op_t o;
+    int r;
+
+    (void)scratch;
+    cp_op(&o, ctx, nonce, aad, aad_len, data, len, (uint8_t *)tag);
+    cp_burst(NULL, &o, 1, &r, 1);
+    return r;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1569,7 +1637,7 @@ static const qo_aead_algo_t aes128ccm = {
 static const qo_aead_algo_t chacha20poly1305 = {
     .name = "chacha20-poly1305",
     .suite = QUICOFF_CHACHA20_POLY1305,
-    .ctx_size = sizeof(struct cp_ctx),
+    .ctx_size = sizeof(struct qo_chacha20_key),
     .setup = cp_setup,
     .dispose = cp_dispose,
     .seal = cp_seal,

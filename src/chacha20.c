@@ -11,6 +11,7 @@
  */
 #include "chacha20.h"
 
+#include "crypto.h" /* qo_secure_zero */
 #include "qo_bytes.h"
 
 #include <stdatomic.h>
@@ -215,7 +216,206 @@ typedef uint32_t qo_v8 __attribute__((vector_size(32)));
 DEFINE_MASKS(masks_x16_avx512, qo_v16, 16, "avx512f")
 DEFINE_MASKS(masks_x8_avx2, qo_v8, 8, "avx2")
 
-/* IMPL_AVX512: AVX-512F + VL (16 lanes, vprold); IMPL_AVX2: AVX2 (8 lanes)
+/*
+ * Block jobs, a pass of lanes at a time.  The rounds run transposed as above; then the
+ * sixteen word vectors are transposed back into one block per lane (in
+ * registers: 32-bit and 64-bit interleaves, then 128-bit lane shuffles), so
+ * that a lane's block is XORed into its packet with whole-vector loads and
+ * stores.  A partial block (the packet's last) or a copied one (the Poly1305
+ * key) goes under AVX-512BW byte masks, or through j->block on AVX2.
+ */
+/* Where lane i of segment s goes: block 0 to the Poly1305 key (copied),
+ * block c >= 1 XORed into bytes 64 (c - 1).. of the packet. */
+static inline uint8_t *seg_target(const struct qo_chacha20_seg *s, uint32_t i, uint32_t *len,
+                                  int *copy)
+{
+    uint32_t c = s->counter + i;
+    if (c == 0) {
+        *len = 32;
+        *copy = 1;
+        return s->otk;
+    }
+    size_t off = (size_t)(c - 1) * 64, left = s->len - off;
+    *len = left < 64 ? (uint32_t)left : 64;
+    *copy = 0;
+    return s->data + off;
+}
+
+static inline void stage_jobs(struct qo_chacha20_jobs *j)
+{
+    for (unsigned g = 0; g < j->nseg; g++) {
+        const struct qo_chacha20_seg *s = &j->seg[g];
+        for (uint32_t i = 0; i < s->lanes; i++) {
+            unsigned l = s->first + i;
+            for (int w = 0; w < 8; w++)
+                j->in[w][l] = s->key->k[w];
+            j->in[8][l] = s->counter + i;
+            for (int w = 0; w < 3; w++)
+                j->in[9 + w][l] = qo_load_le32(s->nonce + 4 * w);
+        }
+    }
+}
+
+/* The first len bytes of j->block to (copy) or into out. */
+static inline void block_out(const struct qo_chacha20_jobs *j, uint8_t *out, uint32_t len,
+                             int copy)
+{
+    if (copy) {
+        memcpy(out, j->block, len);
+    } else {
+        for (uint32_t i = 0; i < len; i++)
+            out[i] ^= j->block[i];
+    }
+}
+
+/*
+ * AVX-512 inputs without a scalar store per word and lane: each segment's
+ * key and nonce words are broadcast into its lanes under a mask, and its
+ * counters are the first one + 0, 1, 2, ...  A pass holds one or two
+ * 1,400-byte packets' segments, or eight 64-byte packets' (blocks 0 and 1).
+ */
+__attribute__((target("avx512f,avx512bw"))) static void jobs_x16_avx512(struct qo_chacha20_jobs *j)
+{
+    qo_v16 x[16];
+    __m512i t[16], u[16], v, w, blk[16];
+    __m512i iv[12];
+    const __m512i iota = _mm512_set_epi32(15, 14, 13, 12, 11, 10, 9, 8, 7, 6, 5, 4, 3, 2, 1, 0);
+
+    for (int k = 0; k < 12; k++)
+        iv[k] = _mm512_setzero_si512();
+    for (unsigned g = 0; g < j->nseg; g++) {
+        const struct qo_chacha20_seg *s = &j->seg[g];
+        __mmask16 m = (__mmask16)(((1u << s->lanes) - 1) << s->first);
+        for (int k = 0; k < 8; k++)
+            iv[k] = _mm512_mask_set1_epi32(iv[k], m, (int)s->key->k[k]);
+        iv[8] = _mm512_mask_add_epi32(iv[8], m, iota,
+                                      _mm512_set1_epi32((int)(s->counter - s->first)));
+        for (int k = 0; k < 3; k++)
+            iv[9 + k] = _mm512_mask_set1_epi32(iv[9 + k], m, (int)qo_load_le32(s->nonce + 4 * k));
+    }
+    /* The inputs wait in j->in during the rounds: the 16 state vectors and
+     * the rounds' temporaries need the registers. */
+    for (int k = 0; k < 12; k++) {
+        _mm512_store_si512((void *)j->in[k], iv[k]);
+        x[4 + k] = (qo_v16)iv[k];
+    }
+    x[0] = (qo_v16){0} + C0;
+    x[1] = (qo_v16){0} + C1;
+    x[2] = (qo_v16){0} + C2;
+    x[3] = (qo_v16){0} + C3;
+    DOUBLE_ROUNDS(x);
+    x[0] += C0;
+    x[1] += C1;
+    x[2] += C2;
+    x[3] += C3;
+    for (int k = 0; k < 12; k++)
+        x[4 + k] += (qo_v16)_mm512_load_si512((const void *)j->in[k]);
+
+    /* 16x16 transpose: afterwards u[4g + m] holds, in its 128-bit lane k,
+     * words 4g..4g+3 of job 4k + m. */
+    for (int i = 0; i < 8; i++) {
+        t[2 * i] = _mm512_unpacklo_epi32((__m512i)x[2 * i], (__m512i)x[2 * i + 1]);
+        t[2 * i + 1] = _mm512_unpackhi_epi32((__m512i)x[2 * i], (__m512i)x[2 * i + 1]);
+    }
+    for (int g = 0; g < 4; g++) {
+        u[4 * g] = _mm512_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
+        u[4 * g + 1] = _mm512_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
+        u[4 * g + 2] = _mm512_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
+        u[4 * g + 3] = _mm512_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
+    }
+    for (int m = 0; m < 4; m++) {
+        v = _mm512_shuffle_i32x4(u[m], u[4 + m], 0x88);
+        w = _mm512_shuffle_i32x4(u[8 + m], u[12 + m], 0x88);
+        blk[m] = _mm512_shuffle_i32x4(v, w, 0x88);
+        blk[8 + m] = _mm512_shuffle_i32x4(v, w, 0xdd);
+        v = _mm512_shuffle_i32x4(u[m], u[4 + m], 0xdd);
+        w = _mm512_shuffle_i32x4(u[8 + m], u[12 + m], 0xdd);
+        blk[4 + m] = _mm512_shuffle_i32x4(v, w, 0x88);
+        blk[12 + m] = _mm512_shuffle_i32x4(v, w, 0xdd);
+    }
+    /* Byte masks for the partial blocks: no byte past len is read or written. */
+    for (unsigned g = 0; g < j->nseg; g++) {
+        const struct qo_chacha20_seg *s = &j->seg[g];
+        for (uint32_t i = 0; i < s->lanes; i++) {
+            uint32_t len;
+            int copy;
+            uint8_t *out = seg_target(s, i, &len, &copy);
+            __mmask64 m = len >= 64 ? ~(__mmask64)0 : ((__mmask64)1 << len) - 1;
+            __m512i b = blk[s->first + i];
+            if (copy) {
+                _mm512_mask_storeu_epi8(out, m, b);
+            } else {
+                __m512i d = _mm512_maskz_loadu_epi8(m, out);
+                _mm512_mask_storeu_epi8(out, m, _mm512_xor_si512(d, b));
+            }
+        }
+    }
+}
+
+__attribute__((target("avx2"))) static void jobs_x8_avx2(struct qo_chacha20_jobs *j)
+{
+    qo_v8 x[16], in[12];
+    __m256i t[8], u[8], lo[8], hi[8];
+
+    stage_jobs(j);
+    x[0] = (qo_v8){0} + C0;
+    x[1] = (qo_v8){0} + C1;
+    x[2] = (qo_v8){0} + C2;
+    x[3] = (qo_v8){0} + C3;
+    for (int k = 0; k < 12; k++) {
+        memcpy(&in[k], j->in[k], sizeof(qo_v8));
+        x[4 + k] = in[k];
+    }
+    DOUBLE_ROUNDS(x);
+    x[0] += C0;
+    x[1] += C1;
+    x[2] += C2;
+    x[3] += C3;
+    for (int k = 0; k < 12; k++)
+        x[4 + k] += in[k];
+
+    /* Two 8x8 transposes (words 0-7, words 8-15): u[4g + m] holds, in its
+     * 128-bit lane k, words 4g..4g+3 of the half's job 4k + m. */
+    for (int half = 0; half < 2; half++) {
+        const qo_v8 *r = x + 8 * half;
+        __m256i *out = half == 0 ? lo : hi;
+        for (int i = 0; i < 4; i++) {
+            t[2 * i] = _mm256_unpacklo_epi32((__m256i)r[2 * i], (__m256i)r[2 * i + 1]);
+            t[2 * i + 1] = _mm256_unpackhi_epi32((__m256i)r[2 * i], (__m256i)r[2 * i + 1]);
+        }
+        for (int g = 0; g < 2; g++) {
+            u[4 * g] = _mm256_unpacklo_epi64(t[4 * g], t[4 * g + 2]);
+            u[4 * g + 1] = _mm256_unpackhi_epi64(t[4 * g], t[4 * g + 2]);
+            u[4 * g + 2] = _mm256_unpacklo_epi64(t[4 * g + 1], t[4 * g + 3]);
+            u[4 * g + 3] = _mm256_unpackhi_epi64(t[4 * g + 1], t[4 * g + 3]);
+        }
+        for (int m = 0; m < 4; m++) {
+            out[m] = _mm256_permute2x128_si256(u[m], u[4 + m], 0x20);
+            out[4 + m] = _mm256_permute2x128_si256(u[m], u[4 + m], 0x31);
+        }
+    }
+    for (unsigned g = 0; g < j->nseg; g++) {
+        const struct qo_chacha20_seg *s = &j->seg[g];
+        for (uint32_t i = 0; i < s->lanes; i++) {
+            unsigned l = s->first + i;
+            uint32_t len;
+            int copy;
+            uint8_t *out = seg_target(s, i, &len, &copy);
+            if (len == 64 && !copy) {
+                __m256i d0 = _mm256_loadu_si256((const __m256i *)out);
+                __m256i d1 = _mm256_loadu_si256((const __m256i *)(out + 32));
+                _mm256_storeu_si256((__m256i *)out, _mm256_xor_si256(d0, lo[l]));
+                _mm256_storeu_si256((__m256i *)(out + 32), _mm256_xor_si256(d1, hi[l]));
+            } else {
+                _mm256_store_si256((__m256i *)j->block, lo[l]);
+                _mm256_store_si256((__m256i *)(j->block + 32), hi[l]);
+                block_out(j, out, len, copy);
+            }
+        }
+    }
+}
+
+/* IMPL_AVX512: AVX-512F + VL + BW (16 lanes, vprold, byte masks); IMPL_AVX2: AVX2 (8 lanes)
  * and SSSE3 for one block; IMPL_C: portable code only. */
 enum { IMPL_UNKNOWN, IMPL_C, IMPL_AVX2, IMPL_AVX512 };
 static _Atomic int impl;
@@ -225,7 +425,8 @@ static int cpu_has(int i)
     __builtin_cpu_init();
     switch (i) {
     case IMPL_AVX512:
-        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl");
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512vl") &&
+               __builtin_cpu_supports("avx512bw");
     case IMPL_AVX2:
         return __builtin_cpu_supports("avx2") && __builtin_cpu_supports("ssse3");
     default:
@@ -321,4 +522,99 @@ const char *qo_chacha20_hp_masks_impl(void)
     }
 #endif
     return "c";
+}
+
+/* ------------------------------------------------------------------------ */
+/* Block jobs: the dispatch, and the portable version                         */
+
+static void jobs_c(struct qo_chacha20_jobs *j)
+{
+    for (unsigned g = 0; g < j->nseg; g++) {
+        const struct qo_chacha20_seg *s = &j->seg[g];
+        for (uint32_t i = 0; i < s->lanes; i++) {
+            uint32_t len;
+            int copy;
+            uint8_t *out = seg_target(s, i, &len, &copy);
+            qo_chacha20_block(s->key, s->counter + i, s->nonce, j->block);
+            block_out(j, out, len, copy);
+        }
+    }
+}
+
+unsigned qo_chacha20_lanes(void)
+{
+#ifdef QO_CHACHA_SIMD
+    int i = get_impl();
+    return i == IMPL_AVX512 ? 16 : i == IMPL_AVX2 ? 8 : 1;
+#else
+    return 1;
+#endif
+}
+
+void qo_chacha20_jobs_start(struct qo_chacha20_jobs *j)
+{
+    j->n = 0;
+    j->nseg = 0;
+    /* Lanes past the last job of a pass compute on whatever is staged:
+     * defined bytes, and never written anywhere. */
+    memset(j->in, 0, sizeof(j->in));
+#ifdef QO_CHACHA_SIMD
+    j->impl = get_impl();
+    j->lanes = j->impl == IMPL_AVX512 ? 16 : j->impl == IMPL_AVX2 ? 8 : 1;
+#else
+    j->impl = 0;
+    j->lanes = 1;
+#endif
+}
+
+void qo_chacha20_jobs_run(struct qo_chacha20_jobs *j)
+{
+    if (j->n == 0)
+        return;
+#ifdef QO_CHACHA_SIMD
+    switch (j->impl) {
+    case IMPL_AVX512:
+        jobs_x16_avx512(j);
+        break;
+    case IMPL_AVX2:
+        jobs_x8_avx2(j);
+        break;
+    default:
+        jobs_c(j);
+        break;
+    }
+#else
+    jobs_c(j);
+#endif
+    j->n = 0;
+    j->nseg = 0;
+}
+
+void qo_chacha20_jobs_add(struct qo_chacha20_jobs *j, const struct qo_chacha20_key *key,
+                          const uint8_t *nonce, uint8_t *otk, uint8_t *data, size_t len)
+{
+    uint32_t c = otk != NULL ? 0 : 1, end = 1 + (uint32_t)((len + 63) / 64);
+
+    while (c < end) {
+        uint32_t room = j->lanes - j->n, take = end - c < room ? end - c : room;
+        struct qo_chacha20_seg *s = &j->seg[j->nseg++];
+        s->key = key;
+        s->nonce = nonce;
+        s->otk = otk;
+        s->data = data;
+        s->len = len;
+        s->counter = c;
+        s->first = j->n;
+        s->lanes = take;
+        j->n += take;
+        c += take;
+        if (j->n == j->lanes)
+            qo_chacha20_jobs_run(j);
+    }
+}
+
+void qo_chacha20_jobs_finish(struct qo_chacha20_jobs *j)
+{
+    qo_chacha20_jobs_run(j);
+    qo_secure_zero(j, sizeof(*j));
 }
