@@ -23,7 +23,7 @@ static inline quicoff_status_t qo_wire_train_check(uint64_t pn, uint32_t length,
     uint64_t full = (uint64_t)(count - 1) * seg;
     if (length <= full || length > full + seg)
         return QUICOFF_MALFORMED;
-    if (count - 1 > QUICOFF_WIRE_PN_MAX - pn)
+    if ((uint64_t)count - 1 > QUICOFF_WIRE_PN_MAX - pn)
         return QUICOFF_INVALID_ARGUMENT;
     return QUICOFF_OK;
 }
