@@ -581,7 +581,11 @@ class StackDemo:
         except (tbm.TestbedError, RuntimeError) as e:
             self.log("testbed: %s" % e)
             return 2
-        res = self.results(dropped)
+        try:
+            res = self.results(dropped)  # runs tshark and quicoff decrypt over the capture
+        except (RuntimeError, subprocess.TimeoutExpired, OSError) as e:
+            self.log("wire check of the capture failed: %s" % e)
+            return 2
         self.report(res)
         return 0 if all(res["verdicts"].values()) else 1
 
