@@ -27,7 +27,11 @@ module qo_aes_pipe #(
     input  wire [TAGW-1:0] in_tag,
     output wire            out_valid,
     output wire [127:0]    out_block,
-    output wire [TAGW-1:0] out_tag
+    output wire [TAGW-1:0] out_tag,
+    // the block that leaves in the next clock (for a caller that reads a
+    // block RAM for it: the read is registered)
+    output wire            next_valid,
+    output wire [TAGW-1:0] next_tag
 );
 `include "qo_sbox.vh"
 
@@ -152,4 +156,6 @@ module qo_aes_pipe #(
     assign out_valid = vld[14];
     assign out_block = st[14];
     assign out_tag   = tg[14];
+    assign next_valid = vld[13];
+    assign next_tag   = tg[13];
 endmodule
