@@ -12,10 +12,12 @@
 // (GHASH input, tag, HP sample; the second is a second read port) and one
 // whole beat (the output stream). With STORE = 0 the beats are not kept here
 // (quicoff_rx keeps them in one block-RAM qo_frame_mem shared by its slots)
-// and the read ports give zeros.
+// and the read ports give zeros; with HDR = 0 there is no header window
+// (quicoff_rx keeps two for all its slots and the fields its stages need).
 module qo_frame_buf #(
     parameter DATA_W   = 128,
     parameter STORE    = 1,
+    parameter HDR      = 1,
     parameter MAXBEATS = 128,
     parameter NB       = DATA_W / 8,
     parameter MW       = $clog2(MAXBEATS)
@@ -53,7 +55,8 @@ module qo_frame_buf #(
                 ovf <= 1'b1;
             // the header window restarts at zero so that a short frame never
             // parses bytes of the frame before it
-            if (wbeat == 0) hdr <= {896'd0, in_data};
+            if (!HDR) hdr <= 1024'd0;
+            else if (wbeat == 0) hdr <= {896'd0, in_data};
             else if (wbeat < 8) hdr[wbeat[2:0]*128 +: 128] <= in_data;
             wbeat <= wbeat + 1;
             if (in_last) flen <= {wbeat[11:0], 4'b0} + popc(in_keep);

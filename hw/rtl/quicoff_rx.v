@@ -223,6 +223,14 @@ module quicoff_rx #(
     reg [61:0]   pn_s [0:NS-1];
     reg [15:0]   P_s [0:NS-1], L_s [0:NS-1], nblk_s [0:NS-1], hlen_s [0:NS-1];
     reg [255:0]  aad_s [0:NS-1];           // frame byte order, zero after hlen
+    // header fields the later stages need, taken from the header window by
+    // the parse stage (a slot keeps these instead of its first 128 bytes)
+    reg [127:0]  samp_s [0:NS-1];          // the HP sample, frame byte order
+    reg [7:0]    first_s [0:NS-1];         // the QUIC first byte, protected
+    reg [31:0]   pnb_s [0:NS-1];           // the 4 bytes at the PN offset, protected, first at [31:24]
+    reg [20:0]   psum_s [0:NS-1];          // UDP pseudo-header addresses + ports, 16-bit word sum
+    reg [20:0]   ipsum_s [0:NS-1];         // IPv4 header words but total length and checksum, summed
+    reg          zcs_s [0:NS-1];           // IPv4 with a UDP checksum of 0 (none)
     reg [127:0]  stn_s [0:NS-1];           // PN state after the frame, if it authenticates
     reg [3:0]    ost_s [0:NS-1];           // finish's results for egress
     reg          omod_s [0:NS-1], okupd_s [0:NS-1], oprev_s [0:NS-1], odrop_s [0:NS-1];
@@ -237,16 +245,15 @@ module quicoff_rx #(
     // themselves are in the shared block-RAM memories below
     wire [NS*16-1:0]   wbeat_a, flen_a;
     wire [NS-1:0]      ovf_a;
-    wire [NS*1024-1:0] hdr_a;
     wire               in_beat = s_axis_tvalid & s_axis_tready;
     reg  [NS-1:0]      restart;
     genvar gsl;
     generate for (gsl = 0; gsl < NS; gsl = gsl + 1) begin : slot
-        qo_frame_buf #(.DATA_W(DATA_W), .STORE(0), .MAXBEATS(MAXBEATS)) fb (
+        qo_frame_buf #(.DATA_W(DATA_W), .STORE(0), .HDR(0), .MAXBEATS(MAXBEATS)) fb (
             .clk(clk), .rst(rst), .restart(restart[gsl]), .in_beat(in_beat && is_ == gsl),
             .in_data(s_axis_tdata), .in_keep(s_axis_tkeep), .in_last(s_axis_tlast),
             .wbeat(wbeat_a[16*gsl +: 16]), .ovf(ovf_a[gsl]), .flen(flen_a[16*gsl +: 16]),
-            .hdr(hdr_a[1024*gsl +: 1024]),
+            .hdr(),
             .win_off(16'd0), .win(), .win_b_off(16'd0), .win_b(), .beat_idx({MW{1'b0}}), .beat());
     end endgenerate
     wire [15:0]   wbeat_i = wbeat_a[16*is_ +: 16];
@@ -268,15 +275,29 @@ module quicoff_rx #(
     qo_frame_mem #(.NS(NS), .MAXBEATS(MAXBEATS)) fm_o (
         .clk(clk), .we(fm_we), .w_slot(is_), .w_beat(wbeat_i[MW-1:0]), .w_data(s_axis_tdata),
         .r_slot(os_nx), .r_off(ra_o[MW+3:0]), .r_win(obuf));
-    wire [1023:0] hdr_p = hdr_a[1024*ps +: 1024];
-    wire [1023:0] hdr_f = hdr_a[1024*fs +: 1024];
-    wire [1023:0] hdr_b = hdr_a[1024*ds +: 1024];
-    wire [1023:0] hdr_t = hdr_a[1024*ts +: 1024];
     wire [15:0]   flen_p = flen_a[16*ps +: 16];
 
+    // Two header windows (a frame's first 128 bytes, zero past its end), by
+    // slot parity: the one being filled and the one the parse stage reads.
+    // Parse takes 4 clocks a frame, so it has finished a slot before the
+    // slot two behind it starts; a new frame waits for that otherwise
+    // (hwin_busy: only frames shorter than 4 beats can be that fast).
+    reg  [1023:0] hwin0, hwin1;
+    always @(posedge clk)
+        if (in_beat && wbeat_i < 8) begin
+            if (is_[0]) begin
+                if (wbeat_i == 0) hwin1 <= {896'd0, s_axis_tdata};
+                else hwin1[wbeat_i[2:0]*128 +: 128] <= s_axis_tdata;
+            end else begin
+                if (wbeat_i == 0) hwin0 <= {896'd0, s_axis_tdata};
+                else hwin0[wbeat_i[2:0]*128 +: 128] <= s_axis_tdata;
+            end
+        end
+    wire [1023:0] hdr_p = ps[0] ? hwin1 : hwin0;
+    wire [SW-1:0] is_m2 = is_ - 2'd2;
+    wire          hwin_busy = full[is_m2] && !pdone[is_m2];
+
     function [7:0] hbp;  input [15:0] i; hbp = hdr_p[8*i[6:0] +: 8]; endfunction
-    function [7:0] hbb;  input [15:0] i; hbb = hdr_b[8*i[6:0] +: 8]; endfunction
-    function [7:0] hbt;  input [15:0] i; hbt = hdr_t[8*i[6:0] +: 8]; endfunction
 
     // ------------------------------------------------------------------
     // AES pipeline: HP masks, H, E(J0) and the keystream of every slot
@@ -448,7 +469,7 @@ module quicoff_rx #(
     reg [15:0]  k, k_nx, kb_nx;
 
     // (a slot being freed is not written in the clock its buffer restarts)
-    assign s_axis_tready = !full[is_] && !restart[is_] && !(cmd_pending && wbeat_i == 0);
+    assign s_axis_tready = !full[is_] && !restart[is_] && !((cmd_pending || hwin_busy) && wbeat_i == 0);
     wire pipe_empty = (full == 0);
 
     integer i;
@@ -529,6 +550,28 @@ module quicoff_rx #(
                     lkey[31:0] = {hbp(l4 + 2), hbp(l4 + 3), 16'd0};
                 end
                 lkey_s[ps] <= lkey;
+                // what lookup (HP sample), decode (first byte, PN bytes)
+                // and finish (checksums) would otherwise read from the header
+                aw = hdr_p >> {pn_off + 16'd4, 3'b000};
+                samp_s[ps]  <= aw[127:0];
+                aw = hdr_p >> {pn_off, 3'b000};
+                pnb_s[ps]   <= {aw[7:0], aw[15:8], aw[23:16], aw[31:24]};
+                first_s[ps] <= hbp(q);
+                s32 = {hbp(l4), hbp(l4 + 1)} + {hbp(l4 + 2), hbp(l4 + 3)};
+                if (is4) begin
+                    for (i = 0; i < 4; i = i + 1)
+                        s32 = s32 + {hbp(l3 + 12 + 2*i), hbp(l3 + 13 + 2*i)};
+                end else begin
+                    for (i = 0; i < 16; i = i + 1)
+                        s32 = s32 + {hbp(l3 + 8 + 2*i), hbp(l3 + 9 + 2*i)};
+                end
+                psum_s[ps] <= s32[20:0];
+                zcs_s[ps]  <= is4 && {hbp(l4 + 6), hbp(l4 + 7)} == 16'd0;
+                s32 = 0;
+                for (i = 0; i < 30; i = i + 1)
+                    if (i < 2 * ihl && i != 5 && i != 1)
+                        s32 = s32 + {hbp(l3 + 2*i), hbp(l3 + 2*i + 1)};
+                ipsum_s[ps] <= s32[20:0];
                 dl_s[ps] <= cfg_dcid_len;
                 is4_s[ps] <= is4; is6_s[ps] <= is6;
                 l3_s[ps] <= l3; l4_s[ps] <= l4; q_s[ps] <= q; udpend_s[ps] <= udp_end;
@@ -600,9 +643,8 @@ module quicoff_rx #(
             end
             // the HP block and H of both key slots (ahead of the back stage's blocks)
             F_HP: begin
-                aw    = hdr_f >> {pnoff_s[fs] + 16'd4, 3'b000};
                 a_v   <= 1'b1;
-                a_blk <= bswap(aw[127:0]);
+                a_blk <= bswap(samp_s[fs]);
                 a_key <= r_hp;
                 a_256 <= a256_s[fs];
                 a_tag <= {3'd0, fs, K_HP, 8'd0};
@@ -633,12 +675,11 @@ module quicoff_rx #(
                     ds <= ds + 1'b1;
                 end else if (mval[ds] && (!h_full || g_take)) begin
                     // header protection off; the entry is read in this clock (rd2_idx)
-                    aw = hdr_b >> {pnoff_s[ds], 3'b000};
-                    first_u <= hbb(q_s[ds]) ^ (mask_s[ds][39:32] & 8'h1f);
-                    pn_len  <= ((hbb(q_s[ds]) ^ mask_s[ds][39:32]) & 8'h03) + 3'd1;
-                    kp      <= (hbb(q_s[ds]) ^ mask_s[ds][39:32]) >> 2;
-                    kp_s[ds] <= (hbb(q_s[ds]) ^ mask_s[ds][39:32]) >> 2;
-                    pnb_u   <= {aw[7:0], aw[15:8], aw[23:16], aw[31:24]} ^ mask_s[ds][31:0];
+                    first_u <= first_s[ds] ^ (mask_s[ds][39:32] & 8'h1f);
+                    pn_len  <= ((first_s[ds] ^ mask_s[ds][39:32]) & 8'h03) + 3'd1;
+                    kp      <= (first_s[ds] ^ mask_s[ds][39:32]) >> 2;
+                    kp_s[ds] <= (first_s[ds] ^ mask_s[ds][39:32]) >> 2;
+                    pnb_u   <= pnb_s[ds] ^ mask_s[ds][31:0];
                     dst <= D_PN2;
                 end
             end
@@ -681,10 +722,10 @@ module quicoff_rx #(
                 L_s[ds]    <= L_n;
                 nblk_s[ds] <= (L_n + 16'd15) >> 4;
                 hlen_s[ds] <= 16'd1 + dl_s[ds] + pn_len;
-                aw = hdr_b >> {q_s[ds], 3'b000};
+                // the DCID bytes are the lookup key's (a DCID length of 0 has none)
                 for (i = 0; i < 32; i = i + 1)
                     aad_s[ds][8*i +: 8] <= (i == 0) ? first_u :
-                                           (i < 1 + dl_s[ds]) ? aw[8*i +: 8] :
+                                           (i < 1 + dl_s[ds]) ? lkey_s[ds][159 - 8*(i - 1) -: 8] :
                                            (i < 1 + dl_s[ds] + pn_len) ? pnb_u[31 - 8*(i - 1 - dl_s[ds]) -: 8] : 8'd0;
                 got_s[ds]   <= 0;
                 ptsum_s[ds] <= 0;
@@ -800,21 +841,11 @@ module quicoff_rx #(
                 s32 = fold16(ptsum_s[ts]);
                 if (P_s[ts][0]) s32 = {s32[7:0], s32[15:8]};
                 s32 = s32 + sum_words16(aad_s[ts][127:0]) + sum_words16(aad_s[ts][255:128])
-                    + {hbt(l4_s[ts]), hbt(l4_s[ts] + 1)} + {hbt(l4_s[ts] + 2), hbt(l4_s[ts] + 3)}
-                    + 2 * (udplen_s[ts] - 16'd16) + 17;
-                if (is4_s[ts]) begin
-                    for (i = 0; i < 4; i = i + 1)
-                        s32 = s32 + {hbt(l3_s[ts] + 12 + 2*i), hbt(l3_s[ts] + 13 + 2*i)};
-                end else begin
-                    for (i = 0; i < 16; i = i + 1)
-                        s32 = s32 + {hbt(l3_s[ts] + 8 + 2*i), hbt(l3_s[ts] + 9 + 2*i)};
-                end
-                udpcs_s[ts] <= (is4_s[ts] && {hbt(l4_s[ts] + 6), hbt(l4_s[ts] + 7)} == 16'd0) ? 16'd0 :
+                    + psum_s[ts] + 2 * (udplen_s[ts] - 16'd16) + 17;
+                udpcs_s[ts] <= zcs_s[ts] ? 16'd0 :
                                (~fold16(s32) == 16'd0) ? 16'hffff : ~fold16(s32);
-                s32 = 0;
-                for (i = 0; i < 30; i = i + 1)
-                    if (i < 2 * ihl_s[ts] && i != 5)
-                        s32 = s32 + ((i == 1) ? iptot_s[ts] - 16'd16 : {hbt(l3_s[ts] + 2*i), hbt(l3_s[ts] + 2*i + 1)});
+                s32 = ipsum_s[ts];
+                if (ihl_s[ts] != 0) s32 = s32 + (iptot_s[ts] - 16'd16);   // the total length, rewritten
                 ipcs_s[ts] <= ~fold16(s32);
                 tdone[ts] <= 1'b1;
                 ts <= ts + 1'b1;
