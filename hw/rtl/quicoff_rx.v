@@ -23,7 +23,7 @@
 // lookup, about 60 clocks for a 64-byte packet that has 7 beats. Here NS
 // frame slots move in order through five stages that work on different
 // frames at once, each its own small FSM with a slot pointer:
-//   ingress  beats into the free slot (its own qo_frame_buf)
+//   ingress  beats into the free slot (qo_frame_mem, shared by the slots)
 //   front    parse, hash lookup, entry read; HP block and H = E(K, 0) of both
 //            key slots into the AES pipeline (the phase bit is still masked)
 //   back     unmask, PN decode and key choice; E(K, J0) and the keystream
@@ -310,7 +310,10 @@ module quicoff_rx #(
     wire [127:0] ao_blk;
     wire [TAGW-1:0] ao_tag;
     wire [TAGW-1:0] an_tag;
-    qo_aes_pipe #(.TAGW(TAGW)) aes (
+    // S-boxes of AES stages 1-10 in block RAM (80 DP16KD), 11-14 in logic:
+    // with the frame memories (64) and the entry table (61 at CAP = 256)
+    // that is 205 of the LFE5UM-85F's 208 DP16KD
+    qo_aes_pipe #(.TAGW(TAGW), .SBOX_BRAM(14'h03ff)) aes (
         .clk(clk), .rst(rst), .in_valid(a_v), .in_block(a_blk), .in_key(a_key),
         .in_aes256(a_256), .in_tag(a_tag), .out_valid(ao_v), .out_block(ao_blk), .out_tag(ao_tag),
         .next_valid(), .next_tag(an_tag));
