@@ -14,9 +14,22 @@
 // unchanged, so the latency is the same for every block and results come out
 // in issue order; the caller tags blocks with `in_tag` and gets them back.
 //
+// Why the stage registers sit after SubBytes: the 16 data S-boxes of a
+// stage are then a ROM with a registered read, which is what block RAM is
+// (ECP5 DP16KD: two 256 x 8 lookups per block, 8 per stage), instead of 16
+// trees of ~160 LUT4. A stage computes the rest of the previous round
+// (ShiftRows, MixColumns, AddRoundKey) and reads the S-boxes of its own;
+// after the last stage ShiftRows and the last round key are applied to the
+// output (one XOR level after the registers). AES-128 blocks leave round 10
+// finished into `fin`, which carries them through stages 11..14. SBOX_BRAM
+// picks the stages whose S-boxes go to block RAM (bit g-1 for stage g); the
+// others are the same registers with the S-boxes in logic. The 4 key-schedule
+// S-boxes per stage stay in logic.
+//
 // Byte order: byte 0 of a block is bits [127:120] (FIPS-197 order).
 module qo_aes_pipe #(
-    parameter TAGW = 16
+    parameter TAGW = 16,
+    parameter [13:0] SBOX_BRAM = 14'h3fff
 ) (
     input  wire            clk,
     input  wire            rst,
@@ -27,7 +40,11 @@ module qo_aes_pipe #(
     input  wire [TAGW-1:0] in_tag,
     output wire            out_valid,
     output wire [127:0]    out_block,
-    output wire [TAGW-1:0] out_tag
+    output wire [TAGW-1:0] out_tag,
+    // the block that leaves in the next clock (for a caller that reads a
+    // block RAM for it: the read is registered)
+    output wire            next_valid,
+    output wire [TAGW-1:0] next_tag
 );
 `include "qo_sbox.vh"
 
@@ -51,7 +68,7 @@ module qo_aes_pipe #(
         endcase
     endfunction
 
-    // One round: SubBytes, ShiftRows, MixColumns (unless final).
+    // The rest of a round after SubBytes: ShiftRows, MixColumns (unless final).
     function [127:0] round_f;
         input [127:0] s;
         input         final_round;
@@ -61,7 +78,7 @@ module qo_aes_pipe #(
         integer c, r;
         begin
             for (c = 0; c < 16; c = c + 1)
-                b[c] = qo_sbox(s[127 - 8*c -: 8]);
+                b[c] = s[127 - 8*c -: 8];
             // ShiftRows: out(row r, col c) = in(row r, col c+r); byte index = 4*col + row
             for (c = 0; c < 4; c = c + 1)
                 for (r = 0; r < 4; r = r + 1)
@@ -109,7 +126,13 @@ module qo_aes_pipe #(
         end
     endfunction
 
-    reg [127:0]    st  [0:14];
+    // the S-box as one constant for the ROMs' contents (entry i at [8i+7:8i]):
+    // Yosys fills a ROM from it at once, where evaluating qo_sbox() 256 times
+    // per ROM in an initial block took it minutes
+    localparam [2047:0] SBOX_TAB = 2048'h16bb54b00f2d99416842e6bf0d89a18cdf2855cee9871e9b948ed9691198f8e19e1dc186b95735610ef6034866b53e708a8bbd4b1f74dde8c6b4a61c2e2578ba08ae7a65eaf4566ca94ed58d6d37c8e779e4959162acd3c25c2406490a3a32e0db0b5ede14b8ee4688902a22dc4f816073195d643d7ea7c41744975fec130ccdd2f3ff1021dab6bcf5389d928f40a351a89f3c507f02f94585334d43fbaaefd0cf584c4a39becb6a5bb1fc20ed00d153842fe329b3d63b52a05a6e1b1a2c830975b227ebe28012079a059618c323c7041531d871f1e5a534ccf73f362693fdb7c072a49cafa2d4adf04759fa7dc982ca76abd7fe2b670130c56f6bf27b777c63;
+
+    reg [127:0]    st  [0:14];     // st[0]: after whitening; st[g]: round g's S-box outputs
+    reg [127:0]    fin [11:14];    // an AES-128 block after round 10
     reg [255:0]    kw  [0:14];
     reg            a2  [0:14];
     reg            vld [0:14];
@@ -132,24 +155,56 @@ module qo_aes_pipe #(
             wire [3:0]   nr    = a2[g-1] ? 4'd14 : 4'd10;
             wire         act   = (g <= nr);
             wire [255:0] kwn   = next_kw(kw[g-1], a2[g-1], g - 1);
-            wire [127:0] rk    = kwn[255:128];
-            wire [127:0] rout  = round_f(st[g-1], (g == nr)) ^ rk;
+            // the S-box inputs of round g: the whitened block, or round g-1
+            // finished (its S-box outputs through ShiftRows, MixColumns and
+            // its round key, kw[g-1]'s first half)
+            wire [127:0] sin   = (g == 1) ? st[0] : round_f(st[g-1], 1'b0) ^ kw[g-1][255:128];
             // data moves only with a valid block: empty slots keep the
             // registers still (clock enables; it also saves power and makes
             // event-driven simulation of an idle pipeline free)
             always @(posedge clk) begin
                 vld[g] <= vld[g-1] & ~rst;
                 if (vld[g-1]) begin
-                    st[g] <= act ? rout : st[g-1];
                     kw[g] <= act ? kwn : kw[g-1];
                     a2[g] <= a2[g-1];
                     tg[g] <= tg[g-1];
                 end
             end
+            // SubBytes of round g: 256 x 8 ROMs with registered reads, two
+            // reads each (a block RAM's two ports; Yosys's memory mapper also
+            // fails on one ROM with 16 read ports)
+            genvar c;
+            if (SBOX_BRAM[g-1]) begin : bram
+                for (c = 0; c < 16; c = c + 2) begin : sb
+                    (* rom_style = "block" *) reg [7:0] rom [0:255];
+                    integer i;
+                    initial for (i = 0; i < 256; i = i + 1) rom[i] = SBOX_TAB[8*i +: 8];
+                    always @(posedge clk)
+                        if (vld[g-1]) begin
+                            st[g][8*c +: 8]     <= rom[sin[8*c +: 8]];
+                            st[g][8*c + 8 +: 8] <= rom[sin[8*c + 8 +: 8]];
+                        end
+                end
+            end else begin : logic_
+                for (c = 0; c < 16; c = c + 1) begin : sb
+                    always @(posedge clk)
+                        if (vld[g-1]) st[g][8*c +: 8] <= qo_sbox(sin[8*c +: 8]);
+                end
+            end
+            // AES-128 blocks are finished after round 10 and carried on
+            if (g == 11) begin : finish
+                always @(posedge clk)
+                    if (vld[g-1]) fin[g] <= round_f(st[10], 1'b1) ^ kw[10][255:128];
+            end else if (g > 11) begin : carry
+                always @(posedge clk)
+                    if (vld[g-1]) fin[g] <= fin[g-1];
+            end
         end
     endgenerate
 
     assign out_valid = vld[14];
-    assign out_block = st[14];
+    assign out_block = a2[14] ? round_f(st[14], 1'b1) ^ kw[14][255:128] : fin[14];
     assign out_tag   = tg[14];
+    assign next_valid = vld[13];
+    assign next_tag   = tg[13];
 endmodule

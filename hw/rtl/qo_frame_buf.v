@@ -9,10 +9,15 @@
 // (its extra beats are not stored; the pipeline drops it). restart makes it
 // ready for the next frame.
 // Read side, asynchronous (LUT RAM): two 16-byte windows at any byte offsets
-// (GHASH input, tag, HP sample; RX's plaintext checksum reads the second
-// beside GHASH) and one whole beat (the output stream).
+// (GHASH input, tag, HP sample; the second is a second read port) and one
+// whole beat (the output stream). With STORE = 0 the beats are not kept here
+// (quicoff_rx keeps them in one block-RAM qo_frame_mem shared by its slots)
+// and the read ports give zeros; with HDR = 0 there is no header window
+// (quicoff_rx keeps two for all its slots and the fields its stages need).
 module qo_frame_buf #(
     parameter DATA_W   = 128,
+    parameter STORE    = 1,
+    parameter HDR      = 1,
     parameter MAXBEATS = 128,
     parameter NB       = DATA_W / 8,
     parameter MW       = $clog2(MAXBEATS)
@@ -44,21 +49,31 @@ module qo_frame_buf #(
             wbeat <= 0;
             ovf   <= 0;
         end else if (in_beat) begin
-            if (wbeat < MAXBEATS) fbuf[wbeat[MW-1:0]] <= in_data; else ovf <= 1'b1;
+            if (wbeat < MAXBEATS) begin
+                if (STORE) fbuf[wbeat[MW-1:0]] <= in_data;
+            end else
+                ovf <= 1'b1;
             // the header window restarts at zero so that a short frame never
             // parses bytes of the frame before it
-            if (wbeat == 0) hdr <= {896'd0, in_data};
+            if (!HDR) hdr <= 1024'd0;
+            else if (wbeat == 0) hdr <= {896'd0, in_data};
             else if (wbeat < 8) hdr[wbeat[2:0]*128 +: 128] <= in_data;
             wbeat <= wbeat + 1;
             if (in_last) flen <= {wbeat[11:0], 4'b0} + popc(in_keep);
         end
     end
 
-    wire [MW-1:0] wb   = win_off[MW+3:4];
-    wire [255:0]  win2 = {fbuf[wb + 1'b1], fbuf[wb]};
-    assign win  = win2 >> {win_off[3:0], 3'b000};
-    wire [MW-1:0] wbb   = win_b_off[MW+3:4];
-    wire [255:0]  win2b = {fbuf[wbb + 1'b1], fbuf[wbb]};
-    assign win_b = win2b >> {win_b_off[3:0], 3'b000};
-    assign beat = fbuf[beat_idx];
+    generate if (STORE) begin : rd
+        wire [MW-1:0] wb   = win_off[MW+3:4];
+        wire [255:0]  win2 = {fbuf[wb + 1'b1], fbuf[wb]};
+        assign win  = win2 >> {win_off[3:0], 3'b000};
+        wire [MW-1:0] wbb   = win_b_off[MW+3:4];
+        wire [255:0]  win2b = {fbuf[wbb + 1'b1], fbuf[wbb]};
+        assign win_b = win2b >> {win_b_off[3:0], 3'b000};
+        assign beat = fbuf[beat_idx];
+    end else begin : nord
+        assign win = 128'd0;
+        assign win_b = 128'd0;
+        assign beat = {DATA_W{1'b0}};
+    end endgenerate
 endmodule

@@ -23,7 +23,7 @@
 // lookup, about 60 clocks for a 64-byte packet that has 7 beats. Here NS
 // frame slots move in order through five stages that work on different
 // frames at once, each its own small FSM with a slot pointer:
-//   ingress  beats into the free slot (its own qo_frame_buf)
+//   ingress  beats into the free slot (qo_frame_mem, shared by the slots)
 //   front    parse, hash lookup, entry read; HP block and H = E(K, 0) of both
 //            key slots into the AES pipeline (the phase bit is still masked)
 //   back     unmask, PN decode and key choice; E(K, J0) and the keystream
@@ -223,47 +223,81 @@ module quicoff_rx #(
     reg [61:0]   pn_s [0:NS-1];
     reg [15:0]   P_s [0:NS-1], L_s [0:NS-1], nblk_s [0:NS-1], hlen_s [0:NS-1];
     reg [255:0]  aad_s [0:NS-1];           // frame byte order, zero after hlen
+    // header fields the later stages need, taken from the header window by
+    // the parse stage (a slot keeps these instead of its first 128 bytes)
+    reg [127:0]  samp_s [0:NS-1];          // the HP sample, frame byte order
+    reg [7:0]    first_s [0:NS-1];         // the QUIC first byte, protected
+    reg [31:0]   pnb_s [0:NS-1];           // the 4 bytes at the PN offset, protected, first at [31:24]
+    reg [20:0]   psum_s [0:NS-1];          // UDP pseudo-header addresses + ports, 16-bit word sum
+    reg [20:0]   ipsum_s [0:NS-1];         // IPv4 header words but total length and checksum, summed
+    reg          zcs_s [0:NS-1];           // IPv4 with a UDP checksum of 0 (none)
     reg [127:0]  stn_s [0:NS-1];           // PN state after the frame, if it authenticates
     reg [3:0]    ost_s [0:NS-1];           // finish's results for egress
     reg          omod_s [0:NS-1], okupd_s [0:NS-1], oprev_s [0:NS-1], odrop_s [0:NS-1];
     reg [15:0]   olen_s [0:NS-1], ipcs_s [0:NS-1], udpcs_s [0:NS-1];
-    reg [127:0]  ksbuf [0:NS*MAXBEATS-1];  // keystream, payload block order, frame byte order
     reg [2:0]    epoch;
     localparam B_IDLE = 3'd0, B_GCM = 3'd4;
     reg [2:0]   bst;
     localparam D_IDLE = 1'b0, D_PN2 = 1'b1;
     reg         dst;
 
-    // frame buffers
+    // per-slot frame state (beat count, length, header window); the beats
+    // themselves are in the shared block-RAM memories below
     wire [NS*16-1:0]   wbeat_a, flen_a;
     wire [NS-1:0]      ovf_a;
-    wire [NS*1024-1:0] hdr_a;
-    wire [NS*128-1:0]  win_a, winb_a, obuf_a;
-    reg  [15:0]        ra_b, ra_t, ra_k;   // window offsets: back (GHASH), finish (tag), AES output
-    reg  [MW-1:0]      ko;                 // egress beat
     wire               in_beat = s_axis_tvalid & s_axis_tready;
     reg  [NS-1:0]      restart;
     genvar gsl;
     generate for (gsl = 0; gsl < NS; gsl = gsl + 1) begin : slot
-        qo_frame_buf #(.DATA_W(DATA_W), .MAXBEATS(MAXBEATS)) fb (
+        qo_frame_buf #(.DATA_W(DATA_W), .STORE(0), .HDR(0), .MAXBEATS(MAXBEATS)) fb (
             .clk(clk), .rst(rst), .restart(restart[gsl]), .in_beat(in_beat && is_ == gsl),
             .in_data(s_axis_tdata), .in_keep(s_axis_tkeep), .in_last(s_axis_tlast),
             .wbeat(wbeat_a[16*gsl +: 16]), .ovf(ovf_a[gsl]), .flen(flen_a[16*gsl +: 16]),
-            .hdr(hdr_a[1024*gsl +: 1024]),
-            .win_off((bst == B_GCM && bs == gsl) ? ra_b : ra_t), .win(win_a[128*gsl +: 128]),
-            .win_b_off(ra_k), .win_b(winb_a[128*gsl +: 128]),
-            .beat_idx(ko), .beat(obuf_a[128*gsl +: 128]));
+            .hdr(),
+            .win_off(16'd0), .win(), .win_b_off(16'd0), .win_b(), .beat_idx({MW{1'b0}}), .beat());
     end endgenerate
     wire [15:0]   wbeat_i = wbeat_a[16*is_ +: 16];
-    wire [1023:0] hdr_p = hdr_a[1024*ps +: 1024];
-    wire [1023:0] hdr_f = hdr_a[1024*fs +: 1024];
-    wire [1023:0] hdr_b = hdr_a[1024*ds +: 1024];
-    wire [1023:0] hdr_t = hdr_a[1024*ts +: 1024];
+
+    // The frames' beats, shared by the slots, in block RAM (registered
+    // reads: each reader gives the address of the next clock's window). One
+    // copy per reader: GHASH (ciphertext, then the tag), the plaintext
+    // checksum beside the AES output, egress.
+    reg  [15:0]   ra_g, ra_k, ra_o, ra_ks;  // next clock's offsets of those readers and the keystream's
+    reg  [SW-1:0] rs_k, os_nx;              // next clock's slots of the checksum and egress readers
+    wire [127:0]  win_g, win_k, obuf, ksa;
+    wire          fm_we = in_beat && wbeat_i < MAXBEATS;
+    qo_frame_mem #(.NS(NS), .MAXBEATS(MAXBEATS)) fm_g (
+        .clk(clk), .we(fm_we), .w_slot(is_), .w_beat(wbeat_i[MW-1:0]), .w_data(s_axis_tdata),
+        .r_slot(bs), .r_off(ra_g[MW+3:0]), .r_win(win_g));
+    qo_frame_mem #(.NS(NS), .MAXBEATS(MAXBEATS)) fm_k (
+        .clk(clk), .we(fm_we), .w_slot(is_), .w_beat(wbeat_i[MW-1:0]), .w_data(s_axis_tdata),
+        .r_slot(rs_k), .r_off(ra_k[MW+3:0]), .r_win(win_k));
+    qo_frame_mem #(.NS(NS), .MAXBEATS(MAXBEATS)) fm_o (
+        .clk(clk), .we(fm_we), .w_slot(is_), .w_beat(wbeat_i[MW-1:0]), .w_data(s_axis_tdata),
+        .r_slot(os_nx), .r_off(ra_o[MW+3:0]), .r_win(obuf));
     wire [15:0]   flen_p = flen_a[16*ps +: 16];
 
+    // Two header windows (a frame's first 128 bytes, zero past its end), by
+    // slot parity: the one being filled and the one the parse stage reads.
+    // Parse takes 4 clocks a frame, so it has finished a slot before the
+    // slot two behind it starts; a new frame waits for that otherwise
+    // (hwin_busy: only frames shorter than 4 beats can be that fast).
+    reg  [1023:0] hwin0, hwin1;
+    always @(posedge clk)
+        if (in_beat && wbeat_i < 8) begin
+            if (is_[0]) begin
+                if (wbeat_i == 0) hwin1 <= {896'd0, s_axis_tdata};
+                else hwin1[wbeat_i[2:0]*128 +: 128] <= s_axis_tdata;
+            end else begin
+                if (wbeat_i == 0) hwin0 <= {896'd0, s_axis_tdata};
+                else hwin0[wbeat_i[2:0]*128 +: 128] <= s_axis_tdata;
+            end
+        end
+    wire [1023:0] hdr_p = ps[0] ? hwin1 : hwin0;
+    wire [SW-1:0] is_m2 = is_ - 2'd2;
+    wire          hwin_busy = full[is_m2] && !pdone[is_m2];
+
     function [7:0] hbp;  input [15:0] i; hbp = hdr_p[8*i[6:0] +: 8]; endfunction
-    function [7:0] hbb;  input [15:0] i; hbb = hdr_b[8*i[6:0] +: 8]; endfunction
-    function [7:0] hbt;  input [15:0] i; hbt = hdr_t[8*i[6:0] +: 8]; endfunction
 
     // ------------------------------------------------------------------
     // AES pipeline: HP masks, H, E(J0) and the keystream of every slot
@@ -275,25 +309,35 @@ module quicoff_rx #(
     wire         ao_v;
     wire [127:0] ao_blk;
     wire [TAGW-1:0] ao_tag;
-    qo_aes_pipe #(.TAGW(TAGW)) aes (
+    wire [TAGW-1:0] an_tag;
+    // S-boxes of AES stages 1-10 in block RAM (80 DP16KD), 11-14 in logic:
+    // with the frame memories (64) and the entry table (61 at CAP = 256)
+    // that is 205 of the LFE5UM-85F's 208 DP16KD
+    qo_aes_pipe #(.TAGW(TAGW), .SBOX_BRAM(14'h03ff)) aes (
         .clk(clk), .rst(rst), .in_valid(a_v), .in_block(a_blk), .in_key(a_key),
-        .in_aes256(a_256), .in_tag(a_tag), .out_valid(ao_v), .out_block(ao_blk), .out_tag(ao_tag));
+        .in_aes256(a_256), .in_tag(a_tag), .out_valid(ao_v), .out_block(ao_blk), .out_tag(ao_tag),
+        .next_valid(), .next_tag(an_tag));
     wire [SW-1:0] ao_s    = ao_tag[10 +: SW];
     wire [1:0]    ao_k    = ao_tag[9:8];
     // back-stage blocks of an abandoned decode are ignored
     wire          ao_live = ao_v && (ao_k == K_HP || ao_k == K_H || ao_tag[TAGW-1 -: 3] == epoch);
     wire [15:0]   kj      = {8'd0, ao_tag[7:0]};
     wire [15:0]   rem_k   = L_s[ao_s] - {kj[11:0], 4'b0};
-    wire [127:0]  win_k   = winb_a[128*ao_s +: 128];
+    // the checksum's window is read a clock ahead, for the block leaving next
+    wire [15:0]   kj_n    = {8'd0, an_tag[7:0]};
     reg  [127:0]  mask_k;
     integer ki, ci, oi;  // one loop variable per always block (a shared one is a latch to Yosys)
     always @* begin
-        ra_k = P_s[ao_s] + {kj[11:0], 4'b0};
+        rs_k = an_tag[10 +: SW];
+        ra_k = P_s[rs_k] + {kj_n[11:0], 4'b0};
         for (ki = 0; ki < 16; ki = ki + 1) mask_k[8*ki +: 8] = (ki < rem_k) ? 8'hff : 8'h00;
     end
 
-    always @(posedge clk)
-        if (ao_live && ao_k == K_KS) ksbuf[{ao_s, ao_tag[MW-1:0]}] <= bswap(ao_blk);
+    // keystream, payload block order, frame byte order (block RAM as the
+    // frames; egress reads it beside the frame)
+    qo_frame_mem #(.NS(NS), .MAXBEATS(MAXBEATS)) ksm (
+        .clk(clk), .we(ao_live && ao_k == K_KS), .w_slot(ao_s), .w_beat(ao_tag[MW-1:0]),
+        .w_data(bswap(ao_blk)), .r_slot(os_nx), .r_off(ra_ks[MW+3:0]), .r_win(ksa));
 
     // ------------------------------------------------------------------
     // parse stage (qo_frame_parse, one layer per clock), then the lookup
@@ -371,8 +415,12 @@ module quicoff_rx #(
     qo_gf128_mul ghm (.a(Y ^ gh_in), .b(Hr), .p(gh_prod));
     reg  [127:0] mask_j, ctm;
     reg  [15:0]  rem;
+    // the window of the next clock's step: its ciphertext block, or the tag
+    // for the lengths step (the tag is folded into yf_s there, so finish
+    // reads no frame byte)
+    wire [15:0] jn = g + {15'd0, b_gh} - hblk;
     always @* begin
-        ra_b   = P_b + {jj[11:0], 4'b0};
+        ra_g   = (jn == nblk_b) ? P_b + L_b : P_b + {jn[11:0], 4'b0};
         gh_in  = 128'd0;
         ctm    = 128'd0;
         rem    = L_b - {jj[11:0], 4'b0};
@@ -380,7 +428,7 @@ module quicoff_rx #(
         if (g < hblk)
             gh_in = bswap(g[0] ? aad_s[bs][255:128] : aad_s[bs][127:0]);
         else if (g < hblk + nblk_b) begin
-            ctm   = win_a[128*bs +: 128] & mask_j;
+            ctm   = win_g & mask_j;
             gh_in = bswap(ctm);
         end else
             gh_in = {48'd0, hlen_b[12:0], 3'b000, 48'd0, L_b[12:0], 3'b000};
@@ -416,16 +464,15 @@ module quicoff_rx #(
     reg [1:0]   tst;
     reg         tag_ok;
     reg [3:0]   tstat;
-    always @* ra_t = P_s[ts] + L_s[ts];
 
     // ------------------------------------------------------------------
     // egress stage: sends slot os once finished, the next frame in the clock
     // after the last beat
     wire        ost = tdone[os] && !odrop_s[os];
-    reg [15:0]  k;
+    reg [15:0]  k, k_nx, kb_nx;
 
     // (a slot being freed is not written in the clock its buffer restarts)
-    assign s_axis_tready = !full[is_] && !restart[is_] && !(cmd_pending && wbeat_i == 0);
+    assign s_axis_tready = !full[is_] && !restart[is_] && !((cmd_pending || hwin_busy) && wbeat_i == 0);
     wire pipe_empty = (full == 0);
 
     integer i;
@@ -506,6 +553,28 @@ module quicoff_rx #(
                     lkey[31:0] = {hbp(l4 + 2), hbp(l4 + 3), 16'd0};
                 end
                 lkey_s[ps] <= lkey;
+                // what lookup (HP sample), decode (first byte, PN bytes)
+                // and finish (checksums) would otherwise read from the header
+                aw = hdr_p >> {pn_off + 16'd4, 3'b000};
+                samp_s[ps]  <= aw[127:0];
+                aw = hdr_p >> {pn_off, 3'b000};
+                pnb_s[ps]   <= {aw[7:0], aw[15:8], aw[23:16], aw[31:24]};
+                first_s[ps] <= hbp(q);
+                s32 = {hbp(l4), hbp(l4 + 1)} + {hbp(l4 + 2), hbp(l4 + 3)};
+                if (is4) begin
+                    for (i = 0; i < 4; i = i + 1)
+                        s32 = s32 + {hbp(l3 + 12 + 2*i), hbp(l3 + 13 + 2*i)};
+                end else begin
+                    for (i = 0; i < 16; i = i + 1)
+                        s32 = s32 + {hbp(l3 + 8 + 2*i), hbp(l3 + 9 + 2*i)};
+                end
+                psum_s[ps] <= s32[20:0];
+                zcs_s[ps]  <= is4 && {hbp(l4 + 6), hbp(l4 + 7)} == 16'd0;
+                s32 = 0;
+                for (i = 0; i < 30; i = i + 1)
+                    if (i < 2 * ihl && i != 5 && i != 1)
+                        s32 = s32 + {hbp(l3 + 2*i), hbp(l3 + 2*i + 1)};
+                ipsum_s[ps] <= s32[20:0];
                 dl_s[ps] <= cfg_dcid_len;
                 is4_s[ps] <= is4; is6_s[ps] <= is6;
                 l3_s[ps] <= l3; l4_s[ps] <= l4; q_s[ps] <= q; udpend_s[ps] <= udp_end;
@@ -577,9 +646,8 @@ module quicoff_rx #(
             end
             // the HP block and H of both key slots (ahead of the back stage's blocks)
             F_HP: begin
-                aw    = hdr_f >> {pnoff_s[fs] + 16'd4, 3'b000};
                 a_v   <= 1'b1;
-                a_blk <= bswap(aw[127:0]);
+                a_blk <= bswap(samp_s[fs]);
                 a_key <= r_hp;
                 a_256 <= a256_s[fs];
                 a_tag <= {3'd0, fs, K_HP, 8'd0};
@@ -610,12 +678,11 @@ module quicoff_rx #(
                     ds <= ds + 1'b1;
                 end else if (mval[ds] && (!h_full || g_take)) begin
                     // header protection off; the entry is read in this clock (rd2_idx)
-                    aw = hdr_b >> {pnoff_s[ds], 3'b000};
-                    first_u <= hbb(q_s[ds]) ^ (mask_s[ds][39:32] & 8'h1f);
-                    pn_len  <= ((hbb(q_s[ds]) ^ mask_s[ds][39:32]) & 8'h03) + 3'd1;
-                    kp      <= (hbb(q_s[ds]) ^ mask_s[ds][39:32]) >> 2;
-                    kp_s[ds] <= (hbb(q_s[ds]) ^ mask_s[ds][39:32]) >> 2;
-                    pnb_u   <= {aw[7:0], aw[15:8], aw[23:16], aw[31:24]} ^ mask_s[ds][31:0];
+                    first_u <= first_s[ds] ^ (mask_s[ds][39:32] & 8'h1f);
+                    pn_len  <= ((first_s[ds] ^ mask_s[ds][39:32]) & 8'h03) + 3'd1;
+                    kp      <= (first_s[ds] ^ mask_s[ds][39:32]) >> 2;
+                    kp_s[ds] <= (first_s[ds] ^ mask_s[ds][39:32]) >> 2;
+                    pnb_u   <= pnb_s[ds] ^ mask_s[ds][31:0];
                     dst <= D_PN2;
                 end
             end
@@ -658,10 +725,10 @@ module quicoff_rx #(
                 L_s[ds]    <= L_n;
                 nblk_s[ds] <= (L_n + 16'd15) >> 4;
                 hlen_s[ds] <= 16'd1 + dl_s[ds] + pn_len;
-                aw = hdr_b >> {q_s[ds], 3'b000};
+                // the DCID bytes are the lookup key's (a DCID length of 0 has none)
                 for (i = 0; i < 32; i = i + 1)
                     aad_s[ds][8*i +: 8] <= (i == 0) ? first_u :
-                                           (i < 1 + dl_s[ds]) ? aw[8*i +: 8] :
+                                           (i < 1 + dl_s[ds]) ? lkey_s[ds][159 - 8*(i - 1) -: 8] :
                                            (i < 1 + dl_s[ds] + pn_len) ? pnb_u[31 - 8*(i - 1 - dl_s[ds]) -: 8] : 8'd0;
                 got_s[ds]   <= 0;
                 ptsum_s[ds] <= 0;
@@ -703,7 +770,7 @@ module quicoff_rx #(
                     Y <= gh_prod;
                     g <= g + 1;
                 end
-                if (b_gh && g == hblk + nblk_b) yf_s[bs] <= gh_prod;
+                if (b_gh && g == hblk + nblk_b) yf_s[bs] <= gh_prod ^ bswap(win_g);   // GHASH ^ tag
                 // done when the last block is issued and the last GHASH step taken
                 if ((iss > nblk_b || (b_issue && iss == nblk_b)) &&
                     (g > hblk + nblk_b || (b_gh && g == hblk + nblk_b))) begin
@@ -723,7 +790,7 @@ module quicoff_rx #(
                     tag_ok <= 1'b0;
                     tst <= T_FIN;
                 end else if (got_s[ts] == nblk_s[ts] + 1) begin   // E(K, J0) and the keystream are out
-                    tag_ok <= (bswap(win_a[128*ts +: 128]) == (yf_s[ts] ^ ej0_s[ts]));
+                    tag_ok <= (yf_s[ts] == ej0_s[ts]);   // GHASH ^ received tag == E(K, J0)
                     tstat  <= ST_OK;
                     tst    <= T_FIN;
                 end
@@ -777,21 +844,11 @@ module quicoff_rx #(
                 s32 = fold16(ptsum_s[ts]);
                 if (P_s[ts][0]) s32 = {s32[7:0], s32[15:8]};
                 s32 = s32 + sum_words16(aad_s[ts][127:0]) + sum_words16(aad_s[ts][255:128])
-                    + {hbt(l4_s[ts]), hbt(l4_s[ts] + 1)} + {hbt(l4_s[ts] + 2), hbt(l4_s[ts] + 3)}
-                    + 2 * (udplen_s[ts] - 16'd16) + 17;
-                if (is4_s[ts]) begin
-                    for (i = 0; i < 4; i = i + 1)
-                        s32 = s32 + {hbt(l3_s[ts] + 12 + 2*i), hbt(l3_s[ts] + 13 + 2*i)};
-                end else begin
-                    for (i = 0; i < 16; i = i + 1)
-                        s32 = s32 + {hbt(l3_s[ts] + 8 + 2*i), hbt(l3_s[ts] + 9 + 2*i)};
-                end
-                udpcs_s[ts] <= (is4_s[ts] && {hbt(l4_s[ts] + 6), hbt(l4_s[ts] + 7)} == 16'd0) ? 16'd0 :
+                    + psum_s[ts] + 2 * (udplen_s[ts] - 16'd16) + 17;
+                udpcs_s[ts] <= zcs_s[ts] ? 16'd0 :
                                (~fold16(s32) == 16'd0) ? 16'hffff : ~fold16(s32);
-                s32 = 0;
-                for (i = 0; i < 30; i = i + 1)
-                    if (i < 2 * ihl_s[ts] && i != 5)
-                        s32 = s32 + ((i == 1) ? iptot_s[ts] - 16'd16 : {hbt(l3_s[ts] + 2*i), hbt(l3_s[ts] + 2*i + 1)});
+                s32 = ipsum_s[ts];
+                if (ihl_s[ts] != 0) s32 = s32 + (iptot_s[ts] - 16'd16);   // the total length, rewritten
                 ipcs_s[ts] <= ~fold16(s32);
                 tdone[ts] <= 1'b1;
                 ts <= ts + 1'b1;
@@ -833,19 +890,31 @@ module quicoff_rx #(
     end
 
     // ------------------------------------------------------------------
-    // output beat k of slot os
-    always @* ko = k[MW-1:0];
+    // output beat k of slot os. The memories are read a clock ahead: their
+    // addresses are those of the slot and beat egress will be at next.
+    always @* begin
+        os_nx = os;
+        k_nx  = k;
+        if (rst) begin
+            os_nx = 0;
+            k_nx  = 0;
+        end else if (tdone[os]) begin
+            if (odrop_s[os] || (m_axis_tready && {k[11:0], 4'b0} + 16'd16 >= olen_s[os])) begin
+                os_nx = os + 1'b1;
+                k_nx  = 0;
+            end else if (m_axis_tready)
+                k_nx = k + 1;
+        end
+        ra_o  = {k_nx[11:0], 4'b0};
+        kb_nx = k_nx - P_s[os_nx][15:4];
+        ra_ks = {kb_nx[11:0], 4'b0} - P_s[os_nx][3:0];   // the keystream byte of the beat's first byte
+    end
     wire [15:0]  P_o = P_s[os], L_o = L_s[os], q_o = q_s[os], l3_o = l3_s[os], l4_o = l4_s[os];
     wire [15:0]  iptot_o = iptot_s[os], udplen_o = udplen_s[os], olen_o = olen_s[os];
     wire [15:0]  ipcs_o = ipcs_s[os], udpcs_o = udpcs_s[os];
     wire [255:0] aad_o = aad_s[os];
     wire         is4_o = is4_s[os], is6_o = is6_s[os], fr_mod = omod_s[os];
     wire [15:0]  ob   = {k[11:0], 4'b0};
-    wire [15:0]  kpb  = k - P_o[15:4];
-    wire [MW-1:0] kb0 = kpb[MW-1:0], kb1 = kpb[MW-1:0] - 1'b1;
-    wire [255:0] ksc = {ksbuf[{os, kb0}], ksbuf[{os, kb1}]};
-    wire [127:0] ksa = ksc >> {5'd16 - P_o[3:0], 3'b000};
-    wire [127:0] obuf = obuf_a[128*os +: 128];
     reg  [127:0] odata;
     reg  [15:0]  bi;
     always @* begin

@@ -25,6 +25,7 @@ SHARED = [
     "qo_ctrl_port.v",
     "qo_entry_table.v",
     "qo_frame_buf.v",
+    "qo_frame_mem.v",
     "qo_frame_parse.v",
 ]
 SOURCES = {
