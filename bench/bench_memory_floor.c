@@ -17,9 +17,17 @@
  * docs/benchmarks.md reasons out: a layout's figure is the floor under
  * quicoff-bench's 10^6-active figure for an engine with that layout.
  *
- * usage: quicoff-bench-memory-floor [--connections N] [--repeats R] [--json FILE]
+ * The layout "keys-on-the-fly-computed" also does the work that layout
+ * needs: after its loads, each burst's AES-128-GCM contexts (round keys, H
+ * and the powers of H a packet of --size bytes needs) and AES-128
+ * header-protection round keys are computed from the raw keys it read,
+ * with the backend's own lane-wise expansion (gcm_vaes.c, four keys per
+ * zmm), into per-burst scratch as a worker would (CPUs with VAES only).
+ *
+ * usage: quicoff-bench-memory-floor [--connections N] [--repeats R] [--size BYTES] [--json FILE]
  */
 #include "bench_util.h"
+#include "crypto.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -34,17 +42,44 @@ struct layout {
     const char *name;
     const char *what;
     unsigned slot_lines, keyset_lines, schedule_lines;
+    int compute; /* expand the burst's key schedules from the raw keys read */
 };
 
 static const struct layout layouts[] = {
     {"engine", "today: slot 2 lines, keyset 3, HP round keys 3, GCM round keys and H powers 7", 2,
-     3, 10},
-    {"schedules-trimmed", "GCM context with nr beside the round keys: 6 GCM lines", 2, 3, 9},
-    {"compact-entry", "slot and keyset hot parts 1 and 2 lines, schedules as today", 1, 2, 10},
-    {"keys-on-the-fly", "raw keys in the keyset (5 lines), schedules expanded per packet", 2, 5,
+     3, 10, 0},
+    {"schedules-trimmed", "GCM context with nr beside the round keys: 6 GCM lines", 2, 3, 9, 0},
+    {"compact-entry", "slot and keyset hot parts 1 and 2 lines, schedules as today", 1, 2, 10, 0},
+    {"keys-on-the-fly", "raw keys in the keyset (5 lines), schedules expanded per packet", 2, 5, 0,
      0},
-    {"minimum", "index cell, 1 slot line, 2 keyset lines, nothing else", 1, 2, 0},
+    {"keys-on-the-fly-computed", "the same, and the schedules computed (AEAD + HP, lanes)", 2, 5,
+     0, 1},
+    {"minimum", "index cell, 1 slot line, 2 keyset lines, nothing else", 1, 2, 0, 0},
 };
+
+/* Per-burst scratch of the computing layout: an AES-GCM context and an AES
+ * round-key schedule per packet, zeroed once. */
+struct scratch {
+    _Alignas(64) uint8_t gcm[BURST][1024];
+    _Alignas(64) uint8_t hp[BURST][15 * 16];
+    size_t len;
+};
+
+/* The raw keys sit in the keyset's hot lines: the AEAD key in its fourth
+ * line, the HP key in its fifth (where a layout with them would put them). */
+static void compute_schedules(struct scratch *sc, const uint8_t *const ks[BURST])
+{
+    void *g[BURST], *h[BURST];
+    const uint8_t *ak[BURST], *hk[BURST];
+    for (int i = 0; i < BURST; i++) {
+        g[i] = sc->gcm[i];
+        h[i] = sc->hp[i];
+        ak[i] = ks[i] + 3 * 64;
+        hk[i] = ks[i] + 4 * 64;
+    }
+    qo_aes128gcm_vaes.expand(g, ak, BURST, 13, sc->len); /* short header: 1 + 8 CID + 4 PN */
+    qo_aes_round_keys_lanes(h, hk, BURST, 16);
+}
 
 static void *huge_zeroed(size_t size)
 {
@@ -85,9 +120,11 @@ static inline uint64_t read_lines(const uint8_t *p, unsigned lines)
 
 /* ns per packet of one window of at least min_ns. */
 static double run(const struct layout *L, uint32_t n, uint8_t *cells, uint8_t *slots,
-                  uint8_t *keysets, size_t keyset_size, uint64_t min_ns, uint64_t *sink)
+                  uint8_t *keysets, size_t keyset_size, struct scratch *sc, uint64_t min_ns,
+                  uint64_t *sink)
 {
     uint32_t idx[BURST];
+    const uint8_t *ksp[BURST];
     uint64_t packets = 0, t0 = bench_now_ns(), t = t0, s = 0;
     while (t - t0 < min_ns) {
         for (int round = 0; round < 64; round++) {
@@ -111,6 +148,12 @@ static double run(const struct layout *L, uint32_t n, uint8_t *cells, uint8_t *s
             for (int i = 0; i < BURST; i++)
                 s += read_lines(keysets + (size_t)idx[i] * keyset_size + 64 * L->keyset_lines,
                                 L->schedule_lines);
+            if (L->compute) {
+                for (int i = 0; i < BURST; i++)
+                    ksp[i] = keysets + (size_t)idx[i] * keyset_size;
+                compute_schedules(sc, ksp);
+                s += sc->gcm[BURST - 1][0] + sc->hp[BURST - 1][0];
+            }
             packets += BURST;
         }
         t = bench_now_ns();
@@ -124,22 +167,35 @@ int main(int argc, char **argv)
     uint32_t n = 1000000;
     unsigned repeats = 7;
     const char *json = NULL;
+    size_t size = 64;
     for (int i = 1; i < argc; i++) {
         if (!strcmp(argv[i], "--connections") && i + 1 < argc)
             n = (uint32_t)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--repeats") && i + 1 < argc)
             repeats = (unsigned)strtoul(argv[++i], NULL, 10);
+        else if (!strcmp(argv[i], "--size") && i + 1 < argc)
+            size = (size_t)strtoul(argv[++i], NULL, 10);
         else if (!strcmp(argv[i], "--json") && i + 1 < argc)
             json = argv[++i];
         else {
-            fprintf(stderr, "usage: %s [--connections N] [--repeats R] [--json FILE]\n", argv[0]);
+            fprintf(stderr,
+                    "usage: %s [--connections N] [--repeats R] [--size BYTES] [--json FILE]\n",
+                    argv[0]);
             return 2;
         }
     }
-    if (n == 0 || repeats == 0 || repeats > 64) {
-        fprintf(stderr, "connections >= 1, repeats 1..64\n");
+    if (n == 0 || repeats == 0 || repeats > 64 || size > 65536) {
+        fprintf(stderr, "connections >= 1, repeats 1..64, size <= 65536\n");
         return 2;
     }
+    struct scratch *sc = aligned_alloc(64, sizeof(*sc));
+    if (!sc) {
+        perror("aligned_alloc");
+        return 1;
+    }
+    memset(sc, 0, sizeof(*sc));
+    sc->len = size;
+    int can_compute = qo_gcm_vaes_available();
     const size_t keyset_size = 1664; /* an AES-128-GCM keyset of the engine */
     uint8_t *cells = huge_zeroed((size_t)n * 2 * 64);
     uint8_t *slots = huge_zeroed((size_t)n * 128);
@@ -149,7 +205,10 @@ int main(int argc, char **argv)
     uint64_t sink = 0;
     for (unsigned r = 0; r < repeats; r++) /* interleaved: every layout in each round */
         for (size_t k = 0; k < nl; k++)
-            v[k][r] = run(&layouts[k], n, cells, slots, keysets, keyset_size, 100000000, &sink);
+            v[k][r] = layouts[k].compute && !can_compute
+                          ? 0
+                          : run(&layouts[k], n, cells, slots, keysets, keyset_size, sc, 100000000,
+                                &sink);
     FILE *jf = json ? fopen(json, "w") : NULL;
     if (json && !jf) {
         perror(json);
@@ -158,18 +217,23 @@ int main(int argc, char **argv)
         free(keysets);
         return 1;
     }
-    printf("%u connections, bursts of %d, %u interleaved rounds of 100 ms; ns per packet\n", n,
-           BURST, repeats);
+    printf("%u connections, bursts of %d, %u interleaved rounds of 100 ms, %zu-byte packets; ns "
+           "per packet\n",
+           n, BURST, repeats, size);
     printf("%-18s %5s %8s %8s %8s  %s\n", "layout", "lines", "median", "min", "max", "what");
     if (jf)
         fprintf(jf,
                 "{\"tool\": \"quicoff-bench-memory-floor\", \"connections\": %u, \"burst\": %d, "
-                "\"repeats\": %u, \"layouts\": [",
-                n, BURST, repeats);
+                "\"repeats\": %u, \"size\": %zu, \"layouts\": [",
+                n, BURST, repeats, size);
     for (size_t k = 0; k < nl; k++) {
         const struct layout *L = &layouts[k];
         unsigned lines = 1 + L->slot_lines + L->keyset_lines + L->schedule_lines;
         double med, min, max;
+        if (L->compute && !can_compute) {
+            printf("%-18s skipped: computing the schedules needs AVX-512 + VAES\n", L->name);
+            continue;
+        }
         bench_stats(v[k], repeats, &med, &min, &max);
         printf("%-18s %5u %8.1f %8.1f %8.1f  %s\n", L->name, lines, med, min, max, L->what);
         if (jf)
@@ -185,5 +249,7 @@ int main(int argc, char **argv)
     free(cells);
     free(slots);
     free(keysets);
+    qo_secure_zero(sc, sizeof(*sc));
+    free(sc);
     return 0;
 }

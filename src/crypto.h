@@ -70,6 +70,14 @@ typedef struct qo_aead_algo {
      * the same either way, only the speed may differ. */
     void (*seal_burst)(void *wstate, const qo_aead_op_t *ops, unsigned n, int result[]);
     void (*open_burst)(void *wstate, const qo_aead_op_t *ops, unsigned n, int result[]);
+    /* Optional, NULL when absent: the contexts of n keys at once (key i into
+     * ctx[i], contexts of this algorithm, aligned as setup wants them),
+     * complete only for packets of at most aad_len bytes of AAD and len of
+     * data: a key schedule computed per burst instead of read from memory
+     * (docs/benchmarks.md, "Key schedules computed per burst").  A context
+     * must have been zeroed once before its first expand. */
+    void (*expand)(void *const ctx[], const uint8_t *const key[], unsigned n, size_t aad_len,
+                   size_t len);
 } qo_aead_algo_t;
 
 typedef struct qo_hp_algo {
@@ -113,6 +121,12 @@ extern const qo_backend_t qo_backend_ipsecmb_vaes;
  * extensions; always 0 elsewhere).  Contexts 64-byte aligned. */
 extern const qo_aead_algo_t qo_aes128gcm_vaes, qo_aes256gcm_vaes;
 int qo_gcm_vaes_available(void);
+/* AES round keys rk[0..nr] of n keys of key_len bytes (16 or 32), four at a
+ * time in zmm lanes, into rk[i] (16-byte aligned, 15 x 16 bytes: the layout
+ * of the AES header-protection and GCM contexts' first member). Only when
+ * qo_gcm_vaes_available(). */
+void qo_aes_round_keys_lanes(void *const rk[], const uint8_t *const key[], unsigned n,
+                             size_t key_len);
 
 /* "auto" or NULL: the fastest available; otherwise by name. NULL if none. */
 const qo_backend_t *qo_backend_find(const char *name);

@@ -56,6 +56,7 @@
 
 #include "cpu_x86.h"
 #include <immintrin.h>
+#include <stddef.h>
 #include <string.h>
 
 #define QO_VAES                                                                              \
@@ -402,6 +403,211 @@ QO_VAES static int gcm_setup(void *ctx, const uint8_t *key, int key_len)
     return 0;
 }
 
+/* ------------------------------------------------------------------------ */
+/* Key schedules computed per burst, four keys per zmm lane                  */
+
+/*
+ * For tables too big for the cache, reading a packet's key schedules costs
+ * more lines than computing them (docs/benchmarks.md, "Key schedules
+ * computed per burst"), so expand (the descriptor's) builds the contexts of
+ * a burst's keys from the raw keys, into scratch contexts.
+ *
+ * The aeskeygenassist-free expansion: VPSHUFB puts RotWord of each lane's
+ * last word (rot = 1) or the word itself (rot = 0) into all four dwords of
+ * the lane; with equal columns ShiftRows is the identity, so VAESENCLAST
+ * with rcon in every dword as the round key gives SubWord(...) ^ rcon per
+ * lane.  Each lane is one key, and the up to eight zmm of a 32-key pass are
+ * expanded round by round together, so that their dependency chains (each
+ * round waits for the one before) overlap instead of running one after
+ * the other.
+ */
+#define XKEYS 32
+#define XGROUPS (XKEYS / 4)
+
+QO_VAES_INLINE __m512i subword_lanes(__m512i k, int rot, uint32_t rcon)
+{
+    const __m512i rotl = _mm512_broadcast_i32x4(
+        _mm_set_epi8(12, 15, 14, 13, 12, 15, 14, 13, 12, 15, 14, 13, 12, 15, 14, 13));
+    const __m512i last = _mm512_broadcast_i32x4(
+        _mm_set_epi8(15, 14, 13, 12, 15, 14, 13, 12, 15, 14, 13, 12, 15, 14, 13, 12));
+    __m512i t = _mm512_shuffle_epi8(k, rot ? rotl : last);
+    return _mm512_aesenclast_epi128(t, _mm512_set1_epi32((int)rcon));
+}
+
+/* w ^ (w << 32) ^ (w << 64) ^ (w << 96) ^ t, per lane: the next four words. */
+QO_VAES_INLINE __m512i expand_step_lanes(__m512i k, __m512i t)
+{
+    k = _mm512_xor_si512(k, _mm512_bslli_epi128(k, 4));
+    return _mm512_ternarylogic_epi64(k, _mm512_bslli_epi128(k, 8), t, 0x96);
+}
+
+/* Lane i of v to dst[i] + off, for the lanes that carry one of the n - base
+ * keys left (base < n). */
+QO_VAES_INLINE void store_lanes(void *const dst[], unsigned base, unsigned n, size_t off,
+                                __m512i v)
+{
+    _mm_store_si128((__m128i *)((uint8_t *)dst[base] + off), _mm512_castsi512_si128(v));
+    if (base + 1 < n)
+        _mm_store_si128((__m128i *)((uint8_t *)dst[base + 1] + off),
+                        _mm512_extracti32x4_epi32(v, 1));
+    if (base + 2 < n)
+        _mm_store_si128((__m128i *)((uint8_t *)dst[base + 2] + off),
+                        _mm512_extracti32x4_epi32(v, 2));
+    if (base + 3 < n)
+        _mm_store_si128((__m128i *)((uint8_t *)dst[base + 3] + off),
+                        _mm512_extracti32x4_epi32(v, 3));
+}
+
+/* 16 bytes at key + off of keys base .. base + 3 (those below n), one per
+ * lane; a lane with no key gets zeros (its schedule is never stored). */
+QO_VAES_INLINE __m512i load_lanes(const uint8_t *const key[], unsigned base, unsigned n,
+                                  size_t off)
+{
+    __m512i k = _mm512_setzero_si512();
+    for (unsigned i = 0; i < 4 && base + i < n; i++)
+        k = _mm512_mask_broadcast_i32x4(k, lane_mask(i),
+                                        _mm_loadu_si128((const __m128i *)(key[base + i] + off)));
+    return k;
+}
+
+/*
+ * The round keys rk[0..nr] of key[0..n) (n <= XKEYS) into dst[i] (16 bytes
+ * apart, from its start: the first member of both the GCM context and the
+ * AES header-protection context), and with want_h, H = E(K, 0^128) of each
+ * key in h[group] lanes, encrypted round by round as the keys appear.
+ */
+QO_VAES_INLINE void schedules(void *const dst[], const uint8_t *const key[], unsigned n, int nr,
+                              int want_h, __m512i h[XGROUPS])
+{
+    static const uint8_t rcon[10] = {0x01, 0x02, 0x04, 0x08, 0x10, 0x20, 0x40, 0x80, 0x1b, 0x36};
+    unsigned groups = (n + 3) / 4;
+    __m512i a[XGROUPS], b[XGROUPS]; /* rk[r - 1] (AES-128); rk[r - 2], rk[r - 1] (AES-256) */
+    for (unsigned g = 0; g < groups; g++) {
+        a[g] = load_lanes(key, 4 * g, n, 0);
+        store_lanes(dst, 4 * g, n, 0, a[g]);
+        if (want_h)
+            h[g] = a[g];
+        if (nr == 14) {
+            b[g] = load_lanes(key, 4 * g, n, 16);
+            store_lanes(dst, 4 * g, n, 16, b[g]);
+            if (want_h)
+                h[g] = _mm512_aesenc_epi128(h[g], b[g]);
+        }
+    }
+#pragma GCC unroll 14
+    for (int r = nr == 10 ? 1 : 2; r <= nr; r++) {
+        for (unsigned g = 0; g < groups; g++) {
+            __m512i k;
+            if (nr == 10) {
+                k = a[g] = expand_step_lanes(a[g], subword_lanes(a[g], 1, rcon[r - 1]));
+            } else {
+                __m512i t = (r & 1) ? subword_lanes(b[g], 0, 0)
+                                    : subword_lanes(b[g], 1, rcon[r / 2 - 1]);
+                k = expand_step_lanes(a[g], t);
+                a[g] = b[g];
+                b[g] = k;
+            }
+            store_lanes(dst, 4 * g, n, 16 * (size_t)r, k);
+            if (want_h)
+                h[g] = r < nr ? _mm512_aesenc_epi128(h[g], k) : _mm512_aesenclast_epi128(h[g], k);
+        }
+    }
+}
+
+/* a * b lane by lane, both in the stored form (times x^-1), as gf_mul. */
+QO_VAES_INLINE __m512i gf_mul_lanes(__m512i a, __m512i b)
+{
+    const __m512i p = gfpoly();
+    __m512i lo = _mm512_clmulepi64_epi128(a, b, 0x00), hi = _mm512_clmulepi64_epi128(a, b, 0x11);
+    __m512i mid = _mm512_xor_si512(_mm512_clmulepi64_epi128(a, b, 0x01),
+                                   _mm512_clmulepi64_epi128(a, b, 0x10));
+    __m512i t = _mm512_clmulepi64_epi128(p, lo, 0x01);
+    mid = _mm512_ternarylogic_epi64(mid, t, _mm512_shuffle_epi32(lo, 0x4e), 0x96);
+    t = _mm512_clmulepi64_epi128(p, mid, 0x01);
+    return _mm512_ternarylogic_epi64(hi, t, _mm512_shuffle_epi32(mid, 0x4e), 0x96);
+}
+
+/* mul_xinv lane by lane. */
+QO_VAES_INLINE __m512i mul_xinv_lanes(__m512i h)
+{
+    const __m512i poly_hi = _mm512_broadcast_i32x4(
+        _mm_set_epi64x((long long)0xC200000000000000ull, 0));
+    __m512i carries = _mm512_shuffle_epi32(_mm512_srli_epi64(h, 63), 0x4e);
+    __m512i top = _mm512_shuffle_epi32(_mm512_srai_epi64(h, 63), 0xee);
+    return _mm512_ternarylogic_epi64(_mm512_or_si512(_mm512_slli_epi64(h, 1), carries), top,
+                                     poly_hi, 0x78); /* a ^ (b & c) */
+}
+
+/* Powers of H a packet reads (gcm_crypt): one window holds the AAD, the data
+ * and the length block when the AAD has at most 4 blocks and the three at
+ * most NPOW; otherwise every power.  The 4-lane loads of gcm_crypt then
+ * read no power above these (lanes past a window's end read the zeros
+ * after hpow[NPOW - 1], which expand never writes). */
+static unsigned powers_needed(size_t aad_len, size_t len)
+{
+    size_t blocks = (len + 15) / 16, aad_blocks = (aad_len + 15) / 16;
+    if (aad_len <= 64 && aad_blocks + blocks + 1 <= NPOW)
+        return (unsigned)(aad_blocks + blocks + 1);
+    return NPOW;
+}
+
+QO_VAES_INLINE void gcm_expand(void *const ctx[], const uint8_t *const key[], unsigned n,
+                               size_t aad_len, size_t len, int nr)
+{
+    unsigned np = powers_needed(aad_len, len);
+    for (unsigned base = 0; base < n; base += XKEYS) {
+        unsigned m = n - base < XKEYS ? n - base : XKEYS;
+        __m512i h[XGROUPS];
+        schedules(ctx + base, key + base, m, nr, 1, h);
+        for (unsigned i = 0; i < m; i++)
+            ((struct gcm_vaes_key *)ctx[base + i])->nr = (uint32_t)nr;
+        /* H^p = H^top * H^(p - top), top the largest power of two below p:
+         * depth log2(np), not np; power by power over all groups, whose
+         * chains are independent, so the multiplies overlap */
+        unsigned groups = (m + 3) / 4;
+        __m512i pw[NPOW + 1][XGROUPS];
+        for (unsigned g = 0; g < groups; g++) {
+            pw[1][g] = mul_xinv_lanes(_mm512_shuffle_epi8(h[g], bswap_mask()));
+            store_lanes(ctx + base, 4 * g, m, offsetof(struct gcm_vaes_key, hpow[NPOW - 1]),
+                        pw[1][g]);
+        }
+        for (unsigned p = 2, top = 1; p <= np; p++) {
+            if (p > 2 * top)
+                top *= 2;
+            for (unsigned g = 0; g < groups; g++) {
+                pw[p][g] = gf_mul_lanes(pw[top][g], pw[p - top][g]);
+                store_lanes(ctx + base, 4 * g, m,
+                            offsetof(struct gcm_vaes_key, hpow) + 16 * (size_t)(NPOW - p),
+                            pw[p][g]);
+            }
+        }
+    }
+}
+
+QO_VAES static void gcm128_expand(void *const ctx[], const uint8_t *const key[], unsigned n,
+                                  size_t aad_len, size_t len)
+{
+    gcm_expand(ctx, key, n, aad_len, len, 10);
+}
+
+QO_VAES static void gcm256_expand(void *const ctx[], const uint8_t *const key[], unsigned n,
+                                  size_t aad_len, size_t len)
+{
+    gcm_expand(ctx, key, n, aad_len, len, 14);
+}
+
+QO_VAES void qo_aes_round_keys_lanes(void *const rk[], const uint8_t *const key[], unsigned n,
+                                     size_t key_len)
+{
+    for (unsigned base = 0; base < n; base += XKEYS) {
+        unsigned m = n - base < XKEYS ? n - base : XKEYS;
+        if (key_len == 16)
+            schedules(rk + base, key + base, m, 10, 0, NULL);
+        else
+            schedules(rk + base, key + base, m, 14, 0, NULL);
+    }
+}
+
 static int gcm128_setup(void *ctx, const uint8_t *key)
 {
     return qo_gcm_vaes_available() ? gcm_setup(ctx, key, 16) : -1;
@@ -709,6 +915,7 @@ const qo_aead_algo_t qo_aes128gcm_vaes = {
     .open = gcm128_open,
     .seal_burst = gcm128_seal_burst,
     .open_burst = gcm128_open_burst,
+    .expand = gcm128_expand,
 };
 
 const qo_aead_algo_t qo_aes256gcm_vaes = {
@@ -721,6 +928,7 @@ const qo_aead_algo_t qo_aes256gcm_vaes = {
     .open = gcm256_open,
     .seal_burst = gcm256_seal_burst,
     .open_burst = gcm256_open_burst,
+    .expand = gcm256_expand,
 };
 
 #else
@@ -729,6 +937,12 @@ const qo_aead_algo_t qo_aes256gcm_vaes = {
 int qo_gcm_vaes_available(void)
 {
     return 0;
+}
+
+void qo_aes_round_keys_lanes(void *const rk[], const uint8_t *const key[], unsigned n,
+                             size_t key_len)
+{
+    (void)rk, (void)key, (void)n, (void)key_len;
 }
 
 const qo_aead_algo_t qo_aes128gcm_vaes = {.name = "aes-128-gcm"};

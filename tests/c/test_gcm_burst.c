@@ -293,6 +293,126 @@ static void test_random_bursts(void)
     }
 }
 
+/*
+ * Key schedules computed per burst (the descriptor's expand): scratch
+ * contexts, zeroed once and reused burst after burst as a worker would,
+ * each burst's distinct keys expanded into them for the burst's longest
+ * packet, then seal_burst / open_burst against EVP.  New keys every burst
+ * (key updates: nothing of the previous key may survive), bursts of short
+ * packets after long ones and the reverse (only the powers of H a short
+ * packet needs are written; what a longer one left must not matter), 1..32
+ * keys (groups of four lanes and a partial last group).
+ */
+static void test_expanded_bursts(void)
+{
+    for (size_t key_len = 16; key_len <= 32; key_len += 16) {
+        const qo_aead_algo_t *a = algo_of(key_len);
+        size_t csz = (a->ctx_size + 63) & ~(size_t)63;
+        if (!ok(a->expand != NULL, "%s has expand", a->name))
+            continue;
+        uint8_t *scratch = aligned_alloc(64, csz * MAXB);
+        memset(scratch, 0, csz * MAXB);
+        int good = 1, same_bytes = 1;
+        for (int round = 0; round < 200; round++) {
+            struct keyset k = {.key_len = key_len};
+            unsigned n = 1 + (unsigned)(rnd() % MAXB);
+            unsigned nk = round % 4 == 0 ? 1 : round % 4 == 1 ? 5 : n < NKEYS ? n : NKEYS;
+            /* short and long bursts alternate, in both orders */
+            int shortb = (round / 2) % 2 == 0;
+            for (unsigned i = 0; i < nk; i++) {
+                fill(k.key[i], 32);
+                k.ctx[i] = scratch + csz * i;
+            }
+            struct tpkt p[MAXB];
+            int forge[MAXB];
+            size_t max_aad = 0, max_len = 0;
+            for (unsigned i = 0; i < n; i++) {
+                size_t aad = shortb ? 9 + rnd() % 21 : pick_aad();
+                size_t len = shortb ? rnd() % 80 : pick_len();
+                tpkt_new(&p[i], aad, len, (unsigned)(rnd() % nk));
+                forge[i] = rnd() % 5 == 0 ? 1 + (int)(rnd() % 4) : 0;
+                max_aad = aad > max_aad ? aad : max_aad;
+                max_len = len > max_len ? len : max_len;
+            }
+            const uint8_t *keyp[NKEYS];
+            for (unsigned i = 0; i < nk; i++)
+                keyp[i] = k.key[i];
+            a->expand(k.ctx, keyp, nk, max_aad, max_len);
+            /* the round keys are those of the full setup, byte for byte */
+            for (unsigned i = 0; i < nk; i++) {
+                _Alignas(64) uint8_t full[1024];
+                if (a->ctx_size > sizeof(full) || a->setup(full, k.key[i]) != 0)
+                    exit(2);
+                same_bytes &= memcmp(full, k.ctx[i], (key_len == 16 ? 11 : 15) * 16) == 0;
+                a->dispose(full);
+            }
+            good &= burst_case(&k, p, n, forge);
+            for (unsigned i = 0; i < n; i++)
+                tpkt_free(&p[i]);
+        }
+        ok(same_bytes, "%s: expanded round keys == setup's", a->name);
+        ok(good,
+           "%s: 200 bursts, new keys each, short and long packets alternating: seal == EVP, "
+           "open_burst fails exactly the forged ones",
+           a->name);
+        qo_secure_zero(scratch, csz * MAXB);
+        free(scratch);
+    }
+}
+
+/* AES-ECB, the header-protection cipher (RFC 9001 §5.4.3), from OpenSSL. */
+static void evp_ecb(size_t key_len, const uint8_t *key, const uint8_t in[16], uint8_t out[16])
+{
+    EVP_CIPHER_CTX *c = EVP_CIPHER_CTX_new();
+    int n = 0;
+    int good = c != NULL &&
+               EVP_EncryptInit_ex(c, key_len == 16 ? EVP_aes_128_ecb() : EVP_aes_256_ecb(), NULL,
+                                  key, NULL) == 1 &&
+               EVP_CIPHER_CTX_set_padding(c, 0) == 1 && EVP_EncryptUpdate(c, out, &n, in, 16) == 1;
+    EVP_CIPHER_CTX_free(c);
+    if (!good) {
+        fprintf(stderr, "EVP AES-ECB failed\n");
+        exit(2);
+    }
+}
+
+/* The header-protection keys' round keys in lanes: with them, the
+ * backend's AES header-protection masks are EVP's AES-ECB of the sample. */
+static void test_hp_round_keys_lanes(void)
+{
+    const qo_backend_t *b = qo_backend_find("ipsec-mb");
+    if (!b) {
+        ok(1, "skipped: no ipsec-mb backend in this build");
+        return;
+    }
+    for (size_t key_len = 16; key_len <= 32; key_len += 16) {
+        const qo_hp_algo_t *hp = b->hp[key_len == 16 ? QUICOFF_AES_128_GCM : QUICOFF_AES_256_GCM];
+        int good = 1;
+        for (unsigned n = 1; n <= 9; n++) {
+            _Alignas(64) uint8_t rk[9][15 * 16];
+            uint8_t key[9][32];
+            void *out[9];
+            const uint8_t *keyp[9];
+            for (unsigned i = 0; i < n; i++) {
+                fill(key[i], 32);
+                memset(rk[i], 0, sizeof(rk[i]));
+                out[i] = rk[i];
+                keyp[i] = key[i];
+            }
+            qo_aes_round_keys_lanes(out, keyp, n, key_len);
+            for (unsigned i = 0; i < n; i++) {
+                uint8_t sample[16], ref[16], mask[5];
+                fill(sample, 16);
+                evp_ecb(key_len, key[i], sample, ref);
+                good &= hp->ctx_size <= sizeof(rk[i]) && hp->mask(rk[i], sample, mask) == 0 &&
+                        memcmp(mask, ref, 5) == 0;
+            }
+        }
+        ok(good, "aes-%zu: round keys of 1..9 keys in lanes give EVP's AES-ECB masks",
+           key_len * 8);
+    }
+}
+
 /* Every length pair in the lists, as bursts of one and of all of them. */
 static void test_boundaries(void)
 {
@@ -507,6 +627,8 @@ int main(void)
     subtest("random bursts", test_random_bursts);
     subtest("boundaries", test_boundaries);
     subtest("single calls", test_single_calls);
+    subtest("key schedules expanded per burst", test_expanded_bursts);
+    subtest("header-protection round keys in lanes", test_hp_round_keys_lanes);
     subtest("engine mixed burst", test_engine_mixed_burst);
     mixed_capacity = 8192; /* 8192 x QO_CONN_FOOTPRINT > QO_PREFETCH_LEVELS_FOOTPRINT */
     subtest("engine mixed burst, table out of cache", test_engine_mixed_burst);
