@@ -93,6 +93,9 @@ typedef struct qo_hp_algo {
      * calls. 0 ok. */
     int (*mask_burst)(void *const ctx[], const uint8_t *const samples[], uint8_t (*masks)[5],
                       unsigned n);
+    /* Optional, NULL when absent: the contexts of n keys at once (key i into
+     * ctx[i], aligned as setup wants them), as the AEAD's expand. */
+    void (*expand)(void *const ctx[], const uint8_t *const key[], unsigned n);
 } qo_hp_algo_t;
 
 typedef struct qo_backend {

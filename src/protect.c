@@ -218,6 +218,10 @@ static int rx_key_choice(const struct qo_keyslot *s, uint32_t cur, uint64_t pn,
  * hot members first). */
 #define KS_HOT_LEN (offsetof(struct qo_keyset, phase) + sizeof(((struct qo_keyset *)0)->phase))
 #define SLOT_HOT_LEN (offsetof(struct qo_slot, key_packets) + 2 * sizeof(uint64_t))
+/* The same when the chunk's key schedules are computed (qo_key_scratch):
+ * the raw keys after phase[] too, instead of the schedules. */
+#define KS_KEYS_LEN \
+    (offsetof(struct qo_keyset, phase_key) + sizeof(((struct qo_keyset *)0)->phase_key))
 /* A context's lines, at most this many bytes of them (ipsec-mb's 1 KiB GCM
  * context holds GHASH powers a short packet never reads). */
 #define CTX_PREFETCH_MAX 1024
@@ -252,7 +256,8 @@ struct hp_batch {
     const qo_hp_algo_t *algo[QO_CHUNK];
     void *ctx[QO_CHUNK];
     const uint8_t *sample[QO_CHUNK];
-    uint8_t *dest[QO_CHUNK]; /* where mask k goes (5 bytes in the packet's state) */
+    const uint8_t *key[QO_CHUNK]; /* the raw key, for key_schedules_hp */
+    uint8_t *dest[QO_CHUNK];      /* where mask k goes (5 bytes in the packet's state) */
     uint8_t out[QO_CHUNK][5];
     unsigned n;
 };
@@ -263,6 +268,7 @@ static void hp_queue(struct hp_batch *b, const struct qo_keyset *ks, const uint8
     unsigned k = b->n++;
     b->algo[k] = ks->hp;
     b->ctx[k] = ks->hp_ctx;
+    b->key[k] = ks->hp_key;
     b->sample[k] = sample;
     b->dest[k] = dest;
 }
@@ -327,15 +333,18 @@ static void compute_masks(struct hp_batch *b)
 struct aead_batch {
     qo_aead_op_t op[QO_CHUNK];
     const qo_aead_algo_t *algo[QO_CHUNK];
-    uint8_t pkt[QO_CHUNK]; /* the packet (index in the chunk) of op[k] */
-    int result[QO_CHUNK];  /* seal()/open()'s return value for op[k] */
+    const uint8_t *key[QO_CHUNK]; /* op[k]'s raw key, for key_schedules_aead */
+    uint8_t pkt[QO_CHUNK];        /* the packet (index in the chunk) of op[k] */
+    int result[QO_CHUNK];         /* seal()/open()'s return value for op[k] */
     unsigned n;
 };
 
-static qo_aead_op_t *aead_queue(struct aead_batch *b, const qo_aead_algo_t *algo, unsigned pkt)
+static qo_aead_op_t *aead_queue(struct aead_batch *b, const qo_aead_algo_t *algo,
+                                const uint8_t *key, unsigned pkt)
 {
     unsigned k = b->n++;
     b->algo[k] = algo;
+    b->key[k] = key;
     b->pkt[k] = (uint8_t)pkt;
     return &b->op[k];
 }
@@ -389,6 +398,130 @@ static void aead_run(struct aead_batch *b, bool seal, uint8_t *scratch, void *ws
         for (unsigned k = 0; k < m; k++)
             b->result[idx[k]] = result[k];
     }
+}
+
+/* ------------------------------------------------- key schedules per burst */
+
+/*
+ * A table that outgrows the cache reads ~10 lines of key schedules per
+ * packet (3 of header-protection round keys, ~7 of the GCM context) where
+ * the raw keys are 2: with the worker's qo_key_scratch, a chunk's keysets
+ * whose algorithms can expand have only their raw keys prefetched (with
+ * their hot lines, KS_KEYS_LEN), and the chunk's schedules are computed
+ * from them into the scratch, once per distinct key, several keys per
+ * vector (gcm_vaes.c); the operations then point at the scratch.  Measured:
+ * docs/benchmarks.md, "Key schedules computed per burst".
+ */
+
+/* Both of ks's algorithms can expand: its schedules are computed. */
+static inline bool computes_keys(const struct qo_keyset *ks)
+{
+    return ks->aead->expand && ks->hp->expand;
+}
+
+/* Which scratch context a key went to in this chunk: a direct-mapped table
+ * on the key's address, so that a key used by several packets is expanded
+ * once at O(1) per packet (a collision only expands a key twice). */
+#define DEDUP_SLOTS 64
+struct dedup {
+    const uint8_t *key[DEDUP_SLOTS];
+    uint8_t idx[DEDUP_SLOTS];
+};
+
+static inline unsigned dedup_slot(const uint8_t *key)
+{
+    return (unsigned)(((uintptr_t)key * UINT64_C(0x9E3779B97F4A7C15)) >> 58);
+}
+
+/* The scratch contexts of one algorithm's distinct keys, and what to expand. */
+struct expand_list {
+    void *ctx[QO_CHUNK];
+    const uint8_t *key[QO_CHUNK];
+    const void *algo[QO_CHUNK];
+    size_t aad_len, len; /* the longest operation's */
+    unsigned n;
+};
+
+/* Index in l of key (of algo), adding it with scratch context ctx[l->n]. */
+static inline unsigned expand_add(struct expand_list *l, struct dedup *d, const uint8_t *key,
+                                  const void *algo, void *const scratch[])
+{
+    unsigned h = dedup_slot(key);
+    if (d->key[h] == key && l->algo[d->idx[h]] == algo)
+        return d->idx[h];
+    unsigned j = l->n++;
+    l->ctx[j] = scratch[j];
+    l->key[j] = key;
+    l->algo[j] = algo;
+    d->key[h] = key;
+    d->idx[h] = (uint8_t)j;
+    return j;
+}
+
+/* Runs expand per algorithm (a chunk mixing suites has several). */
+static void expand_run(struct expand_list *l, bool aead)
+{
+    unsigned n = l->n, same = 1;
+    while (same < n && l->algo[same] == l->algo[0])
+        same++;
+    if (same >= n) {
+        if (n && aead)
+            ((const qo_aead_algo_t *)l->algo[0])->expand(l->ctx, l->key, n, l->aad_len, l->len);
+        else if (n)
+            ((const qo_hp_algo_t *)l->algo[0])->expand(l->ctx, l->key, n);
+        return;
+    }
+    bool done[QO_CHUNK] = {false};
+    for (unsigned i = 0; i < n; i++) {
+        if (done[i])
+            continue;
+        void *ctx[QO_CHUNK];
+        const uint8_t *key[QO_CHUNK];
+        unsigned m = 0;
+        for (unsigned j = i; j < n; j++) {
+            if (!done[j] && l->algo[j] == l->algo[i]) {
+                ctx[m] = l->ctx[j];
+                key[m++] = l->key[j];
+                done[j] = true;
+            }
+        }
+        if (aead)
+            ((const qo_aead_algo_t *)l->algo[i])->expand(ctx, key, m, l->aad_len, l->len);
+        else
+            ((const qo_hp_algo_t *)l->algo[i])->expand(ctx, key, m);
+    }
+}
+
+/* The header-protection contexts of b's masks whose algorithm expands,
+ * computed into the scratch. */
+static void key_schedules_hp(struct hp_batch *b, struct qo_key_scratch *x)
+{
+    struct expand_list l;
+    struct dedup d;
+    l.n = 0;
+    memset(d.key, 0, sizeof(d.key));
+    for (unsigned k = 0; k < b->n; k++)
+        if (b->algo[k]->expand)
+            b->ctx[k] = x->hp[expand_add(&l, &d, b->key[k], b->algo[k], x->hp)];
+    expand_run(&l, false);
+}
+
+/* The same for the AEAD operations: contexts good for the longest one. */
+static void key_schedules_aead(struct aead_batch *b, struct qo_key_scratch *x)
+{
+    struct expand_list l;
+    struct dedup d;
+    l.n = 0;
+    l.aad_len = l.len = 0;
+    memset(d.key, 0, sizeof(d.key));
+    for (unsigned k = 0; k < b->n; k++) {
+        if (!b->algo[k]->expand)
+            continue;
+        b->op[k].ctx = x->aead[expand_add(&l, &d, b->key[k], b->algo[k], x->aead)];
+        l.aad_len = b->op[k].aad_len > l.aad_len ? b->op[k].aad_len : l.aad_len;
+        l.len = b->op[k].len > l.len ? b->op[k].len : l.len;
+    }
+    expand_run(&l, true);
 }
 
 /* ------------------------------------------------------------------ RX */
@@ -489,7 +622,7 @@ QO_STAGE void rx_prefetch_slot(const struct quicoff_table *t, const struct rx_st
 
 /* Stage 1c: the slot is (being) fetched: prefetch its keyset. */
 QO_STAGE void rx_prefetch_keyset(const struct quicoff_table *t, const struct rx_state *s,
-                                 uint32_t prev_hash)
+                                 uint32_t prev_hash, size_t hot_len)
 {
     if (s->st != QUICOFF_OK || s->hash == prev_hash)
         return;
@@ -498,7 +631,7 @@ QO_STAGE void rx_prefetch_keyset(const struct quicoff_table *t, const struct rx_
         return;
     const struct qo_keyset *ks = atomic_load_explicit(&c->ks, memory_order_acquire);
     if (ks)
-        qo_prefetch_range(ks, KS_HOT_LEN);
+        qo_prefetch_range(ks, hot_len);
 }
 
 /* Stage 2: find the connection; prefetch what stage 3 reads. levels (a big
@@ -507,7 +640,7 @@ QO_STAGE void rx_prefetch_keyset(const struct quicoff_table *t, const struct rx_
  * stays in cache) only the first lines of the header-protection context and
  * of the state, as one-level prefetching was cheapest there. */
 QO_STAGE void rx_lookup(const struct quicoff_table *t, struct quicoff_pkt *p,
-                        struct quicoff_result *r, struct rx_state *s, bool levels,
+                        struct quicoff_result *r, struct rx_state *s, bool levels, bool computed,
                         const struct qo_keyset *prev_ks)
 {
     if (s->st != QUICOFF_OK)
@@ -530,7 +663,7 @@ QO_STAGE void rx_lookup(const struct quicoff_table *t, struct quicoff_pkt *p,
     if (!levels) {
         __builtin_prefetch(s->ks->hp_ctx);
         __builtin_prefetch(&s->c->largest_pn);
-    } else if (s->ks != prev_ks) {
+    } else if (s->ks != prev_ks && !(computed && computes_keys(s->ks))) {
         prefetch_keys(s->ks, -1, atomic_load_explicit(&s->c->cur_gen, memory_order_relaxed));
     }
 }
@@ -557,7 +690,8 @@ QO_STAGE void rx_check(struct quicoff_pkt *p, struct rx_state *s, struct hp_batc
 
 /* Stage 4: with the mask, PN decoding and key choice; the header is
  * unmasked in place (it is the AAD). */
-QO_STAGE void rx_unmask(struct quicoff_pkt *p, struct quicoff_result *r, struct rx_state *s)
+QO_STAGE void rx_unmask(struct quicoff_pkt *p, struct quicoff_result *r, struct rx_state *s,
+                        bool computed)
 {
     if (s->st != QUICOFF_OK)
         return;
@@ -586,7 +720,8 @@ QO_STAGE void rx_unmask(struct quicoff_pkt *p, struct quicoff_result *r, struct 
     s->saved_first = d[p->offset];
     d[p->offset] = first;
     xor_pn_field(d + h->pn_off, m);
-    __builtin_prefetch(s->slot->aead_ctx);
+    if (!(computed && computes_keys(ks))) /* a computed one is not read */
+        __builtin_prefetch(s->slot->aead_ctx);
 }
 
 /* Stage 5: the AEAD open of an unmasked packet (the header is the AAD, the
@@ -612,7 +747,7 @@ QO_STAGE void rx_queue_open(struct quicoff_pkt *p, const struct quicoff_result *
 {
     if (s->st != QUICOFF_OK)
         return;
-    rx_aead_op(p, r, s, aead_queue(b, s->ks->aead, pkt));
+    rx_aead_op(p, r, s, aead_queue(b, s->ks->aead, s->ks->phase_key[s->slot - s->ks->phase], pkt));
 }
 
 /* Stage 6: the packet's outcome after the open: key phase change, largest
@@ -675,9 +810,14 @@ QO_STAGE void rx_outcome(struct quicoff_worker *w, struct quicoff_pkt *p, struct
     }
 }
 
-/* Stages 1-4 of a chunk, up to the open: shared by the burst and prepare. */
-QO_STAGE void rx_front(const struct quicoff_table *t, struct quicoff_pkt *pkts,
-                       struct quicoff_result *res, struct rx_state *s, unsigned n)
+/* Stages 1-4 of a chunk, up to the open: shared by the burst and prepare
+ * (x NULL: the split API hands its operations out, so they must point at
+ * the keysets' contexts, not at scratch the next chunk overwrites). True
+ * when the chunk's key schedules are computed into x (the caller does the
+ * AEAD's). */
+QO_STAGE bool rx_front(const struct quicoff_table *t, struct quicoff_pkt *pkts,
+                       struct quicoff_result *res, struct rx_state *s, unsigned n,
+                       struct qo_key_scratch *x)
 {
     uint32_t other_conns = 0; /* nonzero: packets of more than one connection */
     for (unsigned i = 0; i < n; i++) {
@@ -686,25 +826,31 @@ QO_STAGE void rx_front(const struct quicoff_table *t, struct quicoff_pkt *pkts,
     }
     /* A chunk of one connection (one hot connection in a big table) has
      * one entry to fetch: the level passes would only cost. */
+    bool computed = false;
     if (t->prefetch_levels && other_conns) {
+        computed = x != NULL;
+        size_t hot = computed ? KS_KEYS_LEN : KS_HOT_LEN;
         for (unsigned i = 0; i < n; i++)
             rx_prefetch_slot(t, &s[i], i && s[i - 1].st == QUICOFF_OK ? s[i - 1].hash : 0);
         for (unsigned i = 0; i < n; i++)
-            rx_prefetch_keyset(t, &s[i], i && s[i - 1].st == QUICOFF_OK ? s[i - 1].hash : 0);
+            rx_prefetch_keyset(t, &s[i], i && s[i - 1].st == QUICOFF_OK ? s[i - 1].hash : 0, hot);
         for (unsigned i = 0; i < n; i++)
-            rx_lookup(t, &pkts[i], &res[i], &s[i], true,
+            rx_lookup(t, &pkts[i], &res[i], &s[i], true, computed,
                       i && s[i - 1].st == QUICOFF_OK ? s[i - 1].ks : NULL);
     } else {
         for (unsigned i = 0; i < n; i++)
-            rx_lookup(t, &pkts[i], &res[i], &s[i], false, NULL);
+            rx_lookup(t, &pkts[i], &res[i], &s[i], false, false, NULL);
     }
     struct hp_batch hp;
     hp.n = 0;
     for (unsigned i = 0; i < n; i++)
         rx_check(&pkts[i], &s[i], &hp);
+    if (computed)
+        key_schedules_hp(&hp, x);
     compute_masks(&hp);
     for (unsigned i = 0; i < n; i++)
-        rx_unmask(&pkts[i], &res[i], &s[i]);
+        rx_unmask(&pkts[i], &res[i], &s[i], computed);
+    return computed;
 }
 
 /*
@@ -720,11 +866,13 @@ static unsigned unprotect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pk
                                 struct quicoff_result *res, unsigned n)
 {
     struct rx_state s[QO_CHUNK];
-    rx_front(w->table, pkts, res, s, n);
+    bool computed = rx_front(w->table, pkts, res, s, n, w->keys);
     struct aead_batch b;
     b.n = 0;
     for (unsigned i = 0; i < n; i++)
         rx_queue_open(&pkts[i], &res[i], &s[i], &b, i);
+    if (computed)
+        key_schedules_aead(&b, w->keys);
     aead_run(&b, false, w->scratch, w->backend_state);
     for (unsigned k = 0; k < b.n; k++)
         s[b.pkt[k]].opened = b.result[k];
@@ -754,7 +902,7 @@ struct tx_state {
  * level passes run, as tx_prefetch_keys reads them next; else its first
  * line, and the slot state). */
 QO_STAGE void tx_resolve(const struct quicoff_table *t, struct quicoff_pkt *p,
-                         struct quicoff_result *r, struct tx_state *s, bool levels)
+                         struct quicoff_result *r, struct tx_state *s, bool levels, size_t hot_len)
 {
     result_init(r, p);
     r->conn = p->conn;
@@ -771,7 +919,7 @@ QO_STAGE void tx_resolve(const struct quicoff_table *t, struct quicoff_pkt *p,
             s->c = c;
             s->ks = ks;
             if (levels) {
-                qo_prefetch_range(ks, KS_HOT_LEN);
+                qo_prefetch_range(ks, hot_len);
             } else {
                 __builtin_prefetch(ks);
                 __builtin_prefetch(&c->cur_gen);
@@ -796,9 +944,10 @@ QO_STAGE void tx_prefetch_slot(const struct quicoff_table *t, const struct quico
  * key phase the host wrote in the (still clear) first byte (not again for
  * the same connection as the packet before, prev_ks). */
 QO_STAGE void tx_prefetch_keys(const struct quicoff_pkt *p, const struct tx_state *s,
-                               const struct qo_keyset *prev_ks)
+                               const struct qo_keyset *prev_ks, bool computed)
 {
-    if (s->st != QUICOFF_OK || s->ks == prev_ks || p->offset >= p->end || p->end > p->cap)
+    if (s->st != QUICOFF_OK || s->ks == prev_ks || p->offset >= p->end || p->end > p->cap ||
+        (computed && computes_keys(s->ks)))
         return;
     uint8_t first = p->data[p->offset];
     prefetch_keys(s->ks, (first & 0x80) ? 0 : (first >> 2) & 1, 0);
@@ -935,13 +1084,16 @@ QO_STAGE void tx_finish(struct quicoff_worker *w, struct quicoff_pkt *p, struct 
  * protection of the chunk, outcomes, counters. Shared by the burst and
  * complete. */
 QO_STAGE unsigned tx_back(struct quicoff_worker *w, struct quicoff_pkt *pkts,
-                          struct quicoff_result *res, struct tx_state *s, unsigned n)
+                          struct quicoff_result *res, struct tx_state *s, unsigned n,
+                          bool computed)
 {
     struct hp_batch hp;
     hp.n = 0;
     for (unsigned i = 0; i < n; i++)
         if (s[i].st == QUICOFF_OK)
             hp_queue(&hp, s[i].ks, pkts[i].data + s[i].h.pn_off + 4, s[i].mask);
+    if (computed)
+        key_schedules_hp(&hp, w->keys);
     compute_masks(&hp);
     struct tally ok = TALLY_INIT;
     for (unsigned i = 0; i < n; i++)
@@ -965,26 +1117,33 @@ static unsigned protect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts
         for (unsigned i = 1; i < n; i++)
             levels |= pkts[i].conn != pkts[0].conn;
     }
+    /* and with the worker's scratch, the key schedules computed (above) */
+    bool computed = levels && w->keys;
     if (levels)
         for (unsigned i = 0; i < n; i++)
             tx_prefetch_slot(t, &pkts[i], i ? &pkts[i - 1] : NULL);
     for (unsigned i = 0; i < n; i++)
-        tx_resolve(t, &pkts[i], &res[i], &s[i], levels);
+        tx_resolve(t, &pkts[i], &res[i], &s[i], levels, computed ? KS_KEYS_LEN : KS_HOT_LEN);
     if (levels)
         for (unsigned i = 0; i < n; i++)
-            tx_prefetch_keys(&pkts[i], &s[i], i && s[i - 1].st == QUICOFF_OK ? s[i - 1].ks : NULL);
+            tx_prefetch_keys(&pkts[i], &s[i], i && s[i - 1].st == QUICOFF_OK ? s[i - 1].ks : NULL,
+                             computed);
     struct aead_batch b;
     b.n = 0;
     for (unsigned i = 0; i < n; i++) {
         tx_prepare(&pkts[i], &res[i], &s[i]);
         if (s[i].st == QUICOFF_OK)
-            tx_aead_op(&pkts[i], &res[i], &s[i], aead_queue(&b, s[i].ks->aead, i));
+            tx_aead_op(&pkts[i], &res[i], &s[i],
+                       aead_queue(&b, s[i].ks->aead,
+                                  s[i].ks->phase_key[s[i].slot - s[i].ks->phase], i));
     }
+    if (computed)
+        key_schedules_aead(&b, w->keys);
     aead_run(&b, true, w->scratch, w->backend_state);
     for (unsigned k = 0; k < b.n; k++)
         if (b.result[k] != 0)
             s[b.pkt[k]].st = QUICOFF_BACKEND_UNAVAILABLE;
-    return tx_back(w, pkts, res, s, n);
+    return tx_back(w, pkts, res, s, n, computed);
 }
 
 /* ------------------------------------------------------------------ bursts */
@@ -1067,7 +1226,7 @@ unsigned quicoff_unprotect_prepare(struct quicoff_worker *w, struct quicoff_pkt 
     for (unsigned i = 0; i < n; i += QO_CHUNK) {
         unsigned m = n - i < QO_CHUNK ? n - i : QO_CHUNK;
         struct rx_state s[QO_CHUNK];
-        rx_front(w->table, pkts + i, res + i, s, m);
+        rx_front(w->table, pkts + i, res + i, s, m, NULL);
         for (unsigned k = 0; k < m; k++) {
             struct quicoff_aead_job *j = &jobs[i + k];
             job_clear(j);
@@ -1115,7 +1274,7 @@ unsigned quicoff_protect_prepare(struct quicoff_worker *w, struct quicoff_pkt *p
         struct tx_state s;
         struct quicoff_aead_job *j = &jobs[i];
         job_clear(j);
-        tx_resolve(w->table, &pkts[i], &res[i], &s, false);
+        tx_resolve(w->table, &pkts[i], &res[i], &s, false, KS_HOT_LEN);
         tx_prepare(&pkts[i], &res[i], &s);
         if (s.st == QUICOFF_OK) {
             qo_aead_op_t op;
@@ -1143,7 +1302,7 @@ unsigned quicoff_protect_complete(struct quicoff_worker *w, struct quicoff_pkt *
                 s[k].st = QUICOFF_BACKEND_UNAVAILABLE;
             memset(j, 0, sizeof(*j)); /* the nonce reveals the IV */
         }
-        ok += tx_back(w, pkts + i, res + i, s, m);
+        ok += tx_back(w, pkts + i, res + i, s, m, false);
     }
     qo_worker_exit(w);
     return ok;

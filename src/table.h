@@ -76,10 +76,14 @@ struct qo_keyset {
     const qo_hp_algo_t *hp;
     void *hp_ctx;
     struct qo_keyslot phase[2]; /* the hot lines end here */
+    /* The raw keys: kept to rebuild contexts on update, and read per burst
+     * by a table whose key schedules are computed instead of read
+     * (protect.c, qo_key_scratch): so right after the hot lines, which that
+     * table's bursts prefetch up to the end of phase_key. */
+    uint8_t hp_key[QUICOFF_MAX_KEY_LEN];
+    uint8_t phase_key[2][QUICOFF_MAX_KEY_LEN];
     /* a zero-length-CID entry's lookup key (cold: read by those lookups only) */
     struct quicoff_addr addr;
-    uint8_t phase_key[2][QUICOFF_MAX_KEY_LEN]; /* kept to rebuild contexts on update */
-    uint8_t hp_key[QUICOFF_MAX_KEY_LEN];
     size_t alloc_size;
     uint8_t in_pool; /* from the table's keyset_pools, not aligned_alloc */
     /* Per phase slot: the key's identity for split-API callers (key hooks).
@@ -135,6 +139,26 @@ struct qo_counters {
         key_updates;
 };
 
+/*
+ * Key schedules computed per burst (protect.c): for a table that outgrows
+ * the cache, a chunk's AEAD contexts and header-protection round keys are
+ * expanded from the raw keys into these, by the algorithms' expand, instead
+ * of read from the keysets (2 key lines per packet instead of ~10:
+ * docs/benchmarks.md, "Key schedules computed per burst").  One set per
+ * worker, made with it when its table gets the level-by-level stages and
+ * its backend has expand; zeroed then (the GCM contexts' zero lanes after
+ * the powers of H must stay zero), wiped when the worker is destroyed.
+ * Not wiped after each burst: that would cost ~18 KiB of stores per chunk,
+ * and the next burst overwrites it anyway; the keys it holds are the
+ * table's, which live as long in the keysets.
+ */
+#define QO_KEY_SCRATCH_KEYS 32 /* a chunk's packets (protect.c's QO_CHUNK) */
+struct qo_key_scratch {
+    void *aead[QO_KEY_SCRATCH_KEYS]; /* contexts of the largest expandable ctx_size */
+    void *hp[QO_KEY_SCRATCH_KEYS];
+    size_t size; /* bytes of the allocation (this struct and the contexts after it) */
+};
+
 struct quicoff_worker {
     _Atomic uint64_t announce; /* epoch.h */
     struct quicoff_table *table;
@@ -145,6 +169,9 @@ struct quicoff_worker {
      * e.g. ipsec-mb's job manager: made here, at worker creation, so the
      * data path never allocates it. */
     void *backend_state;
+    /* Computed key schedules (above), or NULL: the table fits the cache, or
+     * its backend computes none. */
+    struct qo_key_scratch *keys;
     /* Open read-side sections: bursts and prepare..complete windows nest,
      * and only the outermost announces / leaves the epoch (a later prepare
      * must not let go of what an earlier, still open, one holds). */

@@ -18,6 +18,49 @@ static void counters_fold(struct qo_counters *dst, const struct qo_counters *src
         QO_ADD(d[i], QO_GET(s[i]));
 }
 
+/* The scratch for key schedules computed per burst (table.h), when the
+ * table gets the level-by-level stages and a suite of its backend can
+ * expand both its AEAD and its header-protection contexts; NULL otherwise
+ * (also when it cannot be allocated: the bursts then read the keysets'
+ * schedules, as a small table's do). */
+static struct qo_key_scratch *key_scratch_new(const struct quicoff_table *t)
+{
+    size_t aead = 0, hp = 0;
+    for (int s = 0; s < QUICOFF_SUITE_COUNT && t->prefetch_levels; s++) {
+        const qo_aead_algo_t *a = t->backend->aead[s];
+        const qo_hp_algo_t *h = t->backend->hp[s];
+        if (a && h && a->expand && h->expand) {
+            aead = a->ctx_size > aead ? a->ctx_size : aead;
+            hp = h->ctx_size > hp ? h->ctx_size : hp;
+        }
+    }
+    if (aead == 0)
+        return NULL;
+    aead = qo_round_up(aead);
+    hp = qo_round_up(hp);
+    size_t head = qo_round_up(sizeof(struct qo_key_scratch));
+    size_t size = head + QO_KEY_SCRATCH_KEYS * (aead + hp);
+    uint8_t *m = aligned_alloc(QO_CACHE_LINE, size);
+    if (!m)
+        return NULL;
+    memset(m, 0, size);
+    struct qo_key_scratch *x = (struct qo_key_scratch *)m;
+    for (unsigned i = 0; i < QO_KEY_SCRATCH_KEYS; i++) {
+        x->aead[i] = m + head + i * aead;
+        x->hp[i] = m + head + QO_KEY_SCRATCH_KEYS * aead + i * hp;
+    }
+    x->size = size;
+    return x;
+}
+
+static void key_scratch_free(struct qo_key_scratch *x)
+{
+    if (!x)
+        return;
+    qo_secure_zero(x, x->size); /* expanded keys */
+    free(x);
+}
+
 struct quicoff_worker *quicoff_worker_create(struct quicoff_table *t)
 {
     if (!t)
@@ -34,6 +77,7 @@ struct quicoff_worker *quicoff_worker_create(struct quicoff_table *t)
         free(w);
         return NULL;
     }
+    w->keys = key_scratch_new(t);
     pthread_mutex_lock(&t->lock);
     w->reader_index = qo_epoch_register(&t->epoch, &w->announce);
     if (w->reader_index >= 0)
@@ -42,6 +86,7 @@ struct quicoff_worker *quicoff_worker_create(struct quicoff_table *t)
     if (w->reader_index < 0) {
         if (be->worker_fini)
             be->worker_fini(w->backend_state);
+        key_scratch_free(w->keys);
         free(w->scratch);
         free(w);
         return NULL;
@@ -62,6 +107,7 @@ void quicoff_worker_destroy(struct quicoff_worker *w)
     pthread_mutex_unlock(&t->lock);
     if (t->backend->worker_fini)
         t->backend->worker_fini(w->backend_state);
+    key_scratch_free(w->keys);
     free(w->scratch);
     free(w);
 }

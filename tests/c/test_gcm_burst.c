@@ -617,6 +617,151 @@ static void test_engine_mixed_burst(void)
     engine_free(&ref);
 }
 
+/*
+ * A table big enough for the level-by-level stages, whose key schedules the
+ * bursts compute from the raw keys (protect.c, qo_key_scratch) where the
+ * backend can, against a small table on OpenSSL, with key updates: every
+ * few bursts some connections get the next generation's keys (both
+ * directions, new random keys, alternating phase slots, the old phase's
+ * keys sometimes dropped first), and their packets of the next burst carry
+ * the new key phase, so both key phase slots of a keyset are used and the
+ * same scratch contexts hold ever new keys.  All four suites mixed in each
+ * burst (AES-128/256-GCM computed, the others read); short and long
+ * packets.  TX bytes == OpenSSL's; RX opens them, and fails forged ones.
+ */
+#define KU_CONNS 5 /* per suite */
+static void test_engine_key_updates(void)
+{
+    struct quicoff_table_config fcfg = {.capacity = 8192,
+                                        .local_cid_len = CID_LEN,
+                                        .backend = "auto"};
+    struct quicoff_table_config rcfg = {.capacity = 64,
+                                        .local_cid_len = CID_LEN,
+                                        .backend = "openssl"};
+    quicoff_status_t st;
+    struct quicoff_table *ft = quicoff_table_create(&fcfg, &st),
+                         *rt = quicoff_table_create(&rcfg, &st);
+    struct quicoff_worker *fw = ft ? quicoff_worker_create(ft) : NULL;
+    struct quicoff_worker *rw = rt ? quicoff_worker_create(rt) : NULL;
+    if (!ok(fw && rw, "tables on auto (%s) and openssl", ft ? quicoff_table_backend(ft) : "-"))
+        return;
+    enum { NC = QUICOFF_SUITE_COUNT * KU_CONNS, CAP = 1600 };
+    quicoff_conn_t ftx[NC], frx[NC], rtx[NC];
+    uint32_t gen[NC] = {0}, pending[NC] = {0};
+    uint64_t next_pn[NC] = {0};
+    uint8_t cid[NC][CID_LEN];
+    int good = 1, updates = 0;
+    for (int c = 0; c < NC; c++) {
+        struct quicoff_packet_keys keys;
+        quicoff_conn_t dummy;
+        quicoff_suite_t suite = (quicoff_suite_t)(c / KU_CONNS);
+        fill((uint8_t *)&keys, sizeof(keys));
+        tp_cid((uint32_t)(1000 + c), cid[c], CID_LEN);
+        good &= tp_add(ft, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, suite, 0, cid[c], CID_LEN, &keys,
+                       &ftx[c]) == QUICOFF_OK &&
+                tp_add(ft, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, suite, 0, cid[c], CID_LEN, &keys,
+                       &frx[c]) == QUICOFF_OK &&
+                tp_add(rt, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, suite, 0, cid[c], CID_LEN, &keys,
+                       &rtx[c]) == QUICOFF_OK;
+        (void)dummy;
+    }
+    static uint8_t plain[EP][CAP], a[EP][CAP], b[EP][CAP], rx_in[EP][CAP];
+    struct quicoff_pkt pa[EP], pb[EP];
+    struct quicoff_result ra[EP], rb[EP];
+    uint32_t len[EP];
+    int conn[EP], forged[EP];
+    for (int round = 0; round < 60 && good; round++) {
+        /* Next keys for some connections: their packets below carry the new phase. */
+        for (int c = 0; c < NC; c++) {
+            pending[c] = 0;
+            if (round % 3 != 2 || rnd() % 3)
+                continue;
+            struct quicoff_conn_update u = {.what = QUICOFF_UPDATE_KEYS,
+                                            .key_generation = gen[c] + 1};
+            fill((uint8_t *)&u.keys, sizeof(u.keys));
+            if (rnd() % 2) { /* drop the old phase's keys first, sometimes */
+                struct quicoff_conn_update d = {.what = QUICOFF_UPDATE_DROP_OLD};
+                quicoff_conn_update(ft, ftx[c], &d);
+                quicoff_conn_update(ft, frx[c], &d);
+                quicoff_conn_update(rt, rtx[c], &d);
+            }
+            good &= quicoff_conn_update(ft, ftx[c], &u) == QUICOFF_OK &&
+                    quicoff_conn_update(ft, frx[c], &u) == QUICOFF_OK &&
+                    quicoff_conn_update(rt, rtx[c], &u) == QUICOFF_OK;
+            pending[c] = 1;
+            updates++;
+        }
+        /* every connection given new keys sends in this burst: its first
+         * packet starts the update (in order, as the model below assumes) */
+        int forced = 0;
+        for (int c = 0; c < NC && forced < EP; c++)
+            if (pending[c])
+                conn[forced++] = c;
+        for (int i = forced; i < EP; i++)
+            conn[i] = (int)(rnd() % NC);
+        for (int i = 0; i < EP; i++) {
+            int c = conn[i];
+            uint8_t payload[1400];
+            size_t plen = round % 2 ? 20 + rnd() % 60 : 20 + rnd() % 1381;
+            fill(payload, plen);
+            struct tp_hdr h = {.dcid = cid[c],
+                               .dcid_len = CID_LEN,
+                               .pn_len = 4,
+                               .pn = next_pn[c]++,
+                               .key_phase = (gen[c] + pending[c]) & 1};
+            len[i] = (uint32_t)tp_build(plain[i], &h, payload, plen, NULL);
+            memcpy(a[i], plain[i], len[i]);
+            memcpy(b[i], plain[i], len[i]);
+            pa[i] = (struct quicoff_pkt){
+                .data = a[i], .end = len[i], .cap = CAP, .conn = ftx[c], .pn = h.pn};
+            pb[i] = (struct quicoff_pkt){
+                .data = b[i], .end = len[i], .cap = CAP, .conn = rtx[c], .pn = h.pn};
+        }
+        for (int c = 0; c < NC; c++)
+            gen[c] += pending[c]; /* this burst's first packet of c starts the update */
+        quicoff_protect_burst(fw, pa, ra, EP);
+        for (int i = 0; i < EP; i++) {
+            quicoff_protect_burst(rw, &pb[i], &rb[i], 1);
+            int same = ra[i].status == rb[i].status && ra[i].status == QUICOFF_OK &&
+                       memcmp(a[i], b[i], len[i] + QUICOFF_TAG_LEN) == 0;
+            if (!same)
+                printf("# round %d pkt %d conn %d (suite %d, gen %u): protect status %d / %d\n",
+                       round, i, conn[i], conn[i] / KU_CONNS, gen[conn[i]], ra[i].status,
+                       rb[i].status);
+            good &= same;
+        }
+        for (int i = 0; i < EP; i++) {
+            forged[i] = rnd() % 6 == 0;
+            const uint32_t first = 1 + CID_LEN + 4 + QUICOFF_SAMPLE_LEN;
+            if (forged[i])
+                a[i][first + rnd() % (len[i] + QUICOFF_TAG_LEN - first)] ^= 0x04;
+            memcpy(rx_in[i], a[i], len[i] + QUICOFF_TAG_LEN);
+            pa[i] = (struct quicoff_pkt){.data = a[i],
+                                         .end = len[i] + QUICOFF_TAG_LEN,
+                                         .cap = CAP};
+        }
+        quicoff_unprotect_burst(fw, pa, ra, EP);
+        for (int i = 0; i < EP; i++) {
+            int same = forged[i]
+                           ? ra[i].status == QUICOFF_AUTH_FAILED &&
+                                 memcmp(a[i], rx_in[i], len[i] + QUICOFF_TAG_LEN) == 0
+                           : ra[i].status == QUICOFF_OK && memcmp(a[i], plain[i], len[i]) == 0;
+            if (!same)
+                printf("# round %d pkt %d conn %d (suite %d): unprotect status %d, forged %d\n",
+                       round, i, conn[i], conn[i] / KU_CONNS, ra[i].status, forged[i]);
+            good &= same;
+        }
+    }
+    ok(good && updates > 20,
+       "60 bursts of 32, 4 suites, %d key updates: protect == openssl; unprotect opens them, "
+       "forged ones AUTH_FAILED as received",
+       updates);
+    quicoff_worker_destroy(fw);
+    quicoff_worker_destroy(rw);
+    quicoff_table_destroy(ft);
+    quicoff_table_destroy(rt);
+}
+
 int main(void)
 {
     if (!qo_gcm_vaes_available()) {
@@ -632,5 +777,6 @@ int main(void)
     subtest("engine mixed burst", test_engine_mixed_burst);
     mixed_capacity = 8192; /* 8192 x QO_CONN_FOOTPRINT > QO_PREFETCH_LEVELS_FOOTPRINT */
     subtest("engine mixed burst, table out of cache", test_engine_mixed_burst);
+    subtest("engine key updates, table out of cache", test_engine_key_updates);
     return done_testing();
 }
