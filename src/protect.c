@@ -413,6 +413,8 @@ static void aead_run(struct aead_batch *b, bool seal, uint8_t *scratch, void *ws
  * docs/benchmarks.md, "Key schedules computed per burst".
  */
 
+_Static_assert(QO_CHUNK <= QO_KEY_SCRATCH_KEYS, "a scratch context for every packet of a chunk");
+
 /* Both of ks's algorithms can expand: its schedules are computed. */
 static inline bool computes_keys(const struct qo_keyset *ks)
 {
@@ -433,7 +435,8 @@ static inline unsigned dedup_slot(const uint8_t *key)
     return (unsigned)(((uintptr_t)key * UINT64_C(0x9E3779B97F4A7C15)) >> 58);
 }
 
-/* The scratch contexts of one algorithm's distinct keys, and what to expand. */
+/* A chunk's distinct keys (of one or several algorithms), the scratch
+ * context each goes to, and the longest operation they must serve. */
 struct expand_list {
     void *ctx[QO_CHUNK];
     const uint8_t *key[QO_CHUNK];
