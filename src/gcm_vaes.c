@@ -512,6 +512,8 @@ QO_VAES_INLINE void schedules(void *const dst[], const uint8_t *const key[], uns
                 h[g] = r < nr ? _mm512_aesenc_epi128(h[g], k) : _mm512_aesenclast_epi128(h[g], k);
         }
     }
+    qo_secure_zero(a, sizeof(a)); /* round keys: wiped from this frame as well */
+    qo_secure_zero(b, sizeof(b));
 }
 
 /* a * b lane by lane, both in the stored form (times x^-1), as gf_mul. */
@@ -581,6 +583,10 @@ QO_VAES_INLINE void gcm_expand(void *const ctx[], const uint8_t *const key[], un
                             pw[p][g]);
             }
         }
+        /* H and its powers are key material: the copies on this frame go
+         * (the contexts keep theirs until the worker wipes its scratch) */
+        qo_secure_zero(pw, sizeof(pw[0]) * (np + 1));
+        qo_secure_zero(h, sizeof(h));
     }
 }
 
