@@ -169,10 +169,11 @@ module quicoff_rx #(
     wire [EW-1:0] rd1_idx, rd2_idx;
     wire [162:0] r_cfg;            // the entry as read: {valid, aes256, fail_pass, key160}
     wire [255:0] r_hp;
-    wire [351:0] r_k0, r_k1;       // {key256, iv96} of key phase 0 / 1
+    wire [351:0] r_k;              // {key256, iv96} of key slot rd1_kp
     wire [127:0] r_st;             // {lp_valid, largest62, first62, cur_phase, other2}
     wire [95:0]  r_cnt;
-    wire [351:0] r2_k0, r2_k1;     // the back stage's read port
+    wire [351:0] r2_k;             // the back stage's read port: key slot rd2_kp
+    wire         rd1_kp, rd2_kp;
     wire [127:0] r2_st;
     reg [29*WAYS-1:0] bkt [0:NBUCKET-1];  // lookup buckets: WAYS x {valid, fp12, idx16}
     wire         cmd_apply, rb_load;   // (from the front FSM, below)
@@ -193,8 +194,8 @@ module quicoff_rx #(
     qo_entry_table #(.CAP(CAP), .EW(EW)) table_ (
         .clk(clk), .cmd_apply(cmd_apply), .cmd_op(cmd_op), .cmd_idx(cmd_idx[EW-1:0]),
         .stage(stage), .st_we(st_we), .cnt_we(cnt_we), .wr_idx(wr_idx), .st_wdata(st_wdata),
-        .cnt_inc(cnt_inc), .rd_idx(rd1_idx), .rd2_idx(rd2_idx), .r2_k0(r2_k0), .r2_k1(r2_k1),
-        .r2_st(r2_st), .r_cfg(r_cfg), .r_hp(r_hp), .r_k0(r_k0), .r_k1(r_k1),
+        .cnt_inc(cnt_inc), .rd_idx(rd1_idx), .rd_kp(rd1_kp), .rd2_idx(rd2_idx), .rd2_kp(rd2_kp), .r2_k(r2_k),
+        .r2_st(r2_st), .r_cfg(r_cfg), .r_hp(r_hp), .r_k(r_k),
         .r_st(r_st), .r_cnt(r_cnt));
 
     // ------------------------------------------------------------------
@@ -385,6 +386,8 @@ module quicoff_rx #(
         hsh <= hsh_c;
     end
     assign rd1_idx = (fst == F_FP) ? fp_idx : eidx_f;
+    // H of key slot 0 is issued in F_H0, of slot 1 in F_H1: each is read the clock before
+    assign rd1_kp  = (fst == F_H0);
 
     // ------------------------------------------------------------------
     // back stage: PN decode, keystream issue, GHASH
@@ -410,6 +413,8 @@ module quicoff_rx #(
     wire b_gh    = (bst == B_GCM) && g <= hblk + nblk_b && hval[bs];   // H of slot 1 is the last to arrive
     wire g_take = (bst == B_IDLE) && ddone[bs] && !bdone[bs] && cand[bs] && !kpu_s[bs] && h_full;
     assign rd2_idx = eidx_s[ds];   // read every clock: valid in D_PN2
+    // the key slot of the frame's key phase bit, unmasked as D_IDLE does
+    assign rd2_kp  = first_s[ds][2] ^ mask_s[ds][34];
     reg  [127:0] gh_in;
     wire [127:0] gh_prod;
     qo_gf128_mul ghm (.a(Y ^ gh_in), .b(Hr), .p(gh_prod));
@@ -656,7 +661,7 @@ module quicoff_rx #(
             F_H0, F_H1: begin
                 a_v   <= 1'b1;
                 a_blk <= 128'd0;
-                a_key <= (fst == F_H1) ? r_k1[351:96] : r_k0[351:96];
+                a_key <= r_k[351:96];      // slot 0 in F_H0, slot 1 in F_H1 (rd1_kp)
                 a_256 <= a256_s[fs];
                 a_tag <= {3'd0, fs, K_H, 7'd0, fst == F_H1};
                 if (fst == F_H1) begin
@@ -715,8 +720,8 @@ module quicoff_rx #(
                               (mode_n == 2'd1) ? kp : stu[2],
                               (mode_n == 2'd1) ? OT_PREV : stu[1:0]};
                 infl[ds] <= 1'b1;
-                h_pkey  <= kp ? r2_k1[351:96] : r2_k0[351:96];
-                h_nonce <= (kp ? r2_k1[95:0] : r2_k0[95:0]) ^ {34'd0, cnd};
+                h_pkey  <= r2_k[351:96];   // key slot kp (rd2_kp in D_IDLE)
+                h_nonce <= r2_k[95:0] ^ {34'd0, cnd};
                 h_a256  <= a256_s[ds];
                 h_full  <= !kpu_n;            // no keys to try: finish says so
                 P_n = pnoff_s[ds] + pn_len;
