@@ -311,10 +311,11 @@ module quicoff_rx #(
     wire [127:0] ao_blk;
     wire [TAGW-1:0] ao_tag;
     wire [TAGW-1:0] an_tag;
-    // S-boxes of AES stages 1-10 in block RAM (80 DP16KD), 11-14 in logic:
-    // with the frame memories (64) and the entry table (61 at CAP = 256)
-    // that is 205 of the LFE5UM-85F's 208 DP16KD
-    qo_aes_pipe #(.TAGW(TAGW), .SBOX_BRAM(14'h03ff)) aes (
+    // S-boxes of AES stages 1-12 in block RAM (96 DP16KD), 13-14 in logic:
+    // with the frame memories (64), the entry table (41 at CAP = 256) and
+    // the lookup buckets that is as many of the LFE5UM-85F's 208 DP16KD as
+    // whole stages fill (a stage is 8)
+    qo_aes_pipe #(.TAGW(TAGW), .SBOX_BRAM(14'h0fff)) aes (
         .clk(clk), .rst(rst), .in_valid(a_v), .in_block(a_blk), .in_key(a_key),
         .in_aes256(a_256), .in_tag(a_tag), .out_valid(ao_v), .out_block(ao_blk), .out_tag(ao_tag),
         .next_valid(), .next_tag(an_tag));
