@@ -363,6 +363,18 @@ module quicoff_rx #(
         .hdr(hdr_p), .flen(flen_p), .cfg_dcid_len(cfg_dcid_len),
         .vlan(vlan), .is4(is4), .is6(is6), .l3(l3), .l4(l4), .q(q), .ip_end(ip_end), .udp_end(udp_end),
         .udplen(udplen), .pn_off(pn_off), .ihl(ihl), .iptot(iptot), .p_pass(p_pass), .p_malf(p_malf));
+
+    // The header from the UDP header on (byte k of uw is byte l4 + k of the
+    // frame, zero past the window), for the fields at l4 + constant and at
+    // pn_off: one shifter by l4 and short ones by pn_off - l4 (9 + the DCID
+    // length, < 64), instead of a shifter of the whole window per field (the
+    // DCID, the HP sample and the PN bytes were ~14,000 LUT4 on the ECP5).
+    // l4 is the IP header's offset (14 or 18) plus 4 x IHL or 40, so it is
+    // 2 mod 4 and below 128: the shift is by l4[6:2] words.
+    localparam UWB = 8 + 1 + 31 + 4 + 16;        // up to the sample's end at the longest DCID
+    wire [6:0]       l4_w   = {l4[6:2], 2'b10};
+    wire [8*UWB-1:0] uw     = hdr_p >> {l4_w, 3'b000};
+    wire [5:0]       pn_rel = pn_off[5:0] - l4[5:0];
     reg [159:0] lkey;
     reg [31:0]  hsh;
     reg         fp_hit;
@@ -547,26 +559,25 @@ module quicoff_rx #(
             P_3: pst <= P_4;
             P_4: begin
                 if (cfg_dcid_len != 0) begin
-                    aw = hdr_p >> {q + 16'd1, 3'b000};
-                    for (i = 0; i < 20; i = i + 1)
-                        lkey[159 - 8*i -: 8] = (i < cfg_dcid_len) ? aw[8*i +: 8] : 8'd0;
+                    for (i = 0; i < 20; i = i + 1)      // the DCID: q + 1 = l4 + 9
+                        lkey[159 - 8*i -: 8] = (i < cfg_dcid_len) ? uw[8*(9 + i) +: 8] : 8'd0;
                 end else if (is4) begin
                     aw = hdr_p >> {l3 + 16'd16, 3'b000};
-                    lkey = {aw[7:0], aw[15:8], aw[23:16], aw[31:24], hbp(l4 + 2), hbp(l4 + 3), 112'd0};
+                    lkey = {aw[7:0], aw[15:8], aw[23:16], aw[31:24], uw[23:16], uw[31:24], 112'd0};
                 end else begin
                     aw = hdr_p >> {l3 + 16'd24, 3'b000};
                     for (i = 0; i < 16; i = i + 1) lkey[159 - 8*i -: 8] = aw[8*i +: 8];
-                    lkey[31:0] = {hbp(l4 + 2), hbp(l4 + 3), 16'd0};
+                    lkey[31:0] = {uw[23:16], uw[31:24], 16'd0};
                 end
                 lkey_s[ps] <= lkey;
                 // what lookup (HP sample), decode (first byte, PN bytes)
                 // and finish (checksums) would otherwise read from the header
-                aw = hdr_p >> {pn_off + 16'd4, 3'b000};
+                aw = uw >> {pn_rel + 6'd4, 3'b000};
                 samp_s[ps]  <= aw[127:0];
-                aw = hdr_p >> {pn_off, 3'b000};
+                aw = uw >> {pn_rel, 3'b000};
                 pnb_s[ps]   <= {aw[7:0], aw[15:8], aw[23:16], aw[31:24]};
-                first_s[ps] <= hbp(q);
-                s32 = {hbp(l4), hbp(l4 + 1)} + {hbp(l4 + 2), hbp(l4 + 3)};
+                first_s[ps] <= uw[8*8 +: 8];           // q = l4 + 8
+                s32 = {uw[7:0], uw[15:8]} + {uw[23:16], uw[31:24]};
                 if (is4) begin
                     for (i = 0; i < 4; i = i + 1)
                         s32 = s32 + {hbp(l3 + 12 + 2*i), hbp(l3 + 13 + 2*i)};
@@ -575,7 +586,7 @@ module quicoff_rx #(
                         s32 = s32 + {hbp(l3 + 8 + 2*i), hbp(l3 + 9 + 2*i)};
                 end
                 psum_s[ps] <= s32[20:0];
-                zcs_s[ps]  <= is4 && {hbp(l4 + 6), hbp(l4 + 7)} == 16'd0;
+                zcs_s[ps]  <= is4 && {uw[55:48], uw[63:56]} == 16'd0;
                 s32 = 0;
                 for (i = 0; i < 30; i = i + 1)
                     if (i < 2 * ihl && i != 5 && i != 1)
