@@ -58,8 +58,10 @@ module qo_entry_table #(
     output reg  [127:0]  r_st,
     output reg  [95:0]   r_cnt
 );
-    reg [162:0] e_cfg [0:CAP-1];
-    reg [255:0] e_hp  [0:CAP-1];
+    // config and HP key in one memory: both are written by command 1 and
+    // read at rd_idx only, and 163 + 256 bits fill 12 DP16KD of 36 bits where
+    // two memories took 5 + 8 (the core's block RAM is at the device's 208)
+    reg [418:0] e_ch  [0:CAP-1];     // {config, HP key}
     reg [351:0] e_k   [0:2*CAP-1];   // key slot p of entry i at {p, i}
     reg [127:0] e_st  [0:CAP-1];
     reg [95:0]  e_cnt [0:CAP-1];
@@ -77,13 +79,13 @@ module qo_entry_table #(
         if (cmd_apply) begin
             case (cmd_op)
             4'd1: begin
-                e_cfg[cmd_idx] <= {sw[17][0], sw[17][8], sw[17][9], sw[12], sw[13], sw[14], sw[15], sw[16]};
-                e_hp[cmd_idx]  <= key_staged[351:96];
+                e_ch[cmd_idx] <= {sw[17][0], sw[17][8], sw[17][9], sw[12], sw[13], sw[14], sw[15], sw[16],
+                                  key_staged[351:96]};
                 e_st[cmd_idx]  <= st_staged;
                 e_cnt[cmd_idx] <= 96'd0;
             end
             4'd2: e_k[{sw[11][1], cmd_idx}] <= key_staged;
-            4'd4: e_cfg[cmd_idx] <= 163'd0;
+            4'd4: e_ch[cmd_idx] <= 419'd0;    // invalid, and its HP key wiped
             4'd6: e_st[cmd_idx]  <= st_staged;
             default: ;
             endcase
@@ -95,8 +97,7 @@ module qo_entry_table #(
     end
 
     always @(posedge clk) begin
-        r_cfg <= e_cfg[rd_idx];
-        r_hp  <= e_hp[rd_idx];
+        {r_cfg, r_hp} <= e_ch[rd_idx];
         r_k   <= e_k[{rd_kp, rd_idx}];
         r_st  <= e_st[rd_idx];
         r_cnt <= e_cnt[rd_idx];
