@@ -8,7 +8,7 @@
 // instead of 240 expanded bytes (7.5x less block RAM for 2 key phases + HP key
 // per entry), a key update is one write, and back-to-back blocks of different
 // connections need no key-schedule stall. The price is 4 extra S-boxes per
-// round (20 per stage instead of 16).
+// round (20 per stage instead of 16), shared by the two key sizes.
 //
 // Why one 15-stage pipeline for both sizes: AES-128 blocks pass stages 11..14
 // unchanged, so the latency is the same for every block and results come out
@@ -99,30 +99,32 @@ module qo_aes_pipe #(
 
     // Key window after stage r-1 -> window for stage r (see header).
     // AES-128: window = {w[4r..4r+3], unused}; AES-256: {w[4r..4r+7]}.
+    // The word that goes through SubWord is chosen before the S-boxes (the
+    // 4th word, rotated, for AES-128; the 8th, rotated or not, for AES-256),
+    // so a stage has 4 key-schedule S-boxes, not 4 per key size: the two
+    // sizes' S-boxes were 4 more trees of ~160 LUT4 in each of 10 stages.
     function [255:0] next_kw;
         input [255:0] kw;
         input         a256;
         input [3:0]   r;      // index of the window being left (round r-1's window is kw)
-        reg [31:0] temp, n0, n1, n2, n3;
+        reg [31:0] sw_in, temp, n0, n1, n2, n3;
         begin
-            if (!a256) begin
-                temp = subword({kw[151:128], kw[159:152]}) ^ {rcon(r + 4'd1), 24'h0};
-                n0 = kw[255:224] ^ temp;
-                n1 = kw[223:192] ^ n0;
-                n2 = kw[191:160] ^ n1;
-                n3 = kw[159:128] ^ n2;
-                next_kw = {n0, n1, n2, n3, 128'h0};
-            end else begin
-                if (r[0] == 1'b0)
-                    temp = subword({kw[23:0], kw[31:24]}) ^ {rcon(r[3:1] + 4'd1), 24'h0};
-                else
-                    temp = subword(kw[31:0]);
-                n0 = kw[255:224] ^ temp;
-                n1 = kw[223:192] ^ n0;
-                n2 = kw[191:160] ^ n1;
-                n3 = kw[159:128] ^ n2;
-                next_kw = {kw[127:0], n0, n1, n2, n3};
-            end
+            if (!a256)
+                sw_in = {kw[151:128], kw[159:152]};
+            else if (r[0] == 1'b0)
+                sw_in = {kw[23:0], kw[31:24]};
+            else
+                sw_in = kw[31:0];
+            temp = subword(sw_in);
+            if (!a256)
+                temp = temp ^ {rcon(r + 4'd1), 24'h0};
+            else if (r[0] == 1'b0)
+                temp = temp ^ {rcon(r[3:1] + 4'd1), 24'h0};
+            n0 = kw[255:224] ^ temp;
+            n1 = kw[223:192] ^ n0;
+            n2 = kw[191:160] ^ n1;
+            n3 = kw[159:128] ^ n2;
+            next_kw = a256 ? {kw[127:0], n0, n1, n2, n3} : {n0, n1, n2, n3, 128'h0};
         end
     endfunction
 

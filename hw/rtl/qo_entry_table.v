@@ -18,6 +18,14 @@
 // packet numbers while the lookup serves the next frame) are registered
 // (block RAM), so their outputs are valid one clock later.
 //
+// Why both key slots are one memory, addressed {phase, entry}, and each port
+// reads one slot chosen by rd_kp / rd2_kp: a 256-entry table fills only half
+// the depth of a block RAM in its 36-bit-wide mode (512 x 36), and a memory
+// read on two ports is stored twice. Two 352-bit slot memories read on two
+// ports took 40 of the ECP5's DP16KD; one memory of twice the depth takes
+// 20. Every reader wants one slot at a time (the key of the frame's phase;
+// H of slot 0, then of slot 1), so it names the slot with the entry.
+//
 // Commands (python/quicoff/rtl_driver.py builds the staging words):
 //   1 entry config + HP key + PN/phase state; counters reset
 //   2 payload key + IV of one phase slot (staging word 11 bit 1 picks it)
@@ -39,21 +47,22 @@ module qo_entry_table #(
     input  wire [127:0]  st_wdata,
     input  wire [2:0]    cnt_inc,
     input  wire [EW-1:0] rd_idx,
+    input  wire          rd_kp,       // key slot read at rd_idx
     input  wire [EW-1:0] rd2_idx,
-    output reg  [351:0]  r2_k0,
-    output reg  [351:0]  r2_k1,
+    input  wire          rd2_kp,      // key slot read at rd2_idx
+    output reg  [351:0]  r2_k,        // {key256, iv96} of slot rd2_kp
     output reg  [127:0]  r2_st,
     output reg  [162:0]  r_cfg,
     output reg  [255:0]  r_hp,
-    output reg  [351:0]  r_k0,
-    output reg  [351:0]  r_k1,
+    output reg  [351:0]  r_k,         // {key256, iv96} of slot rd_kp
     output reg  [127:0]  r_st,
     output reg  [95:0]   r_cnt
 );
-    reg [162:0] e_cfg [0:CAP-1];
-    reg [255:0] e_hp  [0:CAP-1];
-    reg [351:0] e_k0  [0:CAP-1];
-    reg [351:0] e_k1  [0:CAP-1];
+    // config and HP key in one memory: both are written by command 1 and
+    // read at rd_idx only, and 163 + 256 bits fill 12 DP16KD of 36 bits where
+    // two memories took 5 + 8 (the core's block RAM is at the device's 208)
+    reg [418:0] e_ch  [0:CAP-1];     // {config, HP key}
+    reg [351:0] e_k   [0:2*CAP-1];   // key slot p of entry i at {p, i}
     reg [127:0] e_st  [0:CAP-1];
     reg [95:0]  e_cnt [0:CAP-1];
 
@@ -70,13 +79,13 @@ module qo_entry_table #(
         if (cmd_apply) begin
             case (cmd_op)
             4'd1: begin
-                e_cfg[cmd_idx] <= {sw[17][0], sw[17][8], sw[17][9], sw[12], sw[13], sw[14], sw[15], sw[16]};
-                e_hp[cmd_idx]  <= key_staged[351:96];
+                e_ch[cmd_idx] <= {sw[17][0], sw[17][8], sw[17][9], sw[12], sw[13], sw[14], sw[15], sw[16],
+                                  key_staged[351:96]};
                 e_st[cmd_idx]  <= st_staged;
                 e_cnt[cmd_idx] <= 96'd0;
             end
-            4'd2: if (sw[11][1]) e_k1[cmd_idx] <= key_staged; else e_k0[cmd_idx] <= key_staged;
-            4'd4: e_cfg[cmd_idx] <= 163'd0;
+            4'd2: e_k[{sw[11][1], cmd_idx}] <= key_staged;
+            4'd4: e_ch[cmd_idx] <= 419'd0;    // invalid, and its HP key wiped
             4'd6: e_st[cmd_idx]  <= st_staged;
             default: ;
             endcase
@@ -88,14 +97,11 @@ module qo_entry_table #(
     end
 
     always @(posedge clk) begin
-        r_cfg <= e_cfg[rd_idx];
-        r_hp  <= e_hp[rd_idx];
-        r_k0  <= e_k0[rd_idx];
-        r_k1  <= e_k1[rd_idx];
+        {r_cfg, r_hp} <= e_ch[rd_idx];
+        r_k   <= e_k[{rd_kp, rd_idx}];
         r_st  <= e_st[rd_idx];
         r_cnt <= e_cnt[rd_idx];
-        r2_k0 <= e_k0[rd2_idx];
-        r2_k1 <= e_k1[rd2_idx];
+        r2_k  <= e_k[{rd2_kp, rd2_idx}];
         r2_st <= e_st[rd2_idx];
     end
 endmodule

@@ -169,10 +169,11 @@ module quicoff_rx #(
     wire [EW-1:0] rd1_idx, rd2_idx;
     wire [162:0] r_cfg;            // the entry as read: {valid, aes256, fail_pass, key160}
     wire [255:0] r_hp;
-    wire [351:0] r_k0, r_k1;       // {key256, iv96} of key phase 0 / 1
+    wire [351:0] r_k;              // {key256, iv96} of key slot rd1_kp
     wire [127:0] r_st;             // {lp_valid, largest62, first62, cur_phase, other2}
     wire [95:0]  r_cnt;
-    wire [351:0] r2_k0, r2_k1;     // the back stage's read port
+    wire [351:0] r2_k;             // the back stage's read port: key slot rd2_kp
+    wire         rd1_kp, rd2_kp;
     wire [127:0] r2_st;
     reg [29*WAYS-1:0] bkt [0:NBUCKET-1];  // lookup buckets: WAYS x {valid, fp12, idx16}
     wire         cmd_apply, rb_load;   // (from the front FSM, below)
@@ -193,8 +194,8 @@ module quicoff_rx #(
     qo_entry_table #(.CAP(CAP), .EW(EW)) table_ (
         .clk(clk), .cmd_apply(cmd_apply), .cmd_op(cmd_op), .cmd_idx(cmd_idx[EW-1:0]),
         .stage(stage), .st_we(st_we), .cnt_we(cnt_we), .wr_idx(wr_idx), .st_wdata(st_wdata),
-        .cnt_inc(cnt_inc), .rd_idx(rd1_idx), .rd2_idx(rd2_idx), .r2_k0(r2_k0), .r2_k1(r2_k1),
-        .r2_st(r2_st), .r_cfg(r_cfg), .r_hp(r_hp), .r_k0(r_k0), .r_k1(r_k1),
+        .cnt_inc(cnt_inc), .rd_idx(rd1_idx), .rd_kp(rd1_kp), .rd2_idx(rd2_idx), .rd2_kp(rd2_kp), .r2_k(r2_k),
+        .r2_st(r2_st), .r_cfg(r_cfg), .r_hp(r_hp), .r_k(r_k),
         .r_st(r_st), .r_cnt(r_cnt));
 
     // ------------------------------------------------------------------
@@ -310,10 +311,11 @@ module quicoff_rx #(
     wire [127:0] ao_blk;
     wire [TAGW-1:0] ao_tag;
     wire [TAGW-1:0] an_tag;
-    // S-boxes of AES stages 1-10 in block RAM (80 DP16KD), 11-14 in logic:
-    // with the frame memories (64) and the entry table (61 at CAP = 256)
-    // that is 205 of the LFE5UM-85F's 208 DP16KD
-    qo_aes_pipe #(.TAGW(TAGW), .SBOX_BRAM(14'h03ff)) aes (
+    // S-boxes of AES stages 1-12 in block RAM (96 DP16KD), 13-14 in logic:
+    // with the frame memories (64), the entry table (41 at CAP = 256) and
+    // the lookup buckets that is as many of the LFE5UM-85F's 208 DP16KD as
+    // whole stages fill (a stage is 8)
+    qo_aes_pipe #(.TAGW(TAGW), .SBOX_BRAM(14'h0fff)) aes (
         .clk(clk), .rst(rst), .in_valid(a_v), .in_block(a_blk), .in_key(a_key),
         .in_aes256(a_256), .in_tag(a_tag), .out_valid(ao_v), .out_block(ao_blk), .out_tag(ao_tag),
         .next_valid(), .next_tag(an_tag));
@@ -361,6 +363,18 @@ module quicoff_rx #(
         .hdr(hdr_p), .flen(flen_p), .cfg_dcid_len(cfg_dcid_len),
         .vlan(vlan), .is4(is4), .is6(is6), .l3(l3), .l4(l4), .q(q), .ip_end(ip_end), .udp_end(udp_end),
         .udplen(udplen), .pn_off(pn_off), .ihl(ihl), .iptot(iptot), .p_pass(p_pass), .p_malf(p_malf));
+
+    // The header from the UDP header on (byte k of uw is byte l4 + k of the
+    // frame, zero past the window), for the fields at l4 + constant and at
+    // pn_off: one shifter by l4 and short ones by pn_off - l4 (9 + the DCID
+    // length, < 64), instead of a shifter of the whole window per field (the
+    // DCID, the HP sample and the PN bytes were ~14,000 LUT4 on the ECP5).
+    // l4 is the IP header's offset (14 or 18) plus 4 x IHL or 40, so it is
+    // 2 mod 4 and below 128: the shift is by l4[6:2] words.
+    localparam UWB = 8 + 1 + 31 + 4 + 16;        // up to the sample's end at the longest DCID
+    wire [6:0]       l4_w   = {l4[6:2], 2'b10};
+    wire [8*UWB-1:0] uw     = hdr_p >> {l4_w, 3'b000};
+    wire [5:0]       pn_rel = pn_off[5:0] - l4[5:0];
     reg [159:0] lkey;
     reg [31:0]  hsh;
     reg         fp_hit;
@@ -385,6 +399,8 @@ module quicoff_rx #(
         hsh <= hsh_c;
     end
     assign rd1_idx = (fst == F_FP) ? fp_idx : eidx_f;
+    // H of key slot 0 is issued in F_H0, of slot 1 in F_H1: each is read the clock before
+    assign rd1_kp  = (fst == F_H0);
 
     // ------------------------------------------------------------------
     // back stage: PN decode, keystream issue, GHASH
@@ -410,6 +426,8 @@ module quicoff_rx #(
     wire b_gh    = (bst == B_GCM) && g <= hblk + nblk_b && hval[bs];   // H of slot 1 is the last to arrive
     wire g_take = (bst == B_IDLE) && ddone[bs] && !bdone[bs] && cand[bs] && !kpu_s[bs] && h_full;
     assign rd2_idx = eidx_s[ds];   // read every clock: valid in D_PN2
+    // the key slot of the frame's key phase bit, unmasked as D_IDLE does
+    assign rd2_kp  = first_s[ds][2] ^ mask_s[ds][34];
     reg  [127:0] gh_in;
     wire [127:0] gh_prod;
     qo_gf128_mul ghm (.a(Y ^ gh_in), .b(Hr), .p(gh_prod));
@@ -541,26 +559,25 @@ module quicoff_rx #(
             P_3: pst <= P_4;
             P_4: begin
                 if (cfg_dcid_len != 0) begin
-                    aw = hdr_p >> {q + 16'd1, 3'b000};
-                    for (i = 0; i < 20; i = i + 1)
-                        lkey[159 - 8*i -: 8] = (i < cfg_dcid_len) ? aw[8*i +: 8] : 8'd0;
+                    for (i = 0; i < 20; i = i + 1)      // the DCID: q + 1 = l4 + 9
+                        lkey[159 - 8*i -: 8] = (i < cfg_dcid_len) ? uw[8*(9 + i) +: 8] : 8'd0;
                 end else if (is4) begin
                     aw = hdr_p >> {l3 + 16'd16, 3'b000};
-                    lkey = {aw[7:0], aw[15:8], aw[23:16], aw[31:24], hbp(l4 + 2), hbp(l4 + 3), 112'd0};
+                    lkey = {aw[7:0], aw[15:8], aw[23:16], aw[31:24], uw[23:16], uw[31:24], 112'd0};
                 end else begin
                     aw = hdr_p >> {l3 + 16'd24, 3'b000};
                     for (i = 0; i < 16; i = i + 1) lkey[159 - 8*i -: 8] = aw[8*i +: 8];
-                    lkey[31:0] = {hbp(l4 + 2), hbp(l4 + 3), 16'd0};
+                    lkey[31:0] = {uw[23:16], uw[31:24], 16'd0};
                 end
                 lkey_s[ps] <= lkey;
                 // what lookup (HP sample), decode (first byte, PN bytes)
                 // and finish (checksums) would otherwise read from the header
-                aw = hdr_p >> {pn_off + 16'd4, 3'b000};
+                aw = uw >> {pn_rel + 6'd4, 3'b000};
                 samp_s[ps]  <= aw[127:0];
-                aw = hdr_p >> {pn_off, 3'b000};
+                aw = uw >> {pn_rel, 3'b000};
                 pnb_s[ps]   <= {aw[7:0], aw[15:8], aw[23:16], aw[31:24]};
-                first_s[ps] <= hbp(q);
-                s32 = {hbp(l4), hbp(l4 + 1)} + {hbp(l4 + 2), hbp(l4 + 3)};
+                first_s[ps] <= uw[8*8 +: 8];           // q = l4 + 8
+                s32 = {uw[7:0], uw[15:8]} + {uw[23:16], uw[31:24]};
                 if (is4) begin
                     for (i = 0; i < 4; i = i + 1)
                         s32 = s32 + {hbp(l3 + 12 + 2*i), hbp(l3 + 13 + 2*i)};
@@ -569,7 +586,7 @@ module quicoff_rx #(
                         s32 = s32 + {hbp(l3 + 8 + 2*i), hbp(l3 + 9 + 2*i)};
                 end
                 psum_s[ps] <= s32[20:0];
-                zcs_s[ps]  <= is4 && {hbp(l4 + 6), hbp(l4 + 7)} == 16'd0;
+                zcs_s[ps]  <= is4 && {uw[55:48], uw[63:56]} == 16'd0;
                 s32 = 0;
                 for (i = 0; i < 30; i = i + 1)
                     if (i < 2 * ihl && i != 5 && i != 1)
@@ -656,7 +673,7 @@ module quicoff_rx #(
             F_H0, F_H1: begin
                 a_v   <= 1'b1;
                 a_blk <= 128'd0;
-                a_key <= (fst == F_H1) ? r_k1[351:96] : r_k0[351:96];
+                a_key <= r_k[351:96];      // slot 0 in F_H0, slot 1 in F_H1 (rd1_kp)
                 a_256 <= a256_s[fs];
                 a_tag <= {3'd0, fs, K_H, 7'd0, fst == F_H1};
                 if (fst == F_H1) begin
@@ -715,8 +732,8 @@ module quicoff_rx #(
                               (mode_n == 2'd1) ? kp : stu[2],
                               (mode_n == 2'd1) ? OT_PREV : stu[1:0]};
                 infl[ds] <= 1'b1;
-                h_pkey  <= kp ? r2_k1[351:96] : r2_k0[351:96];
-                h_nonce <= (kp ? r2_k1[95:0] : r2_k0[95:0]) ^ {34'd0, cnd};
+                h_pkey  <= r2_k[351:96];   // key slot kp (rd2_kp in D_IDLE)
+                h_nonce <= r2_k[95:0] ^ {34'd0, cnd};
                 h_a256  <= a256_s[ds];
                 h_full  <= !kpu_n;            // no keys to try: finish says so
                 P_n = pnoff_s[ds] + pn_len;

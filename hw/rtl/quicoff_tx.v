@@ -109,10 +109,11 @@ module quicoff_tx #(
     wire [EW-1:0] rd1_idx, rd2_idx;
     wire [162:0] r_cfg;            // the entry as read: {valid, aes256, fail_pass, key160}
     wire [255:0] r_hp;
-    wire [351:0] r_k0, r_k1;       // {key256, iv96} of key phase 0 / 1 (unused: port 2 serves decode)
+    wire [351:0] r_k;              // {key256, iv96} of a key slot (unused: port 2 serves decode)
     wire [127:0] r_st;             // {lp_valid, largest62, first62, cur_phase, other2}
     wire [95:0]  r_cnt;
-    wire [351:0] r2_k0, r2_k1;
+    wire [351:0] r2_k;             // {key256, iv96} of key slot rd2_kp
+    wire         rd2_kp;
     wire [127:0] r2_st;
     wire         cmd_apply, rb_load;
 
@@ -132,8 +133,8 @@ module quicoff_tx #(
     qo_entry_table #(.CAP(CAP), .EW(EW)) table_ (
         .clk(clk), .cmd_apply(cmd_apply), .cmd_op(cmd_op), .cmd_idx(cmd_idx[EW-1:0]),
         .stage(stage), .st_we(st_we), .cnt_we(cnt_we), .wr_idx(wr_idx), .st_wdata(st_wdata),
-        .cnt_inc(cnt_inc), .rd_idx(rd1_idx), .rd2_idx(rd2_idx), .r2_k0(r2_k0), .r2_k1(r2_k1),
-        .r2_st(r2_st), .r_cfg(r_cfg), .r_hp(r_hp), .r_k0(r_k0), .r_k1(r_k1),
+        .cnt_inc(cnt_inc), .rd_idx(rd1_idx), .rd_kp(1'b0), .rd2_idx(rd2_idx), .rd2_kp(rd2_kp), .r2_k(r2_k),
+        .r2_st(r2_st), .r_cfg(r_cfg), .r_hp(r_hp), .r_k(r_k),
         .r_st(r_st), .r_cnt(r_cnt));
 
     // ------------------------------------------------------------------
@@ -234,6 +235,10 @@ module quicoff_tx #(
     reg [1:0]   dst;
     assign rd1_idx = (dst == D_CMD || dst == D_RB || rb_mode) ? eidx_c : tidx_s[ds][EW-1:0];
     assign rd2_idx = tidx_s[ds][EW-1:0];
+    // the key slot of the plaintext first byte's key phase bit (D_CHK's kpn),
+    // a direct part-select (see hbd's users: a function would not be re-evaluated)
+    wire [6:0]    q_d = q_s[ds][6:0];
+    assign rd2_kp = hdr_d[{q_d, 3'd2}];
     assign cmd_apply = (dst == D_CMD);
     assign rb_load = (dst == D_RB) && rb_mode;
 
@@ -469,8 +474,8 @@ module quicoff_tx #(
                     infl[ds] <= 1'b1;
                     stn_s[ds] <= updn ? {stu[127:3], kpn, OT_PREV} : stu;
                 end
-                pkey_s[ds]  <= kpn ? r2_k1[351:96] : r2_k0[351:96];
-                nonce_s[ds] <= (kpn ? r2_k1[95:0] : r2_k0[95:0]) ^ {34'd0, tpn_s[ds]};
+                pkey_s[ds]  <= r2_k[351:96];   // key slot kpn (rd2_kp)
+                nonce_s[ds] <= r2_k[95:0] ^ {34'd0, tpn_s[ds]};
                 P_s[ds]     <= pnoff_s[ds] + pnl;
                 L_n = udpend_s[ds] - pnoff_s[ds] - pnl - 16'd16;
                 L_s[ds]     <= L_n;
