@@ -35,22 +35,6 @@
 static uint8_t scratch[QO_SCRATCH_LEN];
 
 /* Deterministic xorshift so a failure reproduces. */
-static uint64_t rng_state = 0x9e3779b97f4a7c15u;
-
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-
-static void fill(uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        p[i] = (uint8_t)rnd();
-}
-
 /* A context as the table gives one: 64-byte aligned, ctx_size rounded up. */
 static void *ctx_new(size_t size)
 {
@@ -98,10 +82,10 @@ static int aead_case(quicoff_suite_t suite, size_t len, size_t aad_len)
         tag_y[16];
     int good = 1;
 
-    fill(key, sizeof(key));
-    fill(nonce, sizeof(nonce));
-    fill(aad, aad_len);
-    fill(pt, len);
+    test_fill(key, sizeof(key));
+    test_fill(nonce, sizeof(nonce));
+    test_fill(aad, aad_len);
+    test_fill(pt, len);
     memcpy(xa, pt, len);
     memcpy(xb, pt, len);
     if (a->setup(ca, key) != 0 || b->setup(cb, key) != 0)
@@ -128,13 +112,13 @@ static int aead_case(quicoff_suite_t suite, size_t len, size_t aad_len)
     for (int k = 0; k < 2; k++) {
         uint8_t n2[QUICOFF_IV_LEN], *aad2 = malloc(aad_len + 1);
         memcpy(tag_y, tag_a, 16);
-        tag_y[rnd() % 16] ^= (uint8_t)(1u << (rnd() % 8));
+        tag_y[test_rnd() % 16] ^= (uint8_t)(1u << (test_rnd() % 8));
         memcpy(y, xa, len);
         good &= algos[k]->open(ctxs[k], nonce, aad, aad_len, y, len, tag_y, scratch) == -1 &&
                 memcmp(y, xa, len) == 0;
         if (len > 0) {
             memcpy(y, xa, len);
-            y[rnd() % len] ^= (uint8_t)(1u << (rnd() % 8));
+            y[test_rnd() % len] ^= (uint8_t)(1u << (test_rnd() % 8));
             memcpy(f, y, len); /* the forged bytes, to compare with */
             memcpy(tag_y, tag_a, 16);
             good &= algos[k]->open(ctxs[k], nonce, aad, aad_len, y, len, tag_y, scratch) == -1 &&
@@ -142,13 +126,13 @@ static int aead_case(quicoff_suite_t suite, size_t len, size_t aad_len)
         }
         if (aad_len > 0) {
             memcpy(aad2, aad, aad_len);
-            aad2[rnd() % aad_len] ^= 0x80;
+            aad2[test_rnd() % aad_len] ^= 0x80;
             memcpy(y, xa, len);
             good &= algos[k]->open(ctxs[k], nonce, aad2, aad_len, y, len, tag_a, scratch) == -1 &&
                     memcmp(y, xa, len) == 0;
         }
         memcpy(n2, nonce, sizeof(n2));
-        n2[rnd() % sizeof(n2)] ^= 1;
+        n2[test_rnd() % sizeof(n2)] ^= 1;
         memcpy(y, xa, len);
         good &= algos[k]->open(ctxs[k], n2, aad, aad_len, y, len, tag_a, scratch) == -1 &&
                 memcmp(y, xa, len) == 0;
@@ -226,14 +210,14 @@ static void test_hp(void)
         ok(strcmp(a->name, b->name) == 0, "%s descriptor", b->name);
         for (int k = 0; k < HP_KEYS; k++) {
             uint8_t key[32];
-            fill(key, sizeof(key));
+            test_fill(key, sizeof(key));
             ca[k] = ctx_new(a->ctx_size);
             cb[k] = ctx_new(b->ctx_size);
             good &= a->setup(ca[k], key) == 0 && b->setup(cb[k], key) == 0;
         }
         for (int i = 0; i < HP_SAMPLES; i++) {
-            int k = (int)(rnd() % HP_KEYS);
-            fill(samples[i], 16);
+            int k = (int)(test_rnd() % HP_KEYS);
+            test_fill(samples[i], 16);
             good &= a->mask(ca[k], samples[i], want[i]) == 0;
             good &= b->mask(cb[k], samples[i], got[i]) == 0;
             bctx[i] = cb[k];
@@ -298,8 +282,8 @@ static void test_chacha20_block(void)
 
     for (int i = 0; i < 1000 && c != NULL; i++) {
         uint8_t iv[16];
-        fill(key, sizeof(key));
-        fill(iv, sizeof(iv));
+        test_fill(key, sizeof(key));
+        test_fill(iv, sizeof(iv));
         if (i == 0)
             memset(iv, 0xff, 4); /* counter 2^32 - 1 */
         qo_chacha20_key_init(&k, key);
@@ -322,8 +306,8 @@ static void test_chacha20_block(void)
         good = 1;
         for (int i = 0; i < 1000; i++) {
             uint8_t iv[16], mask[5];
-            fill(key, sizeof(key));
-            fill(iv, sizeof(iv));
+            test_fill(key, sizeof(key));
+            test_fill(iv, sizeof(iv));
             if (i == 0)
                 memset(iv, 0xff, 4);
             qo_chacha20_key_init(&k, key);
@@ -430,6 +414,7 @@ static void test_threads(void)
 
 int main(void)
 {
+    *test_rng() = 0x9e3779b97f4a7c15u; /* the data this test always had */
     ossl = qo_backend_find("openssl");
     native = qo_backend_find("ipsec-mb");
     if (native == NULL)

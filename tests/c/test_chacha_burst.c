@@ -32,32 +32,6 @@
 
 #include <openssl/evp.h>
 
-static uint64_t rng_state = 0x9e3779b97f4a7c15u;
-
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-
-static void fill(uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        p[i] = (uint8_t)rnd();
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (p == NULL) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    return p;
-}
-
 /* The reference: EVP ChaCha20-Poly1305, 12-byte nonce, 16-byte tag. */
 static void evp_seal(const uint8_t key[32], const uint8_t nonce[12], const uint8_t *aad,
                      size_t aad_len, const uint8_t *pt, size_t len, uint8_t *ct, uint8_t tag[16])
@@ -176,9 +150,9 @@ static struct qo_chacha20_key keys[NKEYS];
 
 static void tpkt_new(struct tpkt *p, size_t aad_len, size_t len, unsigned key)
 {
-    size_t mis = rnd() % 64;
+    size_t mis = test_rnd() % 64;
     p->mem_len = GUARD + mis + aad_len + len + 16 + GUARD;
-    p->mem = xmalloc(p->mem_len);
+    p->mem = test_xmalloc(p->mem_len);
     memset(p->mem, 0xa5, p->mem_len);
     p->aad = p->mem + GUARD + mis;
     p->data = p->aad + aad_len;
@@ -187,11 +161,11 @@ static void tpkt_new(struct tpkt *p, size_t aad_len, size_t len, unsigned key)
     p->len = len;
     p->key = key;
     memset(p->nonce, 0, sizeof(p->nonce));
-    fill(p->nonce, 12);
-    fill(p->aad, aad_len);
-    p->pt = xmalloc(len);
-    p->ct = xmalloc(len);
-    fill(p->pt, len);
+    test_fill(p->nonce, 12);
+    test_fill(p->aad, aad_len);
+    p->pt = test_xmalloc(len);
+    p->ct = test_xmalloc(len);
+    test_fill(p->pt, len);
     memcpy(p->data, p->pt, len);
     evp_seal(raw_keys[key], p->nonce, p->aad, aad_len, p->pt, len, p->ct, p->ref_tag);
 }
@@ -286,26 +260,26 @@ static int run_burst(const struct path *pa, struct tpkt *p, unsigned n, unsigned
         }
     }
     for (unsigned f = 0; f < forge; f++) {
-        unsigned i = (unsigned)(rnd() % n);
+        unsigned i = (unsigned)(test_rnd() % n);
         if (forged[i])
             continue;
         forged[i] = 1;
         /* what to tamper with: the tag, a ciphertext byte, an AAD byte or
          * the nonce (the first of those the packet has) */
-        unsigned what = (unsigned)(rnd() % 4);
+        unsigned what = (unsigned)(test_rnd() % 4);
         if (what == 1 && p[i].len == 0)
             what = 2;
         if (what == 2 && p[i].aad_len == 0)
             what = 3;
         if (what == 0)
-            p[i].tag[rnd() % 16] ^= (uint8_t)(1u << (rnd() % 8));
+            p[i].tag[test_rnd() % 16] ^= (uint8_t)(1u << (test_rnd() % 8));
         else if (what == 1)
-            p[i].data[rnd() % p[i].len] ^= 1;
+            p[i].data[test_rnd() % p[i].len] ^= 1;
         else if (what == 2)
-            p[i].aad[rnd() % p[i].aad_len] ^= 0x80;
+            p[i].aad[test_rnd() % p[i].aad_len] ^= 0x80;
         else
-            ops[i].nonce[rnd() % 12] ^= 0x10;
-        before[i] = xmalloc(p[i].len);
+            ops[i].nonce[test_rnd() % 12] ^= 0x10;
+        before[i] = test_xmalloc(p[i].len);
         memcpy(before[i], p[i].data, p[i].len);
     }
     for (unsigned i = 0; i < n; i++)
@@ -331,9 +305,9 @@ static const struct path *cur_path;
 static void test_lengths(void)
 {
     int good = 1;
-    for (size_t len = 0; len <= 1500; len += len < 300 ? 1 : 1 + rnd() % 40) {
+    for (size_t len = 0; len <= 1500; len += len < 300 ? 1 : 1 + test_rnd() % 40) {
         struct tpkt p;
-        tpkt_new(&p, rnd() % 301, len, (unsigned)(rnd() % NKEYS));
+        tpkt_new(&p, test_rnd() % 301, len, (unsigned)(test_rnd() % NKEYS));
         good &= run_burst(cur_path, &p, 1, 0, 0);
         tpkt_free(&p);
     }
@@ -342,15 +316,15 @@ static void test_lengths(void)
 
 static size_t rnd_len(void)
 {
-    switch (rnd() % 4) {
+    switch (test_rnd() % 4) {
     case 0:
-        return rnd() % 64;
+        return test_rnd() % 64;
     case 1:
-        return 60 + rnd() % 10; /* around one block */
+        return 60 + test_rnd() % 10; /* around one block */
     case 2:
-        return rnd() % 300;
+        return test_rnd() % 300;
     default:
-        return rnd() % 1501;
+        return test_rnd() % 1501;
     }
 }
 
@@ -361,13 +335,13 @@ static void test_bursts(void)
     for (int round = 0; round < 6; round++) {
         for (unsigned n = 1; n <= MAXB; n++) {
             struct tpkt p[MAXB];
-            unsigned mode = (unsigned)(rnd() % 3); /* one key, a few, one per packet */
+            unsigned mode = (unsigned)(test_rnd() % 3); /* one key, a few, one per packet */
             for (unsigned i = 0; i < n; i++)
-                tpkt_new(&p[i], rnd() % 64, rnd_len(),
+                tpkt_new(&p[i], test_rnd() % 64, rnd_len(),
                          mode == 0   ? 0
-                         : mode == 1 ? (unsigned)(rnd() % 2)
+                         : mode == 1 ? (unsigned)(test_rnd() % 2)
                                      : i % NKEYS);
-            good &= run_burst(cur_path, p, n, round % 2 ? 1 + (unsigned)(rnd() % 4) : 0, 0);
+            good &= run_burst(cur_path, p, n, round % 2 ? 1 + (unsigned)(test_rnd() % 4) : 0, 0);
             for (unsigned i = 0; i < n; i++)
                 tpkt_free(&p[i]);
         }
@@ -384,10 +358,10 @@ static void test_uniform_bursts(void)
                                   128, 129, 255, 256, 511, 512, 1023, 1024, 1025, 1400, 1500};
     int good = 1;
     for (size_t k = 0; k < sizeof(lens) / sizeof(lens[0]); k++) {
-        for (unsigned n = 1; n <= MAXB; n += 1 + (unsigned)(rnd() % 5)) {
+        for (unsigned n = 1; n <= MAXB; n += 1 + (unsigned)(test_rnd() % 5)) {
             struct tpkt p[MAXB];
             for (unsigned i = 0; i < n; i++)
-                tpkt_new(&p[i], 1 + rnd() % 30, lens[k], (unsigned)(rnd() % NKEYS));
+                tpkt_new(&p[i], 1 + test_rnd() % 30, lens[k], (unsigned)(test_rnd() % NKEYS));
             good &= run_burst(cur_path, p, n, n / 3, 0);
             for (unsigned i = 0; i < n; i++)
                 tpkt_free(&p[i]);
@@ -403,7 +377,7 @@ static void test_single_calls(void)
     for (int round = 0; round < 40; round++) {
         struct tpkt p[4];
         for (unsigned i = 0; i < 4; i++)
-            tpkt_new(&p[i], rnd() % 64, rnd_len(), (unsigned)(rnd() % NKEYS));
+            tpkt_new(&p[i], test_rnd() % 64, rnd_len(), (unsigned)(test_rnd() % NKEYS));
         good &= run_burst(cur_path, p, 4, round % 2 ? 2 : 0, 1);
         for (unsigned i = 0; i < 4; i++)
             tpkt_free(&p[i]);
@@ -423,11 +397,12 @@ static void test_exact_buffers(void)
         uint8_t *pt[MAXB];
         int res[MAXB];
         for (unsigned i = 0; i < n; i++) {
-            size_t aad_len = rnd() % 80, len = rnd_len();
-            uint8_t *aad = xmalloc(aad_len), *data = xmalloc(len), *tag = xmalloc(16);
-            fill(aad, aad_len);
-            fill(data, len);
-            pt[i] = xmalloc(len);
+            size_t aad_len = test_rnd() % 80, len = rnd_len();
+            uint8_t *aad = test_xmalloc(aad_len), *data = test_xmalloc(len),
+                    *tag = test_xmalloc(16);
+            test_fill(aad, aad_len);
+            test_fill(data, len);
+            pt[i] = test_xmalloc(len);
             memcpy(pt[i], data, len);
             ops[i] = (qo_aead_op_t){.ctx = cur_path->ctx[i % NKEYS],
                                     .aad = aad,
@@ -435,7 +410,7 @@ static void test_exact_buffers(void)
                                     .data = data,
                                     .len = len,
                                     .tag = tag};
-            fill(ops[i].nonce, 12);
+            test_fill(ops[i].nonce, 12);
         }
         path_seal(cur_path, ops, n, res, 0);
         if (n > 1)
@@ -501,10 +476,11 @@ static void run_paths(const char *impl)
 
 int main(void)
 {
+    *test_rng() = 0x9e3779b97f4a7c15u; /* the data this test always had */
     static const char *const impls[] = {"avx512", "avx2", "c"};
 
     for (unsigned k = 0; k < NKEYS; k++) {
-        fill(raw_keys[k], 32);
+        test_fill(raw_keys[k], 32);
         qo_chacha20_key_init(&keys[k], raw_keys[k]);
     }
     for (size_t m = 0; m < sizeof(impls) / sizeof(impls[0]); m++) {

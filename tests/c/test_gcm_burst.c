@@ -26,32 +26,6 @@
 
 #include <openssl/evp.h>
 
-static uint64_t rng_state = 0x243f6a8885a308d3u;
-
-static uint64_t rnd(void)
-{
-    rng_state ^= rng_state << 13;
-    rng_state ^= rng_state >> 7;
-    rng_state ^= rng_state << 17;
-    return rng_state;
-}
-
-static void fill(uint8_t *p, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        p[i] = (uint8_t)rnd();
-}
-
-static void *xmalloc(size_t n)
-{
-    void *p = malloc(n ? n : 1);
-    if (p == NULL) {
-        fprintf(stderr, "out of memory\n");
-        exit(2);
-    }
-    return p;
-}
-
 /* The reference: EVP AES-GCM with a 12-byte IV and a 16-byte tag. */
 static void evp_seal(size_t key_len, const uint8_t *key, const uint8_t nonce[12],
                      const uint8_t *aad, size_t aad_len, const uint8_t *pt, size_t len,
@@ -102,9 +76,9 @@ struct tpkt {
 
 static void tpkt_new(struct tpkt *p, size_t aad_len, size_t len, unsigned key)
 {
-    size_t mis = rnd() % 64;
+    size_t mis = test_rnd() % 64;
     p->mem_len = GUARD + mis + aad_len + len + 16 + GUARD;
-    p->mem = xmalloc(p->mem_len);
+    p->mem = test_xmalloc(p->mem_len);
     memset(p->mem, 0xa5, p->mem_len);
     p->aad = p->mem + GUARD + mis;
     p->data = p->aad + aad_len;
@@ -112,11 +86,11 @@ static void tpkt_new(struct tpkt *p, size_t aad_len, size_t len, unsigned key)
     p->aad_len = aad_len;
     p->len = len;
     p->key = key;
-    fill(p->nonce, 12);
-    fill(p->aad, aad_len);
-    p->pt = xmalloc(len);
-    p->ct = xmalloc(len);
-    fill(p->pt, len);
+    test_fill(p->nonce, 12);
+    test_fill(p->aad, aad_len);
+    p->pt = test_xmalloc(len);
+    p->ct = test_xmalloc(len);
+    test_fill(p->pt, len);
     memcpy(p->data, p->pt, len);
 }
 
@@ -150,7 +124,7 @@ static void op_of(qo_aead_op_t *op, const struct tpkt *p, void *const ctx[])
     op->len = p->len;
     memcpy(op->nonce, p->nonce, 12);
     /* bytes 12..15 of the nonce field must not matter */
-    fill(op->nonce + 12, 4);
+    test_fill(op->nonce + 12, 4);
 }
 
 #define NKEYS 6
@@ -166,7 +140,7 @@ static void keys_new(struct keyset *k, size_t key_len)
     const qo_aead_algo_t *a = algo_of(key_len);
     k->key_len = key_len;
     for (int i = 0; i < NKEYS; i++) {
-        fill(k->key[i], 32);
+        test_fill(k->key[i], 32);
         k->ctx[i] = aligned_alloc(64, (a->ctx_size + 63) & ~(size_t)63);
         if (k->ctx[i] == NULL || a->setup(k->ctx[i], k->key[i]) != 0) {
             fprintf(stderr, "gcm setup failed\n");
@@ -216,22 +190,22 @@ static int burst_case(struct keyset *k, struct tpkt *p, unsigned n, const int fo
         op_of(&op[i], &p[i], k->ctx);
         switch (forge[i]) {
         case 1:
-            p[i].tag[rnd() % 16] ^= (uint8_t)(1u << (rnd() % 8));
+            p[i].tag[test_rnd() % 16] ^= (uint8_t)(1u << (test_rnd() % 8));
             break;
         case 2: /* data; the AAD or the nonce when there is none */
         case 3:
         case 4:
             if (forge[i] == 2 && p[i].len)
-                p[i].data[rnd() % p[i].len] ^= (uint8_t)(1u << (rnd() % 8));
+                p[i].data[test_rnd() % p[i].len] ^= (uint8_t)(1u << (test_rnd() % 8));
             else if (forge[i] <= 3 && p[i].aad_len)
-                p[i].aad[rnd() % p[i].aad_len] ^= (uint8_t)(1u << (rnd() % 8));
+                p[i].aad[test_rnd() % p[i].aad_len] ^= (uint8_t)(1u << (test_rnd() % 8));
             else
-                op[i].nonce[rnd() % 12] ^= (uint8_t)(1u << (rnd() % 8));
+                op[i].nonce[test_rnd() % 12] ^= (uint8_t)(1u << (test_rnd() % 8));
             break;
         default:
             break;
         }
-        as_received[i] = xmalloc(p[i].len + 16);
+        as_received[i] = test_xmalloc(p[i].len + 16);
         memcpy(as_received[i], p[i].data, p[i].len + 16);
     }
     memset(res, 0x55, sizeof(res));
@@ -255,13 +229,15 @@ static size_t pick_len(void)
 {
     static const size_t common[] = {0,   1,   15,  16,  17,  20,   47,   48,   63,   64,  65,
                                     100, 200, 255, 256, 257, 1200, 1350, 1400, 1452, 1500};
-    return rnd() % 2 ? common[rnd() % (sizeof(common) / sizeof(common[0]))] : rnd() % 1501;
+    return test_rnd() % 2 ? common[test_rnd() % (sizeof(common) / sizeof(common[0]))]
+                          : test_rnd() % 1501;
 }
 
 static size_t pick_aad(void)
 {
     static const size_t common[] = {0, 1, 9, 13, 16, 21, 25, 33, 48, 49, 53, 64, 65, 80, 300};
-    return rnd() % 2 ? common[rnd() % (sizeof(common) / sizeof(common[0]))] : rnd() % 301;
+    return test_rnd() % 2 ? common[test_rnd() % (sizeof(common) / sizeof(common[0]))]
+                          : test_rnd() % 301;
 }
 
 static void test_random_bursts(void)
@@ -271,14 +247,14 @@ static void test_random_bursts(void)
         keys_new(&k, key_len);
         int good = 1, forged_total = 0;
         for (int round = 0; round < 300; round++) {
-            unsigned n = 1 + (unsigned)(rnd() % MAXB);
+            unsigned n = 1 + (unsigned)(test_rnd() % MAXB);
             /* keys: one connection, a few, or a different one per packet */
             unsigned nk = round % 3 == 0 ? 1 : round % 3 == 1 ? 2 : NKEYS;
             struct tpkt p[MAXB];
             int forge[MAXB];
             for (unsigned i = 0; i < n; i++) {
-                tpkt_new(&p[i], pick_aad(), pick_len(), (unsigned)(rnd() % nk));
-                forge[i] = rnd() % 4 == 0 ? 1 + (int)(rnd() % 4) : 0;
+                tpkt_new(&p[i], pick_aad(), pick_len(), (unsigned)(test_rnd() % nk));
+                forge[i] = test_rnd() % 4 == 0 ? 1 + (int)(test_rnd() % 4) : 0;
                 forged_total += forge[i] != 0;
             }
             good &= burst_case(&k, p, n, forge);
@@ -315,22 +291,22 @@ static void test_expanded_bursts(void)
         int good = 1, same_bytes = 1;
         for (int round = 0; round < 200; round++) {
             struct keyset k = {.key_len = key_len};
-            unsigned n = 1 + (unsigned)(rnd() % MAXB);
+            unsigned n = 1 + (unsigned)(test_rnd() % MAXB);
             unsigned nk = round % 4 == 0 ? 1 : round % 4 == 1 ? 5 : n < NKEYS ? n : NKEYS;
             /* short and long bursts alternate, in both orders */
             int shortb = (round / 2) % 2 == 0;
             for (unsigned i = 0; i < nk; i++) {
-                fill(k.key[i], 32);
+                test_fill(k.key[i], 32);
                 k.ctx[i] = scratch + csz * i;
             }
             struct tpkt p[MAXB];
             int forge[MAXB];
             size_t max_aad = 0, max_len = 0;
             for (unsigned i = 0; i < n; i++) {
-                size_t aad = shortb ? 9 + rnd() % 21 : pick_aad();
-                size_t len = shortb ? rnd() % 80 : pick_len();
-                tpkt_new(&p[i], aad, len, (unsigned)(rnd() % nk));
-                forge[i] = rnd() % 5 == 0 ? 1 + (int)(rnd() % 4) : 0;
+                size_t aad = shortb ? 9 + test_rnd() % 21 : pick_aad();
+                size_t len = shortb ? test_rnd() % 80 : pick_len();
+                tpkt_new(&p[i], aad, len, (unsigned)(test_rnd() % nk));
+                forge[i] = test_rnd() % 5 == 0 ? 1 + (int)(test_rnd() % 4) : 0;
                 max_aad = aad > max_aad ? aad : max_aad;
                 max_len = len > max_len ? len : max_len;
             }
@@ -394,7 +370,7 @@ static void test_hp_round_keys_lanes(void)
             void *out[9];
             const uint8_t *keyp[9];
             for (unsigned i = 0; i < n; i++) {
-                fill(key[i], 32);
+                test_fill(key[i], 32);
                 memset(rk[i], 0, sizeof(rk[i]));
                 out[i] = rk[i];
                 keyp[i] = key[i];
@@ -402,7 +378,7 @@ static void test_hp_round_keys_lanes(void)
             qo_aes_round_keys_lanes(out, keyp, n, key_len);
             for (unsigned i = 0; i < n; i++) {
                 uint8_t sample[16], ref[16], mask[5];
-                fill(sample, 16);
+                test_fill(sample, 16);
                 evp_ecb(key_len, key[i], sample, ref);
                 good &= hp->ctx_size <= sizeof(rk[i]) && hp->mask(rk[i], sample, mask) == 0 &&
                         memcmp(mask, ref, 5) == 0;
@@ -481,7 +457,7 @@ static void test_single_calls(void)
         keys_new(&k, key_len);
         for (int i = 0; i < 400; i++) {
             struct tpkt p;
-            tpkt_new(&p, pick_aad(), pick_len(), (unsigned)(rnd() % NKEYS));
+            tpkt_new(&p, pick_aad(), pick_len(), (unsigned)(test_rnd() % NKEYS));
             evp_seal(key_len, k.key[p.key], p.nonce, p.aad, p.aad_len, p.pt, p.len, p.ct,
                      p.ref_tag);
             good &= a->seal(k.ctx[p.key], p.nonce, p.aad, p.aad_len, p.data, p.len, p.tag) == 0 &&
@@ -565,12 +541,12 @@ static void test_engine_mixed_burst(void)
 
     for (int round = 0; round < 20; round++) {
         for (int i = 0; i < EP; i++) {
-            suite[i] = (int)(rnd() % QUICOFF_SUITE_COUNT);
-            int c = (int)(rnd() % 2);
+            suite[i] = (int)(test_rnd() % QUICOFF_SUITE_COUNT);
+            int c = (int)(test_rnd() % 2);
             uint8_t cid[CID_LEN], payload[1400];
-            size_t plen = 20 + rnd() % 1381;
+            size_t plen = 20 + test_rnd() % 1381;
             tp_cid((uint32_t)(10 * suite[i] + c), cid, CID_LEN);
-            fill(payload, plen);
+            test_fill(payload, plen);
             struct tp_hdr h = {.dcid = cid,
                                .dcid_len = CID_LEN,
                                .pn_len = 4,
@@ -591,12 +567,12 @@ static void test_engine_mixed_burst(void)
 
         /* Unprotect the burst with some packets forged in the middle. */
         for (int i = 0; i < EP; i++) {
-            forged[i] = i > 0 && i < EP - 1 && rnd() % 5 == 0;
+            forged[i] = i > 0 && i < EP - 1 && test_rnd() % 5 == 0;
             /* past the header-protection sample (PN at 1 + CID_LEN, sample 4
              * bytes later, 16 long), so only the AEAD can notice */
             const uint32_t first = 1 + CID_LEN + 4 + QUICOFF_SAMPLE_LEN;
             if (forged[i])
-                a[i][first + rnd() % (len[i] + QUICOFF_TAG_LEN - first)] ^= 0x10;
+                a[i][first + test_rnd() % (len[i] + QUICOFF_TAG_LEN - first)] ^= 0x10;
             memcpy(rx_in[i], a[i], len[i] + QUICOFF_TAG_LEN);
             pa[i] = (struct quicoff_pkt){.data = a[i],
                                          .end = len[i] + QUICOFF_TAG_LEN,
@@ -655,7 +631,7 @@ static void test_engine_key_updates(void)
         struct quicoff_packet_keys keys;
         quicoff_conn_t dummy;
         quicoff_suite_t suite = (quicoff_suite_t)(c / KU_CONNS);
-        fill((uint8_t *)&keys, sizeof(keys));
+        test_fill((uint8_t *)&keys, sizeof(keys));
         tp_cid((uint32_t)(1000 + c), cid[c], CID_LEN);
         good &= tp_add(ft, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, suite, 0, cid[c], CID_LEN, &keys,
                        &ftx[c]) == QUICOFF_OK &&
@@ -674,12 +650,12 @@ static void test_engine_key_updates(void)
         /* Next keys for some connections: their packets below carry the new phase. */
         for (int c = 0; c < NC; c++) {
             pending[c] = 0;
-            if (round % 3 != 2 || rnd() % 3)
+            if (round % 3 != 2 || test_rnd() % 3)
                 continue;
             struct quicoff_conn_update u = {.what = QUICOFF_UPDATE_KEYS,
                                             .key_generation = gen[c] + 1};
-            fill((uint8_t *)&u.keys, sizeof(u.keys));
-            if (rnd() % 2) { /* drop the old phase's keys first, sometimes */
+            test_fill((uint8_t *)&u.keys, sizeof(u.keys));
+            if (test_rnd() % 2) { /* drop the old phase's keys first, sometimes */
                 struct quicoff_conn_update d = {.what = QUICOFF_UPDATE_DROP_OLD};
                 quicoff_conn_update(ft, ftx[c], &d);
                 quicoff_conn_update(ft, frx[c], &d);
@@ -698,12 +674,12 @@ static void test_engine_key_updates(void)
             if (pending[c])
                 conn[forced++] = c;
         for (int i = forced; i < EP; i++)
-            conn[i] = (int)(rnd() % NC);
+            conn[i] = (int)(test_rnd() % NC);
         for (int i = 0; i < EP; i++) {
             int c = conn[i];
             uint8_t payload[1400];
-            size_t plen = round % 2 ? 20 + rnd() % 60 : 20 + rnd() % 1381;
-            fill(payload, plen);
+            size_t plen = round % 2 ? 20 + test_rnd() % 60 : 20 + test_rnd() % 1381;
+            test_fill(payload, plen);
             struct tp_hdr h = {.dcid = cid[c],
                                .dcid_len = CID_LEN,
                                .pn_len = 4,
@@ -731,10 +707,10 @@ static void test_engine_key_updates(void)
             good &= same;
         }
         for (int i = 0; i < EP; i++) {
-            forged[i] = rnd() % 6 == 0;
+            forged[i] = test_rnd() % 6 == 0;
             const uint32_t first = 1 + CID_LEN + 4 + QUICOFF_SAMPLE_LEN;
             if (forged[i])
-                a[i][first + rnd() % (len[i] + QUICOFF_TAG_LEN - first)] ^= 0x04;
+                a[i][first + test_rnd() % (len[i] + QUICOFF_TAG_LEN - first)] ^= 0x04;
             memcpy(rx_in[i], a[i], len[i] + QUICOFF_TAG_LEN);
             pa[i] = (struct quicoff_pkt){.data = a[i],
                                          .end = len[i] + QUICOFF_TAG_LEN,
@@ -764,6 +740,7 @@ static void test_engine_key_updates(void)
 
 int main(void)
 {
+    *test_rng() = 0x243f6a8885a308d3u; /* the data this test always had */
     if (!qo_gcm_vaes_available()) {
         ok(1, "skipped: this CPU lacks AVX-512/VAES/VPCLMULQDQ");
         subtest("engine mixed burst", test_engine_mixed_burst);

@@ -150,4 +150,38 @@ static inline int test_ok_hex(const char *file, int line, const uint8_t *got, si
                    hex_str(want, want_len));
 }
 
+/* Random test data: xorshift64. A test seeds it (*test_rng() = seed) so
+ * that a failure repeats with the same bytes. */
+static inline uint64_t *test_rng(void)
+{
+    static uint64_t state = 0x9e3779b97f4a7c15u;
+    return &state;
+}
+
+static inline uint64_t test_rnd(void)
+{
+    uint64_t *s = test_rng();
+    *s ^= *s << 13;
+    *s ^= *s >> 7;
+    *s ^= *s << 17;
+    return *s;
+}
+
+static inline void test_fill(uint8_t *p, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        p[i] = (uint8_t)test_rnd();
+}
+
+/* malloc that never returns NULL (a test without memory cannot go on). */
+static inline void *test_xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (p == NULL) {
+        fprintf(stderr, "out of memory\n");
+        exit(2);
+    }
+    return p;
+}
+
 #endif /* QUICOFF_TEST_UTIL_H */
