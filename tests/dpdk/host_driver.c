@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: Apache-2.0 */
 /*
  * A scripted host on libquicoff-host, for tests/dpdk/test_host_port.py: it
- * opens the host interface given as argv[1] and runs one command per stdin
- * line, answering one JSON line each on stdout.  The keys are a fixed
+ * opens the host interface given as argv[1] (with the first ACK timeout in
+ * milliseconds as argv[2], if given) and runs one command per stdin line,
+ * answering one JSON line each on stdout.  The keys are a fixed
  * function of (direction, generation) that the Python test computes too
  * (keys_for() there), so the test can decrypt what the offload sends.
  *
@@ -119,13 +120,15 @@ static void wait_readable(struct quicoff_host *h, int64_t end)
 
 int main(int argc, char **argv)
 {
-    if (argc < 2) {
-        fprintf(stderr, "usage: host_driver IFNAME\n");
+    if (argc < 2 || argc > 3) {
+        fprintf(stderr, "usage: host_driver IFNAME [ACK_TIMEOUT_MS]\n");
         return 2;
     }
     struct quicoff_host_config cfg;
     quicoff_host_config_init(&cfg);
     cfg.on_event = on_event;
+    if (argc == 3)
+        cfg.ack_timeout_ms = (unsigned)strtoul(argv[2], NULL, 10);
     struct quicoff_host *h;
     quicoff_host_status_t st = quicoff_host_open(argv[1], &cfg, &h);
     if (st != QUICOFF_HOST_OK) {
