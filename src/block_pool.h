@@ -12,8 +12,9 @@
  * Control path only; thread-safe (keysets are built outside the table lock).
  * Chunks are kept until the pool is finished: the table's capacity bounds
  * how many keysets can be live (plus those waiting for reclamation), so the
- * pool never grows past the peak. Blocks are cache-line aligned and come
- * back zeroed; a block handed back must already be wiped (qo_keyset_free).
+ * pool never grows past the peak. Blocks are 128-byte aligned (a pair of
+ * cache lines) and come back zeroed; a block handed back must already be
+ * wiped (qo_keyset_free).
  */
 #ifndef QUICOFF_BLOCK_POOL_H
 #define QUICOFF_BLOCK_POOL_H
@@ -23,7 +24,7 @@
 
 struct qo_block_pool {
     pthread_mutex_t lock;
-    size_t block_size;   /* fixed by the first get; a multiple of 64 */
+    size_t block_size;   /* fixed by the first get; a multiple of 128 */
     void *free_list;     /* handed-back blocks, linked through their first word */
     void *chunks;        /* linked through each chunk's first word */
     unsigned char *next; /* the unused rest of the newest chunk */
@@ -32,7 +33,7 @@ struct qo_block_pool {
 
 void qo_block_pool_init(struct qo_block_pool *p);
 /* A zeroed block of size bytes (every get of one pool asks the same size,
- * at most a chunk less 64 bytes), or NULL (out of memory or another size). */
+ * at most a chunk less 128 bytes), or NULL (out of memory or another size). */
 void *qo_block_pool_get(struct qo_block_pool *p, size_t size);
 void qo_block_pool_put(struct qo_block_pool *p, void *block);
 /* Releases every chunk: no block of the pool may be in use any more. */

@@ -140,7 +140,7 @@ void qo_keyset_pools_free(struct qo_block_pool *pools)
 
 static void release_keyset(struct qo_retire_node *n, void *owner)
 {
-    qo_keyset_free(owner, (struct qo_keyset *)n);
+    qo_keyset_free(owner, (struct qo_keyset *)((uint8_t *)n - offsetof(struct qo_keyset, retire)));
 }
 
 static struct qo_keyset *keyset_alloc(const struct quicoff_table *t, quicoff_suite_t suite)
@@ -202,8 +202,7 @@ struct qo_keyset *qo_keyset_clone(const struct quicoff_table *t, const struct qo
     if (!ks)
         return NULL;
     size_t hdr = offsetof(struct qo_keyset, phase);
-    memcpy((uint8_t *)ks + sizeof(ks->retire), (const uint8_t *)old + sizeof(old->retire),
-           hdr - sizeof(old->retire));
+    memcpy(ks, old, hdr);
     ks->addr = old->addr; /* identity kept off the hot lines, after phase[] */
     ks->hp_ctx = NULL;    /* old's: keyset_set_hp gives ks its own */
     ks->retire.release = release_keyset;

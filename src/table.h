@@ -59,7 +59,6 @@ struct qo_keyslot {
  * after.  A keyset is cache-line aligned (keyset_alloc).
  */
 struct qo_keyset {
-    struct qo_retire_node retire; /* first: node <-> keyset */
     /* lookup identity */
     uint8_t direction, level, suite, nonce_layout, fail_action, dcid_len;
     uint8_t grease_quic_bit; /* a clear fixed bit is accepted (RFC 9287) */
@@ -82,6 +81,9 @@ struct qo_keyset {
      * table's bursts prefetch up to the end of phase_key. */
     uint8_t hp_key[QUICOFF_MAX_KEY_LEN];
     uint8_t phase_key[2][QUICOFF_MAX_KEY_LEN];
+    /* Control path only, so after the keys: the hot lines and the raw keys
+     * then end at 256 bytes, four lines (docs/benchmarks.md). */
+    struct qo_retire_node retire;
     /* a zero-length-CID entry's lookup key (cold: read by those lookups only) */
     struct quicoff_addr addr;
     size_t alloc_size;

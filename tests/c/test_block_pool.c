@@ -18,7 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define BLOCK 1624 /* about an AES-GCM keyset, not a multiple of 64 (1,664 rounded) */
+#define BLOCK 1624 /* about an AES-GCM keyset, not a multiple of 128 (1,664 rounded) */
 #define MANY 4000  /* three chunks and more */
 
 static int all_zero(const unsigned char *p, size_t n)
@@ -45,12 +45,12 @@ static void test_blocks(void)
         b[i] = qo_block_pool_get(&p, BLOCK);
         if (!b[i])
             break;
-        aligned &= ((uintptr_t)b[i] % 64) == 0;
+        aligned &= ((uintptr_t)b[i] % 128) == 0;
         zeroed &= all_zero(b[i], BLOCK);
         memset(b[i], 0xA5, BLOCK); /* overlapping blocks would show below */
     }
     ok(b[MANY - 1] != NULL, "%d blocks of %d bytes handed out", MANY, BLOCK);
-    ok(aligned, "every block 64-byte aligned");
+    ok(aligned, "every block 128-byte aligned (a pair of cache lines)");
     ok(zeroed, "every new block zeroed");
     unsigned char **sorted = malloc(MANY * sizeof(*sorted));
     memcpy(sorted, b, MANY * sizeof(*sorted));
