@@ -239,8 +239,14 @@ module quicoff_rx #(
     reg [2:0]    epoch;
     localparam B_IDLE = 3'd0, B_GCM = 3'd4;
     reg [2:0]   bst;
-    localparam D_IDLE = 1'b0, D_PN2 = 1'b1;
-    reg         dst;
+    // decode takes four clocks a frame (D_IDLE reads the entry; D_PN2 picks
+    // the PN state; D_PN3 is RFC 9000 A.3; D_PN4 the key phase): as one
+    // clock, the state pick, A.3 and the key-phase compares were the core's
+    // deepest path (tools/hw.sh depth); a 64-byte packet's frame is 7 beats
+    localparam D_IDLE = 2'd0, D_PN2 = 2'd1, D_PN3 = 2'd2, D_PN4 = 2'd3;
+    reg [1:0]   dst;
+    reg [127:0] stu_q;           // D_PN2's pick of the PN state
+    reg [61:0]  cnd_q;           // D_PN3's decoded PN
 
     // per-slot frame state (beat count, length, header window); the beats
     // themselves are in the shared block-RAM memories below
@@ -425,7 +431,7 @@ module quicoff_rx #(
     wire b_issue = (bst == B_GCM) && iss <= nblk_b && !f_issue;
     wire b_gh    = (bst == B_GCM) && g <= hblk + nblk_b && hval[bs];   // H of slot 1 is the last to arrive
     wire g_take = (bst == B_IDLE) && ddone[bs] && !bdone[bs] && cand[bs] && !kpu_s[bs] && h_full;
-    assign rd2_idx = eidx_s[ds];   // read every clock: valid in D_PN2
+    assign rd2_idx = eidx_s[ds];   // read every clock: valid from D_PN2 (written only between frames)
     // the key slot of the frame's key phase bit, unmasked as D_IDLE does
     assign rd2_kp  = first_s[ds][2] ^ mask_s[ds][34];
     reg  [127:0] gh_in;
@@ -704,8 +710,12 @@ module quicoff_rx #(
                 end
             end
             D_PN2: begin
+                stu_q <= st_use;
+                dst <= D_PN3;
+            end
+            D_PN3: begin
                 // RFC 9000 A.3 with the entry's largest PN
-                stu = st_use;
+                stu = stu_q;
                 expected = stu[127] ? stu[126:65] + 62'd1 : 62'd0;
                 pwin = 62'd1 << {pn_len, 3'b000};
                 hwin = pwin >> 1;
@@ -715,6 +725,12 @@ module quicoff_rx #(
                 else if (cnd > expected + hwin && cnd >= pwin)
                     cnd = cnd - pwin;
                 pn_s[ds] <= cnd;
+                cnd_q <= cnd;
+                dst <= D_PN4;
+            end
+            D_PN4: begin
+                stu = stu_q;
+                cnd = cnd_q;
                 // key phase (docs/design.md "Key phases")
                 kpu_n  = 1'b0;
                 mode_n = 2'd0;
