@@ -113,7 +113,7 @@ long_build() {   # direction dir: the Verilator model + tb_long.cpp, reused whil
         -Ihw/rtl --top-module "quicoff_$d" --prefix Vdut -Mdir "$dir" -o tb_long
         -CFLAGS "-O2 -std=c++20 -DQO_LONG_TX=$tx"
         hw/rtl/qo_aes_pipe.v hw/rtl/qo_ghash.v hw/rtl/qo_ctrl_port.v hw/rtl/qo_entry_table.v
-        hw/rtl/qo_frame_buf.v hw/rtl/qo_frame_mem.v hw/rtl/qo_frame_parse.v "hw/rtl/quicoff_$d.v" hw/tb/long/tb_long.cpp)
+        hw/rtl/qo_frame_buf.v hw/rtl/qo_frame_mem.v hw/rtl/qo_frame_parse.v hw/rtl/qo_frame_hdr.v "hw/rtl/quicoff_$d.v" hw/tb/long/tb_long.cpp)
     # Verilator writes its C++ again on every run, so make alone would compile
     # everything again (~5 min): the stamp (tool version, arguments, every
     # source's bytes) says whether the binary is still that of these sources
@@ -182,7 +182,7 @@ synth() {
         rm -f "$OUT/xc7_rx_stat.json" "$OUT/xc7_tx_stat.json" "$OUT/ecp5_rx.json" \
             "$OUT/ecp5_rx_report.json" "$OUT/ecp5_rx_pnr.log"
     fi
-    local shared="hw/rtl/qo_aes_pipe.v hw/rtl/qo_ghash.v hw/rtl/qo_ctrl_port.v hw/rtl/qo_entry_table.v hw/rtl/qo_frame_buf.v hw/rtl/qo_frame_mem.v hw/rtl/qo_frame_parse.v"
+    local shared="hw/rtl/qo_aes_pipe.v hw/rtl/qo_ghash.v hw/rtl/qo_ctrl_port.v hw/rtl/qo_entry_table.v hw/rtl/qo_frame_buf.v hw/rtl/qo_frame_mem.v hw/rtl/qo_frame_parse.v hw/rtl/qo_frame_hdr.v"
     local src="$shared hw/rtl/quicoff_rx.v"
     if [ ! -s "$OUT/xc7_rx_stat.json" ]; then
         nice -n 10 "$Y" -q -l "$OUT/xc7_rx.log" -p "read_verilog -Ihw/rtl $src; synth_xilinx -family xc7 -top quicoff_rx; tee -q -o $OUT/xc7_rx_stat.json stat -json"
