@@ -116,7 +116,7 @@ long_build() {   # direction dir: the Verilator model + tb_long.cpp, reused whil
         -Ihw/rtl --top-module "quicoff_$d" --prefix Vdut -Mdir "$dir" -o tb_long
         -CFLAGS "-O2 -std=c++20 -DQO_LONG_TX=$tx"
         hw/rtl/qo_aes_pipe.v hw/rtl/qo_ghash.v hw/rtl/qo_ctrl_port.v hw/rtl/qo_entry_table.v
-        hw/rtl/qo_frame_buf.v hw/rtl/qo_frame_mem.v hw/rtl/qo_frame_parse.v "hw/rtl/quicoff_$d.v" hw/tb/long/tb_long.cpp)
+        hw/rtl/qo_frame_buf.v hw/rtl/qo_frame_mem.v hw/rtl/qo_frame_parse.v hw/rtl/qo_frame_hdr.v "hw/rtl/quicoff_$d.v" hw/tb/long/tb_long.cpp)
     # Verilator writes its C++ again on every run, so make alone would compile
     # everything again (~5 min): the stamp (tool version, arguments, every
     # source's bytes) says whether the binary is still that of these sources
@@ -171,7 +171,7 @@ PYEOF
     return $rc
 }
 
-SHARED_RTL="hw/rtl/qo_aes_pipe.v hw/rtl/qo_ghash.v hw/rtl/qo_ctrl_port.v hw/rtl/qo_entry_table.v hw/rtl/qo_frame_buf.v hw/rtl/qo_frame_mem.v hw/rtl/qo_frame_parse.v"
+SHARED_RTL="hw/rtl/qo_aes_pipe.v hw/rtl/qo_ghash.v hw/rtl/qo_ctrl_port.v hw/rtl/qo_entry_table.v hw/rtl/qo_frame_buf.v hw/rtl/qo_frame_mem.v hw/rtl/qo_frame_parse.v hw/rtl/qo_frame_hdr.v"
 
 rtl_sources() {   # rx | tx: the files that core's synthesis reads
     case $1 in

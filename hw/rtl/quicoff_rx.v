@@ -199,7 +199,7 @@ module quicoff_rx #(
         .r_st(r_st), .r_cnt(r_cnt));
 
     // ------------------------------------------------------------------
-    // slots: one frame buffer each; per-slot results of every stage
+    // slots: per-slot results of every stage (the beats: the shared memories below)
     reg [SW-1:0] is_, ps, fs, ds, bs, ts, os; // slot of ingress, parse, lookup, decode, GCM, finish, egress
     reg [NS-1:0] full, pdone, pok, fdone, ddone, bdone, tdone;
     reg [NS-1:0] drp;                      // longer than the buffer: dropped
@@ -248,20 +248,18 @@ module quicoff_rx #(
     reg [127:0] stu_q;           // D_PN2's pick of the PN state
     reg [61:0]  cnd_q;           // D_PN3's decoded PN
 
-    // per-slot frame state (beat count, length, header window); the beats
-    // themselves are in the shared block-RAM memories below
+    // per-slot frame state (beat count, length); the beats themselves are in
+    // the shared block-RAM memories below, the header in qo_frame_hdr
     wire [NS*16-1:0]   wbeat_a, flen_a;
     wire [NS-1:0]      ovf_a;
     wire               in_beat = s_axis_tvalid & s_axis_tready;
     reg  [NS-1:0]      restart;
     genvar gsl;
     generate for (gsl = 0; gsl < NS; gsl = gsl + 1) begin : slot
-        qo_frame_buf #(.DATA_W(DATA_W), .STORE(0), .HDR(0), .MAXBEATS(MAXBEATS)) fb (
+        qo_frame_buf #(.DATA_W(DATA_W), .MAXBEATS(MAXBEATS)) fb (
             .clk(clk), .rst(rst), .restart(restart[gsl]), .in_beat(in_beat && is_ == gsl),
-            .in_data(s_axis_tdata), .in_keep(s_axis_tkeep), .in_last(s_axis_tlast),
-            .wbeat(wbeat_a[16*gsl +: 16]), .ovf(ovf_a[gsl]), .flen(flen_a[16*gsl +: 16]),
-            .hdr(),
-            .win_off(16'd0), .win(), .win_b_off(16'd0), .win_b(), .beat_idx({MW{1'b0}}), .beat());
+            .in_keep(s_axis_tkeep), .in_last(s_axis_tlast),
+            .wbeat(wbeat_a[16*gsl +: 16]), .ovf(ovf_a[gsl]), .flen(flen_a[16*gsl +: 16]));
     end endgenerate
     wire [15:0]   wbeat_i = wbeat_a[16*is_ +: 16];
 
@@ -284,23 +282,19 @@ module quicoff_rx #(
         .r_slot(os_nx), .r_off(ra_o[MW+3:0]), .r_win(obuf));
     wire [15:0]   flen_p = flen_a[16*ps +: 16];
 
-    // Two header windows (a frame's first 128 bytes, zero past its end), by
-    // slot parity: the one being filled and the one the parse stage reads.
-    // Parse takes 4 clocks a frame, so it has finished a slot before the
-    // slot two behind it starts; a new frame waits for that otherwise
-    // (hwin_busy: only frames shorter than 4 beats can be that fast).
-    reg  [1023:0] hwin0, hwin1;
-    always @(posedge clk)
-        if (in_beat && wbeat_i < 8) begin
-            if (is_[0]) begin
-                if (wbeat_i == 0) hwin1 <= {896'd0, s_axis_tdata};
-                else hwin1[wbeat_i[2:0]*128 +: 128] <= s_axis_tdata;
-            end else begin
-                if (wbeat_i == 0) hwin0 <= {896'd0, s_axis_tdata};
-                else hwin0[wbeat_i[2:0]*128 +: 128] <= s_axis_tdata;
-            end
-        end
-    wire [1023:0] hdr_p = ps[0] ? hwin1 : hwin0;
+    // Two header windows (a frame's first 128 bytes) by slot parity, and
+    // the fields the parse stage keeps per slot instead (qo_frame_hdr): a
+    // new frame waits at its first beat while the window it would fill is
+    // still being parsed (hwin_busy: only frames shorter than 4 beats are
+    // that fast).
+    wire [1023:0] hdr_p;
+    wire [63:0]   f_udph;
+    wire [7:0]    f_first;
+    wire [159:0]  f_dcid;
+    wire [31:0]   f_pnb;
+    wire [127:0]  f_samp;
+    wire [20:0]   f_psum;
+    wire          f_zcs;
     wire [SW-1:0] is_m2 = is_ - 2'd2;
     wire          hwin_busy = full[is_m2] && !pdone[is_m2];
 
@@ -370,17 +364,11 @@ module quicoff_rx #(
         .vlan(vlan), .is4(is4), .is6(is6), .l3(l3), .l4(l4), .q(q), .ip_end(ip_end), .udp_end(udp_end),
         .udplen(udplen), .pn_off(pn_off), .ihl(ihl), .iptot(iptot), .p_pass(p_pass), .p_malf(p_malf));
 
-    // The header from the UDP header on (byte k of uw is byte l4 + k of the
-    // frame, zero past the window), for the fields at l4 + constant and at
-    // pn_off: one shifter by l4 and short ones by pn_off - l4 (9 + the DCID
-    // length, < 64), instead of a shifter of the whole window per field (the
-    // DCID, the HP sample and the PN bytes were ~14,000 LUT4 on the ECP5).
-    // l4 is the IP header's offset (14 or 18) plus 4 x IHL or 40, so it is
-    // 2 mod 4 and below 128: the shift is by l4[6:2] words.
-    localparam UWB = 8 + 1 + 31 + 4 + 16;        // up to the sample's end at the longest DCID
-    wire [6:0]       l4_w   = {l4[6:2], 2'b10};
-    wire [8*UWB-1:0] uw     = hdr_p >> {l4_w, 3'b000};
-    wire [5:0]       pn_rel = pn_off[5:0] - l4[5:0];
+    qo_frame_hdr #(.SAMPLE(1)) hf (
+        .clk(clk), .we(in_beat), .w_beat(wbeat_i), .w_odd(is_[0]), .w_data(s_axis_tdata),
+        .r_odd(ps[0]), .hdr(hdr_p), .is4(is4), .l3(l3), .l4(l4), .pn_off(pn_off),
+        .dcid_len(cfg_dcid_len), .udph(f_udph), .qhdr(), .first(f_first), .dcid(f_dcid), .pnb(f_pnb),
+        .samp(f_samp), .psum(f_psum), .zcs(f_zcs));
     reg [159:0] lkey;
     reg [31:0]  hsh;
     reg         fp_hit;
@@ -564,35 +552,24 @@ module quicoff_rx #(
             P_2: pst <= P_3;
             P_3: pst <= P_4;
             P_4: begin
-                if (cfg_dcid_len != 0) begin
-                    for (i = 0; i < 20; i = i + 1)      // the DCID: q + 1 = l4 + 9
-                        lkey[159 - 8*i -: 8] = (i < cfg_dcid_len) ? uw[8*(9 + i) +: 8] : 8'd0;
-                end else if (is4) begin
+                if (cfg_dcid_len != 0)
+                    lkey = f_dcid;
+                else if (is4) begin
                     aw = hdr_p >> {l3 + 16'd16, 3'b000};
-                    lkey = {aw[7:0], aw[15:8], aw[23:16], aw[31:24], uw[23:16], uw[31:24], 112'd0};
+                    lkey = {aw[7:0], aw[15:8], aw[23:16], aw[31:24], f_udph[23:16], f_udph[31:24], 112'd0};
                 end else begin
                     aw = hdr_p >> {l3 + 16'd24, 3'b000};
                     for (i = 0; i < 16; i = i + 1) lkey[159 - 8*i -: 8] = aw[8*i +: 8];
-                    lkey[31:0] = {uw[23:16], uw[31:24], 16'd0};
+                    lkey[31:0] = {f_udph[23:16], f_udph[31:24], 16'd0};
                 end
                 lkey_s[ps] <= lkey;
                 // what lookup (HP sample), decode (first byte, PN bytes)
                 // and finish (checksums) would otherwise read from the header
-                aw = uw >> {pn_rel + 6'd4, 3'b000};
-                samp_s[ps]  <= aw[127:0];
-                aw = uw >> {pn_rel, 3'b000};
-                pnb_s[ps]   <= {aw[7:0], aw[15:8], aw[23:16], aw[31:24]};
-                first_s[ps] <= uw[8*8 +: 8];           // q = l4 + 8
-                s32 = {uw[7:0], uw[15:8]} + {uw[23:16], uw[31:24]};
-                if (is4) begin
-                    for (i = 0; i < 4; i = i + 1)
-                        s32 = s32 + {hbp(l3 + 12 + 2*i), hbp(l3 + 13 + 2*i)};
-                end else begin
-                    for (i = 0; i < 16; i = i + 1)
-                        s32 = s32 + {hbp(l3 + 8 + 2*i), hbp(l3 + 9 + 2*i)};
-                end
-                psum_s[ps] <= s32[20:0];
-                zcs_s[ps]  <= is4 && {uw[55:48], uw[63:56]} == 16'd0;
+                samp_s[ps]  <= f_samp;
+                pnb_s[ps]   <= f_pnb;
+                first_s[ps] <= f_first;
+                psum_s[ps]  <= f_psum;
+                zcs_s[ps]   <= f_zcs;
                 s32 = 0;
                 for (i = 0; i < 30; i = i + 1)
                     if (i < 2 * ihl && i != 5 && i != 1)

@@ -25,6 +25,10 @@
 // over the ciphertext as the keystream comes out, with its checksum; seal
 // (tag, HP sample from the ciphertext, HP block into the AES pipeline);
 // finish (mask, counters, key-phase write-back, UDP checksum); egress.
+// As in quicoff_rx, every slot's beats and keystream are in block-RAM
+// qo_frame_mem memories shared by the slots (registered reads, one copy per
+// reader), and a slot keeps the header fields its stages need
+// (qo_frame_hdr), not its first 128 bytes.
 // A key update the host starts (the next phase's slot used) changes the
 // entry's state at decode, so the decode of a later frame of the same entry
 // takes the state from the frame in flight; nothing is speculative, because
@@ -146,32 +150,33 @@ module quicoff_tx #(
     reg [61:0]   tpn_s [0:NS-1];           //             full packet number
     reg [3:0]    pstat [0:NS-1];
     reg [4:0]    dl_s  [0:NS-1];
-    reg          is4_s [0:NS-1];
-    reg [15:0]   l3_s [0:NS-1], l4_s [0:NS-1], q_s [0:NS-1], udpend_s [0:NS-1], udplen_s [0:NS-1],
-                 pnoff_s [0:NS-1];
+    reg [15:0]   l4_s [0:NS-1], q_s [0:NS-1], udpend_s [0:NS-1], udplen_s [0:NS-1], pnoff_s [0:NS-1];
+    // header fields the later stages need, kept by the parse stage (a slot
+    // keeps these instead of its first 128 bytes)
+    reg [7:0]    first_s [0:NS-1];         // the QUIC first byte (plaintext)
+    reg [20:0]   psum_s [0:NS-1];          // UDP pseudo-header addresses + ports, 16-bit word sum
+    reg          zcs_s [0:NS-1];           // IPv4 with a UDP checksum of 0 (none)
     reg [2:0]    pnl_s [0:NS-1];
     reg          kp_s [0:NS-1], upd_s [0:NS-1], a256_s [0:NS-1];
     reg [EW-1:0] eidx_s [0:NS-1];
     reg [255:0]  pkey_s [0:NS-1];
     reg [95:0]   nonce_s [0:NS-1];
     reg [15:0]   P_s [0:NS-1], L_s [0:NS-1], nblk_s [0:NS-1], hlen_s [0:NS-1];
-    reg [255:0]  aad_s [0:NS-1];           // plaintext header, frame byte order; masked at finish
+    reg [255:0]  aad_s [0:NS-1];           // plaintext header, frame byte order (from parse); masked at finish
     reg [127:0]  stn_s [0:NS-1];           // the entry's state after this frame
     reg [127:0]  h_s [0:NS-1], ej0_s [0:NS-1], tagf_s [0:NS-1];
     reg [15:0]   got_s [0:NS-1];           // H, E(K, J0) and keystream blocks out of the AES pipeline
+    reg [127:0]  csamp_s [0:NS-1];         // ciphertext from 4 - pn_len bytes into the payload (GHASH)
     reg [31:0]   ctsum_s [0:NS-1];
     reg [39:0]   mask_s [0:NS-1];
     reg [3:0]    ost_s [0:NS-1];
     reg          omod_s [0:NS-1], okupd_s [0:NS-1];
     reg [15:0]   udpcs_s [0:NS-1];
-    reg [127:0]  ksbuf [0:NS*MAXBEATS-1];
 
+    // per-slot frame state (beat count, length); the beats themselves are in
+    // the shared block-RAM memories below, the header in qo_frame_hdr
     wire [NS*16-1:0]   wbeat_a, flen_a;
     wire [NS-1:0]      ovf_a;
-    wire [NS*1024-1:0] hdr_a;
-    wire [NS*128-1:0]  win_a, obuf_a;
-    reg  [15:0]        ra_h, ra_s;         // window offsets: GHASH (ciphertext), seal (HP sample)
-    reg  [MW-1:0]      ko;
     wire               in_beat = s_axis_tvalid & s_axis_tready;
     reg  [NS-1:0]      restart;
     localparam H_IDLE = 1'b0, H_GH = 1'b1;
@@ -180,20 +185,39 @@ module quicoff_tx #(
     generate for (gsl = 0; gsl < NS; gsl = gsl + 1) begin : slot
         qo_frame_buf #(.DATA_W(DATA_W), .MAXBEATS(MAXBEATS)) fb (
             .clk(clk), .rst(rst), .restart(restart[gsl]), .in_beat(in_beat && is_ == gsl),
-            .in_data(s_axis_tdata), .in_keep(s_axis_tkeep), .in_last(s_axis_tlast),
-            .wbeat(wbeat_a[16*gsl +: 16]), .ovf(ovf_a[gsl]), .flen(flen_a[16*gsl +: 16]),
-            .hdr(hdr_a[1024*gsl +: 1024]),
-            .win_off((hst == H_GH && hs == gsl) ? ra_h : ra_s), .win(win_a[128*gsl +: 128]),
-            .win_b_off(16'd0), .win_b(),
-            .beat_idx(ko), .beat(obuf_a[128*gsl +: 128]));
+            .in_keep(s_axis_tkeep), .in_last(s_axis_tlast),
+            .wbeat(wbeat_a[16*gsl +: 16]), .ovf(ovf_a[gsl]), .flen(flen_a[16*gsl +: 16]));
     end endgenerate
     wire [15:0]   wbeat_i = wbeat_a[16*is_ +: 16];
-    wire [1023:0] hdr_p = hdr_a[1024*ps +: 1024];
-    wire [1023:0] hdr_d = hdr_a[1024*ds +: 1024];
-    wire [1023:0] hdr_t = hdr_a[1024*ts +: 1024];
     wire [15:0]   flen_p = flen_a[16*ps +: 16];
-    function [7:0] hbd;  input [15:0] i; hbd = hdr_d[8*i[6:0] +: 8]; endfunction
-    function [7:0] hbt;  input [15:0] i; hbt = hdr_t[8*i[6:0] +: 8]; endfunction
+
+    // The frames' beats, shared by the slots, in block RAM (registered
+    // reads: each reader gives the address of the next clock's window). One
+    // copy per reader: GHASH (the plaintext it XORs with the keystream) and
+    // egress; the keystream likewise, one copy each.
+    reg  [15:0]   ra_h, ra_hk, ra_o, ra_ks; // next clock's offsets: GHASH frame / keystream, egress frame / keystream
+    reg  [SW-1:0] os_nx;                    // next clock's egress slot
+    wire [127:0]  win_h, ks_hq, obuf, ksa;
+    wire          fm_we = in_beat && wbeat_i < MAXBEATS;
+    qo_frame_mem #(.NS(NS), .MAXBEATS(MAXBEATS)) fm_h (
+        .clk(clk), .we(fm_we), .w_slot(is_), .w_beat(wbeat_i[MW-1:0]), .w_data(s_axis_tdata),
+        .r_slot(hs), .r_off(ra_h[MW+3:0]), .r_win(win_h));
+    qo_frame_mem #(.NS(NS), .MAXBEATS(MAXBEATS)) fm_o (
+        .clk(clk), .we(fm_we), .w_slot(is_), .w_beat(wbeat_i[MW-1:0]), .w_data(s_axis_tdata),
+        .r_slot(os_nx), .r_off(ra_o[MW+3:0]), .r_win(obuf));
+
+    // Two header windows (a frame's first 128 bytes) by slot parity, and
+    // the fields the parse stage keeps per slot instead (qo_frame_hdr): a
+    // new frame waits at its first beat while the window it would fill is
+    // still being parsed (hwin_busy: only frames shorter than 4 beats are
+    // that fast).
+    wire [1023:0] hdr_p;
+    wire [255:0]  f_qhdr;
+    wire [7:0]    f_first;
+    wire [20:0]   f_psum;
+    wire          f_zcs;
+    wire [SW-1:0] is_m2 = is_ - 2'd2;
+    wire          hwin_busy = full[is_m2] && !pdone[is_m2];
 
     // ------------------------------------------------------------------
     // AES pipeline
@@ -210,8 +234,15 @@ module quicoff_tx #(
         .in_aes256(a_256), .in_tag(a_tag), .out_valid(ao_v), .out_block(ao_blk), .out_tag(ao_tag));
     wire [SW-1:0] ao_s = ao_tag[10 +: SW];
     wire [1:0]    ao_k = ao_tag[9:8];
-    always @(posedge clk)
-        if (ao_v && ao_k == K_KS) ksbuf[{ao_s, ao_tag[MW-1:0]}] <= bswap(ao_blk);
+    // keystream, payload block order, frame byte order (block RAM as the
+    // frames): GHASH's copy and egress's
+    wire          ks_we = ao_v && ao_k == K_KS;
+    qo_frame_mem #(.NS(NS), .MAXBEATS(MAXBEATS)) ksm_h (
+        .clk(clk), .we(ks_we), .w_slot(ao_s), .w_beat(ao_tag[MW-1:0]),
+        .w_data(bswap(ao_blk)), .r_slot(hs), .r_off(ra_hk[MW+3:0]), .r_win(ks_hq));
+    qo_frame_mem #(.NS(NS), .MAXBEATS(MAXBEATS)) ksm_o (
+        .clk(clk), .we(ks_we), .w_slot(ao_s), .w_beat(ao_tag[MW-1:0]),
+        .w_data(bswap(ao_blk)), .r_slot(os_nx), .r_off(ra_ks[MW+3:0]), .r_win(ksa));
 
     // ------------------------------------------------------------------
     // parse
@@ -228,6 +259,11 @@ module quicoff_tx #(
         .hdr(hdr_p), .flen(flen_p), .cfg_dcid_len(cfg_dcid_len),
         .vlan(vlan), .is4(is4), .is6(is6), .l3(l3), .l4(l4), .q(q), .ip_end(ip_end), .udp_end(udp_end),
         .udplen(udplen), .pn_off(pn_off), .ihl(ihl), .iptot(iptot), .p_pass(p_pass), .p_malf(p_malf));
+    qo_frame_hdr #(.SAMPLE(0)) hf (
+        .clk(clk), .we(in_beat), .w_beat(wbeat_i), .w_odd(is_[0]), .w_data(s_axis_tdata),
+        .r_odd(ps[0]), .hdr(hdr_p), .is4(is4), .l3(l3), .l4(l4), .pn_off(pn_off),
+        .dcid_len(cfg_dcid_len), .udph(), .qhdr(f_qhdr), .first(f_first), .dcid(), .pnb(),
+        .samp(), .psum(f_psum), .zcs(f_zcs));
 
     // ------------------------------------------------------------------
     // decode: entry (both ports read it while ds is current), key phase, nonce
@@ -235,10 +271,8 @@ module quicoff_tx #(
     reg [1:0]   dst;
     assign rd1_idx = (dst == D_CMD || dst == D_RB || rb_mode) ? eidx_c : tidx_s[ds][EW-1:0];
     assign rd2_idx = tidx_s[ds][EW-1:0];
-    // the key slot of the plaintext first byte's key phase bit (D_CHK's kpn),
-    // a direct part-select (see hbd's users: a function would not be re-evaluated)
-    wire [6:0]    q_d = q_s[ds][6:0];
-    assign rd2_kp = hdr_d[{q_d, 3'd2}];
+    // the key slot of the plaintext first byte's key phase bit (D_CHK's kpn)
+    assign rd2_kp = first_s[ds][2];
     assign cmd_apply = (dst == D_CMD);
     assign rb_load = (dst == D_RB) && rb_mode;
 
@@ -279,18 +313,31 @@ module quicoff_tx #(
     wire [15:0] nblk_h = nblk_s[hs], P_h = P_s[hs], L_h = L_s[hs], hlen_h = hlen_s[hs];
     wire [15:0] hblk = (hlen_h > 16) ? 16'd2 : 16'd1;
     wire [15:0] jj = g - hblk;
-    wire [127:0] ks_j = ksbuf[{hs, jj[MW-1:0]}];
     // step g may run once H is out and, for ciphertext block jj, its keystream
     // (results come in issue order: H, E(K, J0), keystream 0, 1, ...)
     wire h_ready = (g < hblk) ? (got_s[hs] >= 1) : (g < hblk + nblk_h) ? (got_s[hs] >= jj + 16'd3) : (got_s[hs] >= 2);
     wire h_step = (hst == H_GH) && h_ready;
+    // The plaintext and keystream block of the next clock's step are read
+    // now (registered reads). A keystream block that leaves the AES
+    // pipeline in this clock is written as it is read, so the read gives
+    // the old word: it is taken from the pipeline's output instead (GHASH
+    // may step on a block in the clock after it arrives).
+    wire [15:0] jn = g + {15'd0, h_step} - hblk;
+    reg         ksb_v;
+    reg [127:0] ksb_d;
+    always @(posedge clk) begin
+        ksb_v <= ks_we && ao_s == hs && ao_tag[MW-1:0] == jn[MW-1:0];
+        ksb_d <= bswap(ao_blk);
+    end
+    wire [127:0] ks_j = ksb_v ? ksb_d : ks_hq;
     reg  [127:0] gh_in, ctm, mask_j;
     reg  [15:0]  rem;
     wire [127:0] gh_prod;
     qo_gf128_mul ghm (.a(Y ^ gh_in), .b(h_s[hs]), .p(gh_prod));
     integer ci, oi;
     always @* begin
-        ra_h  = P_h + {jj[11:0], 4'b0};
+        ra_h  = P_h + {jn[11:0], 4'b0};
+        ra_hk = {jn[11:0], 4'b0};
         gh_in = 128'd0;
         ctm   = 128'd0;
         rem   = L_h - {jj[11:0], 4'b0};
@@ -298,7 +345,7 @@ module quicoff_tx #(
         if (g < hblk)
             gh_in = bswap(g[0] ? aad_s[hs][255:128] : aad_s[hs][127:0]);
         else if (g < hblk + nblk_h) begin
-            ctm   = (win_a[128*hs +: 128] ^ ks_j) & mask_j;   // ciphertext = plaintext ^ keystream
+            ctm   = (win_h ^ ks_j) & mask_j;   // ciphertext = plaintext ^ keystream
             gh_in = bswap(ctm);
         end else
             gh_in = {48'd0, hlen_h[12:0], 3'b000, 48'd0, L_h[12:0], 3'b000};
@@ -306,21 +353,17 @@ module quicoff_tx #(
 
     // ------------------------------------------------------------------
     // seal (slot ss): the HP sample is 16 bytes of ciphertext || tag from
-    // 4 - pn_len bytes into the payload (RFC 9001 5.4.2); win = plaintext there
-    wire [15:0]  P_ss = P_s[ss], L_ss = L_s[ss];
+    // 4 - pn_len bytes into the payload (RFC 9001 5.4.2); the ciphertext
+    // part was kept by GHASH as it passed (csamp_s)
+    wire [15:0]  L_ss = L_s[ss];
     wire [2:0]   pnl_ss = pnl_s[ss];
-    wire [MW-1:0] blk0 = 0, blk1 = 1;
-    wire [255:0] ks01 = {ksbuf[{ss, blk1}], ksbuf[{ss, blk0}]};
-    reg  [127:0] kss, samp;
+    reg  [127:0] samp;
     reg  [15:0]  rel;
     integer xi;
     always @* begin
-        ra_s = pnoff_s[ss] + 16'd4;
-        kss = ks01 >> {3'd4 - pnl_ss, 3'b000};
         for (xi = 0; xi < 16; xi = xi + 1) begin
             rel = 16'd4 - pnl_ss + xi;
-            samp[8*xi +: 8] = (rel < L_ss) ? (win_a[128*ss +: 128] >> (8*xi)) ^ (kss >> (8*xi))
-                                           : tagf_s[ss] >> (8*(rel - L_ss));
+            samp[8*xi +: 8] = (rel < L_ss) ? csamp_s[ss][8*xi +: 8] : tagf_s[ss] >> (8*(rel - L_ss));
         end
     end
 
@@ -334,12 +377,13 @@ module quicoff_tx #(
     // finish (slot ts) and egress (slot os)
     wire        ost = tdone[os];
     reg [15:0]  k;
-    assign s_axis_tready = !full[is_] && !restart[is_] && !(cmd_pending && wbeat_i == 0);
+    // (a slot being freed is not written in the clock its buffer restarts)
+    assign s_axis_tready = !full[is_] && !restart[is_] && !((cmd_pending || hwin_busy) && wbeat_i == 0);
     wire pipe_empty = (full == 0);
 
     integer i;
     reg [31:0]  s32;
-    reg [255:0] aw, mh;
+    reg [255:0] mh;
     reg [15:0]  tsum, L_n;
     reg [2:0]   pnl;
     reg [7:0]   fb0;
@@ -400,9 +444,15 @@ module quicoff_tx #(
             P_2: pst <= P_3;
             P_3: pst <= P_4;
             P_4: begin
+                // what decode (first byte), GHASH (the AAD) and finish
+                // (checksum) would otherwise read from the header
+                first_s[ps] <= f_first;
+                for (i = 0; i < 32; i = i + 1)       // the AAD: first byte, DCID, PN
+                    aad_s[ps][8*i +: 8] <= (i < 1 + cfg_dcid_len + f_first[1:0] + 1) ? f_qhdr[8*i +: 8] : 8'd0;
+                psum_s[ps] <= f_psum;
+                zcs_s[ps]  <= f_zcs;
                 dl_s[ps] <= cfg_dcid_len;
-                is4_s[ps] <= is4;
-                l3_s[ps] <= l3; l4_s[ps] <= l4; q_s[ps] <= q; udpend_s[ps] <= udp_end;
+                l4_s[ps] <= l4; q_s[ps] <= q; udpend_s[ps] <= udp_end;
                 udplen_s[ps] <= udplen; pnoff_s[ps] <= pn_off;
                 pstat[ps] <= p_pass ? ST_PASS : ST_MALFORMED;
                 pok[ps] <= !(p_pass || p_malf);
@@ -445,7 +495,7 @@ module quicoff_tx #(
                 dst <= D_IDLE;
             end
             D_CHK: begin
-                fb0  = hbd(q_s[ds]);               // plaintext first byte
+                fb0  = first_s[ds];                // plaintext first byte
                 pnl  = fb0[1:0] + 3'd1;
                 kpn  = fb0[2];
                 stu  = st_use;
@@ -481,9 +531,6 @@ module quicoff_tx #(
                 L_s[ds]     <= L_n;
                 nblk_s[ds]  <= (L_n + 16'd15) >> 4;
                 hlen_s[ds]  <= 16'd1 + dl_s[ds] + pnl;
-                aw = hdr_d >> {q_s[ds], 3'b000};
-                for (i = 0; i < 32; i = i + 1)
-                    aad_s[ds][8*i +: 8] <= (i < 1 + dl_s[ds] + pnl) ? aw[8*i +: 8] : 8'd0;
                 got_s[ds]   <= 0;
                 ctsum_s[ds] <= 0;
                 mval[ds]    <= 1'b0;
@@ -537,8 +584,14 @@ module quicoff_tx #(
             H_GH: if (h_step) begin
                 Y <= gh_prod;
                 g <= g + 1;
-                if (g >= hblk && g < hblk + nblk_h)
+                if (g >= hblk && g < hblk + nblk_h) begin
                     ctsum_s[hs] <= ctsum_s[hs] + sum_words16(ctm);
+                    // the HP sample's ciphertext bytes, from 4 - pn_len into
+                    // the payload: within blocks 0 and 1 (bytes past the
+                    // ciphertext are the tag's, taken at seal)
+                    if (jj == 16'd0) csamp_s[hs] <= ctm >> {3'd4 - pnl_s[hs], 3'b000};
+                    if (jj == 16'd1) csamp_s[hs] <= csamp_s[hs] | (ctm << {5'd12 + pnl_s[hs], 3'b000});
+                end
                 if (g == hblk + nblk_h) begin
                     tagf_s[hs] <= bswap(gh_prod ^ ej0_s[hs]);   // E(K, J0) is out before keystream 0
                     hdone[hs] <= 1'b1;
@@ -613,16 +666,8 @@ module quicoff_tx #(
                 if ((P_s[ts][0] ^ L_s[ts][0]) == 1'b0) s32 = s32 + tsum;         // tag at an even offset
                 else                                   s32 = s32 + {tsum[7:0], tsum[15:8]};
                 s32 = s32 + sum_words16(mh[127:0]) + sum_words16(mh[255:128])
-                    + {hbt(l4_s[ts]), hbt(l4_s[ts] + 1)} + {hbt(l4_s[ts] + 2), hbt(l4_s[ts] + 3)}
-                    + 2 * udplen_s[ts] + 17;
-                if (is4_s[ts]) begin
-                    for (i = 0; i < 4; i = i + 1)
-                        s32 = s32 + {hbt(l3_s[ts] + 12 + 2*i), hbt(l3_s[ts] + 13 + 2*i)};
-                end else begin
-                    for (i = 0; i < 16; i = i + 1)
-                        s32 = s32 + {hbt(l3_s[ts] + 8 + 2*i), hbt(l3_s[ts] + 9 + 2*i)};
-                end
-                udpcs_s[ts] <= (is4_s[ts] && {hbt(l4_s[ts] + 6), hbt(l4_s[ts] + 7)} == 16'd0) ? 16'd0 :
+                    + psum_s[ts] + 2 * udplen_s[ts] + 17;
+                udpcs_s[ts] <= zcs_s[ts] ? 16'd0 :
                                (~fold16(s32) == 16'd0) ? 16'hffff : ~fold16(s32);
                 aad_s[ts] <= mh;         // the output header is the masked one
                 tdone[ts] <= 1'b1;
@@ -645,19 +690,32 @@ module quicoff_tx #(
 
 
     // ------------------------------------------------------------------
-    // output beat k of slot os
-    always @* ko = k[MW-1:0];
+    // output beat k of slot os. The memories are read a clock ahead: their
+    // addresses are those of the slot and beat egress will be at next.
+    reg [15:0] k_nx, kb_nx;
+    always @* begin
+        os_nx = os;
+        k_nx  = k;
+        if (rst) begin
+            os_nx = 0;
+            k_nx  = 0;
+        end else if (tdone[os]) begin
+            if (drp[os] || (m_axis_tready && {k[11:0], 4'b0} + 16'd16 >= flen_a[16*os +: 16])) begin
+                os_nx = os + 1'b1;
+                k_nx  = 0;
+            end else if (m_axis_tready)
+                k_nx = k + 1;
+        end
+        ra_o  = {k_nx[11:0], 4'b0};
+        kb_nx = k_nx - P_s[os_nx][15:4];
+        ra_ks = {kb_nx[11:0], 4'b0} - P_s[os_nx][3:0];   // the keystream byte of the beat's first byte
+    end
     wire [15:0]  P_o = P_s[os], L_o = L_s[os], q_o = q_s[os], l4_o = l4_s[os], flen_o = flen_a[16*os +: 16];
     wire [15:0]  udpcs_o = udpcs_s[os];
     wire [255:0] aad_o = aad_s[os];
     wire [127:0] tagf_o = tagf_s[os];
     wire         fr_mod = omod_s[os];
     wire [15:0]  ob   = {k[11:0], 4'b0};
-    wire [15:0]  kpb  = k - P_o[15:4];
-    wire [MW-1:0] kb0 = kpb[MW-1:0], kb1 = kpb[MW-1:0] - 1'b1;
-    wire [255:0] ksc = {ksbuf[{os, kb0}], ksbuf[{os, kb1}]};
-    wire [127:0] ksa = ksc >> {5'd16 - P_o[3:0], 3'b000};
-    wire [127:0] obuf = obuf_a[128*os +: 128];
     reg  [127:0] odata;
     reg  [15:0]  bi;
     always @* begin

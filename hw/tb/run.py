@@ -27,6 +27,7 @@ SHARED = [
     "qo_frame_buf.v",
     "qo_frame_mem.v",
     "qo_frame_parse.v",
+    "qo_frame_hdr.v",
 ]
 SOURCES = {
     "qo_aes_pipe": ["qo_aes_pipe.v"],
