@@ -15,6 +15,7 @@
 #include "crypto.h"
 #include "qo_bytes.h"
 
+#include <stddef.h>
 #include <string.h>
 
 #define M44 0xfffffffffffull
@@ -178,20 +179,24 @@ void qo_poly1305_aead_tag(const uint8_t otk[32], const uint8_t *aad, size_t aad_
  * AAD zero-padded in pad_a when it is short (else its whole blocks, then its
  * last partial block zero-padded in pad_a), the ciphertext's whole blocks,
  * and pad_c = the ciphertext's last partial block zero-padded (if any) then
- * the lengths block.  A pass loads block i of
- * every live lane with one gather per 8-byte half, multiplies and reduces
- * all eight accumulators at once, and when a lane's run ends (not every
- * pass) a scalar step moves that lane to its next run, or finishes its tag
- * and starts the next message there.
+ * the lengths block.  A step loads the next block (or four) of every live
+ * lane, multiplies and reduces all eight accumulators at once, and when a
+ * lane's run ends (not every step) a scalar step moves that lane to its next
+ * run, or finishes its tag and starts the next message there.
  *
  * The multiply: vpmadd52luq / vpmadd52huq give the low and the high 52 bits
- * of a 52x52-bit product, added to an accumulator; limbs are under 2^45 and
- * s1, s2 under 2^49, so each product is exact as lo + hi 2^52, and the
- * carries below are those of the scalar code with hi folded in (hi 2^52 =
- * (hi << 8) 2^44 = (hi << 10) 2^42).
+ * of a 52x52-bit product, added to an accumulator; limbs (of h + m, of r and
+ * its powers, which leave the reduction as h does) are under 2^46 and s1, s2
+ * under 2^50, so each product is exact as lo + hi 2^52, twelve of them (a
+ * four-block step) add up without overflow, and the carries below are those
+ * of the scalar code with hi folded in (hi 2^52 = (hi << 8) 2^44 =
+ * (hi << 10) 2^42).
  */
 struct lane_state {
     uint64_t h0[8], h1[8], h2[8], r0[8], r1[8], r2[8], s1[8], s2[8];
+    /* r^2, r^3, r^4 of each lane (limbs r0 r1 r2, then s1 s2), for the
+     * four-block steps; made again after a lane starts a message. */
+    uint64_t pw[3][5][8];
     const uint8_t *p[8]; /* the lane's next block; an idle lane's is zeros */
     uint64_t rem[8];
     const struct qo_poly1305_msg *msg[8]; /* NULL: the lane is idle */
@@ -199,10 +204,11 @@ struct lane_state {
     uint8_t pad_a[8][64], pad_c[8][32];
 } __attribute__((aligned(64)));
 
-static const uint8_t zero_block[16];
+/* What an idle lane reads: up to four blocks of zeros. */
+static const uint8_t zero_block[64];
 
 /* The next run of lane l with blocks in it (p, rem); 0 when none is left. */
-static int lane_next_run(struct lane_state *st, unsigned l)
+static inline __attribute__((always_inline)) int lane_next_run(struct lane_state *st, unsigned l)
 {
     const struct qo_poly1305_msg *m = st->msg[l];
     while (st->run[l] < 4) {
@@ -267,16 +273,191 @@ static void lane_start(struct lane_state *st, unsigned l, const struct qo_poly13
     lane_next_run(st, l); /* run 3 always has a block */
 }
 
+/* The six 64-bit sums of 52-bit partial products of one multiplication (or
+ * of several, added up before one reduction). */
+struct sums {
+    __m512i d0l, d0h, d1l, d1h, d2l, d2h;
+};
+
+/* d += a * r, r given by its limbs and s1 = 20 r1, s2 = 20 r2. */
+QO_POLY_IFMA static inline void mul_add(struct sums *d, __m512i a0, __m512i a1, __m512i a2,
+                                        __m512i r0, __m512i r1, __m512i r2, __m512i s1, __m512i s2)
+{
+    d->d0l = _mm512_madd52lo_epu64(d->d0l, a0, r0);
+    d->d0h = _mm512_madd52hi_epu64(d->d0h, a0, r0);
+    d->d1l = _mm512_madd52lo_epu64(d->d1l, a0, r1);
+    d->d1h = _mm512_madd52hi_epu64(d->d1h, a0, r1);
+    d->d2l = _mm512_madd52lo_epu64(d->d2l, a0, r2);
+    d->d2h = _mm512_madd52hi_epu64(d->d2h, a0, r2);
+    d->d0l = _mm512_madd52lo_epu64(d->d0l, a1, s2);
+    d->d0h = _mm512_madd52hi_epu64(d->d0h, a1, s2);
+    d->d1l = _mm512_madd52lo_epu64(d->d1l, a1, r0);
+    d->d1h = _mm512_madd52hi_epu64(d->d1h, a1, r0);
+    d->d2l = _mm512_madd52lo_epu64(d->d2l, a1, r1);
+    d->d2h = _mm512_madd52hi_epu64(d->d2h, a1, r1);
+    d->d0l = _mm512_madd52lo_epu64(d->d0l, a2, s1);
+    d->d0h = _mm512_madd52hi_epu64(d->d0h, a2, s1);
+    d->d1l = _mm512_madd52lo_epu64(d->d1l, a2, s2);
+    d->d1h = _mm512_madd52hi_epu64(d->d1h, a2, s2);
+    d->d2l = _mm512_madd52lo_epu64(d->d2l, a2, r0);
+    d->d2h = _mm512_madd52hi_epu64(d->d2h, a2, r0);
+}
+
+/* The carries of the scalar code, with the high halves folded in. */
+QO_POLY_IFMA static inline void reduce(const struct sums *d, __m512i *h0, __m512i *h1, __m512i *h2)
+{
+    const __m512i m44 = _mm512_set1_epi64((long long)M44), m42 = _mm512_set1_epi64((long long)M42);
+    __m512i c, n0, n1, n2, d1l, d2l;
+
+    n0 = _mm512_and_si512(d->d0l, m44);
+    c = _mm512_add_epi64(_mm512_srli_epi64(d->d0l, 44), _mm512_slli_epi64(d->d0h, 8));
+    d1l = _mm512_add_epi64(d->d1l, c);
+    n1 = _mm512_and_si512(d1l, m44);
+    c = _mm512_add_epi64(_mm512_srli_epi64(d1l, 44), _mm512_slli_epi64(d->d1h, 8));
+    d2l = _mm512_add_epi64(d->d2l, c);
+    n2 = _mm512_and_si512(d2l, m42);
+    c = _mm512_add_epi64(_mm512_srli_epi64(d2l, 42), _mm512_slli_epi64(d->d2h, 10));
+    n0 = _mm512_add_epi64(n0, _mm512_add_epi64(c, _mm512_slli_epi64(c, 2)));
+    c = _mm512_srli_epi64(n0, 44);
+    *h0 = _mm512_and_si512(n0, m44);
+    *h1 = _mm512_add_epi64(n1, c);
+    *h2 = n2;
+}
+
+/* Block `off` bytes past each lane's p as limbs (with the 2^128 bit): eight
+ * 16-byte loads, the low and the high halves gathered by two permutes
+ * (cheaper here than two gathers).  An idle lane reads zeros. */
+QO_POLY_IFMA static inline void load_limbs(const uint8_t *const p[8], unsigned off, __m512i *a0,
+                                           __m512i *a1, __m512i *a2)
+{
+    const __m512i m44 = _mm512_set1_epi64((long long)M44);
+    const __m512i hibit = _mm512_set1_epi64(1ll << 40);
+    const __m512i even = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
+    const __m512i odd = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
+    __m256i q0 = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)(p[1] + off)),
+                                  _mm_loadu_si128((const __m128i *)(p[0] + off)));
+    __m256i q1 = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)(p[3] + off)),
+                                  _mm_loadu_si128((const __m128i *)(p[2] + off)));
+    __m256i q2 = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)(p[5] + off)),
+                                  _mm_loadu_si128((const __m128i *)(p[4] + off)));
+    __m256i q3 = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)(p[7] + off)),
+                                  _mm_loadu_si128((const __m128i *)(p[6] + off)));
+    __m512i qa = _mm512_inserti64x4(_mm512_castsi256_si512(q0), q1, 1);
+    __m512i qb = _mm512_inserti64x4(_mm512_castsi256_si512(q2), q3, 1);
+    __m512i t0 = _mm512_permutex2var_epi64(qa, even, qb);
+    __m512i t1 = _mm512_permutex2var_epi64(qa, odd, qb);
+    *a0 = _mm512_and_si512(t0, m44);
+    *a1 = _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(t0, 44), _mm512_slli_epi64(t1, 20)),
+                           m44);
+    *a2 = _mm512_or_si512(_mm512_srli_epi64(t1, 24), hibit);
+}
+
+/* r^k for every lane: r^2 = r r, then r^3 = r^2 r and r^4 = r^2 r^2. */
+QO_POLY_IFMA static void make_powers(struct lane_state *st)
+{
+    const __m512i zero = _mm512_setzero_si512();
+    __m512i r[5], q[5], p0, p1, p2;
+
+    r[0] = _mm512_load_si512((const void *)st->r0);
+    r[1] = _mm512_load_si512((const void *)st->r1);
+    r[2] = _mm512_load_si512((const void *)st->r2);
+    r[3] = _mm512_load_si512((const void *)st->s1);
+    r[4] = _mm512_load_si512((const void *)st->s2);
+    for (int k = 0; k < 3; k++) {
+        struct sums d = {zero, zero, zero, zero, zero, zero};
+        /* r^2 = r r; r^3 = r^2 r; r^4 = r^2 r^2 */
+        const __m512i *a = k == 0 ? r : q, *b = k == 2 ? q : r;
+        mul_add(&d, a[0], a[1], a[2], b[0], b[1], b[2], b[3], b[4]);
+        reduce(&d, &p0, &p1, &p2);
+        _mm512_store_si512((void *)st->pw[k][0], p0);
+        _mm512_store_si512((void *)st->pw[k][1], p1);
+        _mm512_store_si512((void *)st->pw[k][2], p2);
+        /* s = 20 p = 16 p + 4 p */
+        _mm512_store_si512((void *)st->pw[k][3],
+                           _mm512_add_epi64(_mm512_slli_epi64(p1, 4), _mm512_slli_epi64(p1, 2)));
+        _mm512_store_si512((void *)st->pw[k][4],
+                           _mm512_add_epi64(_mm512_slli_epi64(p2, 4), _mm512_slli_epi64(p2, 2)));
+        if (k == 0)
+            for (int i = 0; i < 5; i++)
+                q[i] = _mm512_load_si512((const void *)st->pw[0][i]);
+    }
+}
+
+/*
+ * `steps` four-block steps of the live lanes, every one of which has that
+ * many blocks left in its run: h = (h + m0) r^4 + m1 r^3 + m2 r^2 + m3 r.
+ * Its own function (not inlined), so that its registers do not crowd the
+ * one-block loop's.
+ */
+QO_POLY_IFMA __attribute__((noinline)) static void four_block_steps(struct lane_state *st,
+                                                                    __mmask8 live, uint64_t steps)
+{
+    const __m512i zero = _mm512_setzero_si512();
+    __m512i h0 = _mm512_load_si512((const void *)st->h0);
+    __m512i h1 = _mm512_load_si512((const void *)st->h1);
+    __m512i h2 = _mm512_load_si512((const void *)st->h2);
+    __m512i w[4][5];
+    const uint8_t *p[8];
+
+    for (int i = 0; i < 5; i++)
+        for (int k = 0; k < 3; k++)
+            w[k][i] = _mm512_load_si512((const void *)st->pw[k][i]);
+    w[3][0] = _mm512_load_si512((const void *)st->r0);
+    w[3][1] = _mm512_load_si512((const void *)st->r1);
+    w[3][2] = _mm512_load_si512((const void *)st->r2);
+    w[3][3] = _mm512_load_si512((const void *)st->s1);
+    w[3][4] = _mm512_load_si512((const void *)st->s2);
+    for (unsigned l = 0; l < 8; l++)
+        p[l] = st->p[l];
+    for (uint64_t i = 0; i < steps; i++) {
+        struct sums d = {zero, zero, zero, zero, zero, zero};
+        __m512i a0, a1, a2, n0, n1, n2;
+        load_limbs(p, 0, &a0, &a1, &a2);
+        a0 = _mm512_add_epi64(a0, h0);
+        a1 = _mm512_add_epi64(a1, h1);
+        a2 = _mm512_add_epi64(a2, h2);
+        for (int b = 0; b < 4; b++) {
+            /* block b times r^(4 - b): w[2] is r^4, w[1] r^3, w[0] r^2, w[3] r */
+            const __m512i *r = w[b == 3 ? 3 : 2 - b];
+            if (b > 0)
+                load_limbs(p, 16 * (unsigned)b, &a0, &a1, &a2);
+            mul_add(&d, a0, a1, a2, r[0], r[1], r[2], r[3], r[4]);
+        }
+        reduce(&d, &n0, &n1, &n2);
+        h0 = _mm512_mask_mov_epi64(h0, live, n0);
+        h1 = _mm512_mask_mov_epi64(h1, live, n1);
+        h2 = _mm512_mask_mov_epi64(h2, live, n2);
+        for (unsigned l = 0; l < 8; l++)
+            p[l] += (live >> l & 1) * 64;
+    }
+    for (unsigned l = 0; l < 8; l++)
+        st->p[l] = p[l];
+    _mm512_store_si512((void *)st->h0, h0);
+    _mm512_store_si512((void *)st->h1, h1);
+    _mm512_store_si512((void *)st->h2, h2);
+    /* r and its powers pass through this frame's registers (and any spill
+     * slots), as the caller's vectors do; the copy that lasts, st, is what
+     * the caller wipes. */
+}
+
+/*
+ * A step takes one block of every live lane, or four when every live lane
+ * has four left in its run (the usual case inside a long ciphertext):
+ * h = (h + m0) r^4 + m1 r^3 + m2 r^2 + m3 r, the four products summed before
+ * one reduction.  Per block that is the same 18 multiply-adds, but a
+ * quarter of the carries and loads of the lanes' state; it needs r^2..r^4
+ * per lane, made when a four-block step comes after a lane started a message
+ * (three multiplications for all eight lanes), and only where at least three
+ * four-block steps follow, so short messages never pay for them.
+ */
 QO_POLY_IFMA static void tags_ifma(const struct qo_poly1305_msg *msgs, unsigned n)
 {
     struct lane_state st;
     unsigned next = 0;
-    const __m512i m44 = _mm512_set1_epi64((long long)M44), m42 = _mm512_set1_epi64((long long)M42);
-    const __m512i hibit = _mm512_set1_epi64(1ll << 40);
-    const __m512i one = _mm512_set1_epi64(1), zero = _mm512_setzero_si512();
-    const __m512i even = _mm512_set_epi64(14, 12, 10, 8, 6, 4, 2, 0);
-    const __m512i odd = _mm512_set_epi64(15, 13, 11, 9, 7, 5, 3, 1);
+    const __m512i one = _mm512_set1_epi64(1);
+    const __m512i zero = _mm512_setzero_si512();
     __m512i h0, h1, h2, r0, r1, r2, s1, s2, rem;
+    int powers_stale = 1, powers_made = 0, runs_changed = 1;
 
     for (unsigned l = 0; l < 8; l++)
         lane_start(&st, l, next < n ? &msgs[next++] : NULL);
@@ -297,72 +478,54 @@ QO_POLY_IFMA static void tags_ifma(const struct qo_poly1305_msg *msgs, unsigned 
         __mmask8 live = _mm512_cmpneq_epu64_mask(rem, zero);
         if (live == 0)
             break;
-        /* Block i of each lane: eight 16-byte loads, then the low and the
-         * high halves gathered into t0 and t1 by two permutes (cheaper here
-         * than two gathers).  An idle lane reads a block of zeros. */
-        __m256i q0 = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)st.p[1]),
-                                      _mm_loadu_si128((const __m128i *)st.p[0]));
-        __m256i q1 = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)st.p[3]),
-                                      _mm_loadu_si128((const __m128i *)st.p[2]));
-        __m256i q2 = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)st.p[5]),
-                                      _mm_loadu_si128((const __m128i *)st.p[4]));
-        __m256i q3 = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)st.p[7]),
-                                      _mm_loadu_si128((const __m128i *)st.p[6]));
-        __m512i qa = _mm512_inserti64x4(_mm512_castsi256_si512(q0), q1, 1);
-        __m512i qb = _mm512_inserti64x4(_mm512_castsi256_si512(q2), q3, 1);
-        __m512i t0 = _mm512_permutex2var_epi64(qa, even, qb);
-        __m512i t1 = _mm512_permutex2var_epi64(qa, odd, qb);
-        for (unsigned l = 0; l < 8; l++)
-            st.p[l] += (live >> l & 1) * 16;
-        __m512i a0 = _mm512_add_epi64(h0, _mm512_and_si512(t0, m44));
-        __m512i a1 = _mm512_add_epi64(h1,
-                                      _mm512_and_si512(_mm512_or_si512(_mm512_srli_epi64(t0, 44),
-                                                                       _mm512_slli_epi64(t1, 20)),
-                                                       m44));
-        __m512i a2 = _mm512_add_epi64(h2, _mm512_or_si512(_mm512_srli_epi64(t1, 24), hibit));
-
-        __m512i d0l = _mm512_madd52lo_epu64(zero, a0, r0);
-        __m512i d0h = _mm512_madd52hi_epu64(zero, a0, r0);
-        __m512i d1l = _mm512_madd52lo_epu64(zero, a0, r1);
-        __m512i d1h = _mm512_madd52hi_epu64(zero, a0, r1);
-        __m512i d2l = _mm512_madd52lo_epu64(zero, a0, r2);
-        __m512i d2h = _mm512_madd52hi_epu64(zero, a0, r2);
-        d0l = _mm512_madd52lo_epu64(d0l, a1, s2);
-        d0h = _mm512_madd52hi_epu64(d0h, a1, s2);
-        d1l = _mm512_madd52lo_epu64(d1l, a1, r0);
-        d1h = _mm512_madd52hi_epu64(d1h, a1, r0);
-        d2l = _mm512_madd52lo_epu64(d2l, a1, r1);
-        d2h = _mm512_madd52hi_epu64(d2h, a1, r1);
-        d0l = _mm512_madd52lo_epu64(d0l, a2, s1);
-        d0h = _mm512_madd52hi_epu64(d0h, a2, s1);
-        d1l = _mm512_madd52lo_epu64(d1l, a2, s2);
-        d1h = _mm512_madd52hi_epu64(d1h, a2, s2);
-        d2l = _mm512_madd52lo_epu64(d2l, a2, r0);
-        d2h = _mm512_madd52hi_epu64(d2h, a2, r0);
-
-        __m512i c, n0, n1, n2;
-        n0 = _mm512_and_si512(d0l, m44);
-        c = _mm512_add_epi64(_mm512_srli_epi64(d0l, 44), _mm512_slli_epi64(d0h, 8));
-        d1l = _mm512_add_epi64(d1l, c);
-        n1 = _mm512_and_si512(d1l, m44);
-        c = _mm512_add_epi64(_mm512_srli_epi64(d1l, 44), _mm512_slli_epi64(d1h, 8));
-        d2l = _mm512_add_epi64(d2l, c);
-        n2 = _mm512_and_si512(d2l, m42);
-        c = _mm512_add_epi64(_mm512_srli_epi64(d2l, 42), _mm512_slli_epi64(d2h, 10));
-        n0 = _mm512_add_epi64(n0, _mm512_add_epi64(c, _mm512_slli_epi64(c, 2)));
-        c = _mm512_srli_epi64(n0, 44);
-        n0 = _mm512_and_si512(n0, m44);
-        n1 = _mm512_add_epi64(n1, c);
-
-        h0 = _mm512_mask_mov_epi64(h0, live, n0);
-        h1 = _mm512_mask_mov_epi64(h1, live, n1);
-        h2 = _mm512_mask_mov_epi64(h2, live, n2);
-        rem = _mm512_mask_sub_epi64(rem, live, rem, one);
+        /* Four-block steps while every live lane has four blocks left in
+         * its run; when that needs the powers made first, only if it pays
+         * for them (three steps at least: a 64-byte packet's four
+         * ciphertext blocks do not). */
+        uint64_t least = 0;
+        if (runs_changed) {
+            /* Lanes only change runs below, so a one-block step that found
+             * a lane short of blocks is followed by more until then. */
+            least = _mm512_mask_reduce_min_epu64(live, rem);
+            runs_changed = 0;
+        }
+        if (least >= (powers_stale ? 12u : 4u)) {
+            if (powers_stale) {
+                make_powers(&st);
+                powers_stale = 0;
+                powers_made = 1;
+            }
+            _mm512_store_si512((void *)st.h0, h0);
+            _mm512_store_si512((void *)st.h1, h1);
+            _mm512_store_si512((void *)st.h2, h2);
+            four_block_steps(&st, live, least / 4);
+            h0 = _mm512_load_si512((void *)st.h0);
+            h1 = _mm512_load_si512((void *)st.h1);
+            h2 = _mm512_load_si512((void *)st.h2);
+            rem = _mm512_mask_sub_epi64(rem, live, rem,
+                                        _mm512_set1_epi64((long long)(least / 4 * 4)));
+        } else {
+            struct sums d = {zero, zero, zero, zero, zero, zero};
+            __m512i a0, a1, a2, n0, n1, n2;
+            load_limbs(st.p, 0, &a0, &a1, &a2);
+            a0 = _mm512_add_epi64(a0, h0);
+            a1 = _mm512_add_epi64(a1, h1);
+            a2 = _mm512_add_epi64(a2, h2);
+            mul_add(&d, a0, a1, a2, r0, r1, r2, s1, s2);
+            for (unsigned l = 0; l < 8; l++)
+                st.p[l] += (live >> l & 1) * 16;
+            reduce(&d, &n0, &n1, &n2);
+            h0 = _mm512_mask_mov_epi64(h0, live, n0);
+            h1 = _mm512_mask_mov_epi64(h1, live, n1);
+            h2 = _mm512_mask_mov_epi64(h2, live, n2);
+            rem = _mm512_mask_sub_epi64(rem, live, rem, one);
+        }
 
         __mmask8 ended = _mm512_mask_cmpeq_epu64_mask(live, rem, zero);
         if (ended == 0)
             continue;
         /* Some lanes ended a run: move them on in scalar code. */
+        runs_changed = 1;
         _mm512_store_si512((void *)st.h0, h0);
         _mm512_store_si512((void *)st.h1, h1);
         _mm512_store_si512((void *)st.h2, h2);
@@ -376,14 +539,20 @@ QO_POLY_IFMA static void tags_ifma(const struct qo_poly1305_msg *msgs, unsigned 
             lane_start(&st, l, next < n ? &msgs[next++] : NULL);
             started = 1;
         }
-        if (started)
+        if (started) {
             LOAD_ALL();
-        else
+            powers_stale = 1;
+        } else {
             rem = _mm512_load_si512((void *)st.rem);
+        }
     }
 #undef LOAD_ALL
-    /* r, s and the accumulators are key material. */
-    qo_secure_zero(&st, sizeof(st));
+    /* r, its powers, s and the accumulators are key material (the powers
+     * only where they were made: a short packets' burst skips their bytes). */
+    qo_secure_zero(&st, offsetof(struct lane_state, pw));
+    if (powers_made)
+        qo_secure_zero(st.pw, sizeof(st.pw));
+    qo_secure_zero(st.p, sizeof(st) - offsetof(struct lane_state, p));
 }
 
 int qo_poly1305_lanes_available(void)
