@@ -18,10 +18,10 @@
  *    call.
  *  - ChaCha20-Poly1305: our own (chacha20_poly1305.c): the ChaCha20 blocks
  *    of a whole burst's packets in lanes across packets (16 on AVX-512, 8 on
- *    AVX2), Poly1305 per packet, eight at once in AVX-512 IFMA lanes.
- *    ipsec-mb's job API did one packet at a time (its ChaCha20-Poly1305
- *    jobs complete in submit), paying its set-up per packet.  Without
- *    AVX-512 + IFMA (scalar Poly1305), packets from CP_LANES_MAX_LEN bytes
+ *    AVX2), Poly1305 per packet, eight at once in AVX-512 IFMA lanes (or
+ *    AVX2 lanes).  ipsec-mb's job API did one packet at a time (its
+ *    ChaCha20-Poly1305 jobs complete in submit), paying its set-up per
+ *    packet.  Without AVX-512 + IFMA, packets from CP_LANES_MAX_LEN bytes
  *    still go to ipsec-mb's job API, which is faster there.  seal/open are
  *    bursts of one.
  *  - Jobs need an IMB_MGR that one thread owns: each quicoff_worker owns
@@ -290,13 +290,15 @@ static int gcm256_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uin
 
 /*
  * Where the lanes are not the AVX-512 + IFMA ones (chacha20_poly1305.h:
- * 8 AVX2 lanes or portable C, and scalar Poly1305), ipsec-mb's own
- * single-packet code is faster from about this payload length: with its
+ * 8 AVX2 ChaCha20 lanes with AVX2 Poly1305 lanes, or portable C), ipsec-mb's
+ * own single-packet code is faster from about this payload length: with its
  * AVX2 code and our AVX2 lanes both forced on the Zen 4 the figures in
- * docs/benchmarks.md come from, seal bursts of 32 cost 288 / 294 ns per
- * 192-byte packet (lanes / jobs), 156 / 246 at 64 B, 627 / 425 at 512 B.
+ * docs/benchmarks.md come from, seal bursts of 32 cost 376 / 394 ns per
+ * 384-byte packet (lanes / jobs), 127 / 250 at 64 B, 424 / 413 at 448 B,
+ * 1,175 / 943 at 1,400 B (ChaCha20 is the difference: its 16 state vectors
+ * fill AVX2's 16 registers, so the lanes spill).
  */
-#define CP_LANES_MAX_LEN 192
+#define CP_LANES_MAX_LEN 384
 
 /* The context is the key as ChaCha20's eight words (chacha20_poly1305.h);
  * on x86 (little-endian) those are also the key's 32 bytes as ipsec-mb

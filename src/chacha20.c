@@ -23,38 +23,46 @@
 #define C3 0x6b206574u /* "te k" */
 
 #define ROTL(v, n) (((v) << (n)) | ((v) >> (32 - (n))))
+#define ROTL16(v) ROTL(v, 16)
+#define ROTL12(v) ROTL(v, 12)
+#define ROTL8(v) ROTL(v, 8)
+#define ROTL7(v) ROTL(v, 7)
 
-/* RFC 8439 §2.1.  Written for scalars and, unchanged, for vectors. */
-#define QR(a, b, c, d)   \
-    do {                 \
-        a += b;          \
-        d ^= a;          \
-        d = ROTL(d, 16); \
-        c += d;          \
-        b ^= c;          \
-        b = ROTL(b, 12); \
-        a += b;          \
-        d ^= a;          \
-        d = ROTL(d, 8);  \
-        c += d;          \
-        b ^= c;          \
-        b = ROTL(b, 7);  \
+/* RFC 8439 §2.1.  Written for scalars and, unchanged, for vectors; the
+ * rotations are parameters, for ISAs whose compilers need telling how
+ * (AVX2 below: a byte shuffle for 16 and 8). */
+#define QR_ROT(a, b, c, d, R16, R12, R8, R7) \
+    do {                                     \
+        a += b;                              \
+        d ^= a;                              \
+        d = R16(d);                          \
+        c += d;                              \
+        b ^= c;                              \
+        b = R12(b);                          \
+        a += b;                              \
+        d ^= a;                              \
+        d = R8(d);                           \
+        c += d;                              \
+        b ^= c;                              \
+        b = R7(b);                           \
     } while (0)
+#define QR(a, b, c, d) QR_ROT(a, b, c, d, ROTL16, ROTL12, ROTL8, ROTL7)
 
 /* RFC 8439 §2.3: 20 rounds = 10 x (column round, diagonal round). */
-#define DOUBLE_ROUNDS(x)                     \
-    do {                                     \
-        for (int dr_ = 0; dr_ < 10; dr_++) { \
-            QR(x[0], x[4], x[8], x[12]);     \
-            QR(x[1], x[5], x[9], x[13]);     \
-            QR(x[2], x[6], x[10], x[14]);    \
-            QR(x[3], x[7], x[11], x[15]);    \
-            QR(x[0], x[5], x[10], x[15]);    \
-            QR(x[1], x[6], x[11], x[12]);    \
-            QR(x[2], x[7], x[8], x[13]);     \
-            QR(x[3], x[4], x[9], x[14]);     \
-        }                                    \
+#define DOUBLE_ROUNDS_ROT(x, R16, R12, R8, R7)                  \
+    do {                                                        \
+        for (int dr_ = 0; dr_ < 10; dr_++) {                    \
+            QR_ROT(x[0], x[4], x[8], x[12], R16, R12, R8, R7);  \
+            QR_ROT(x[1], x[5], x[9], x[13], R16, R12, R8, R7);  \
+            QR_ROT(x[2], x[6], x[10], x[14], R16, R12, R8, R7); \
+            QR_ROT(x[3], x[7], x[11], x[15], R16, R12, R8, R7); \
+            QR_ROT(x[0], x[5], x[10], x[15], R16, R12, R8, R7); \
+            QR_ROT(x[1], x[6], x[11], x[12], R16, R12, R8, R7); \
+            QR_ROT(x[2], x[7], x[8], x[13], R16, R12, R8, R7);  \
+            QR_ROT(x[3], x[4], x[9], x[14], R16, R12, R8, R7);  \
+        }                                                       \
     } while (0)
+#define DOUBLE_ROUNDS(x) DOUBLE_ROUNDS_ROT(x, ROTL16, ROTL12, ROTL8, ROTL7)
 
 void qo_chacha20_key_init(struct qo_chacha20_key *key, const uint8_t bytes[32])
 {
@@ -171,13 +179,28 @@ DEFINE_ROW_MASK(mask_avx512vl, "avx512f,avx512vl", VL_ROT16, VL_ROT12, VL_ROT8, 
 typedef uint32_t qo_v16 __attribute__((vector_size(64)));
 typedef uint32_t qo_v8 __attribute__((vector_size(32)));
 
+/* AVX2 has no vector rotate (AVX-512 has vprold, which GCC finds in ROTL):
+ * there a rotation by 16 or 8 is one byte shuffle instead of two shifts and
+ * an or. */
+#define V8_ROT16(v)                                                                             \
+    ((qo_v8)_mm256_shuffle_epi8((__m256i)(v),                                                   \
+                                _mm256_set_epi8(13, 12, 15, 14, 9, 8, 11, 10, 5, 4, 7, 6, 1, 0, \
+                                                3, 2, 13, 12, 15, 14, 9, 8, 11, 10, 5, 4, 7, 6, \
+                                                1, 0, 3, 2)))
+#define V8_ROT8(v)                                                                              \
+    ((qo_v8)_mm256_shuffle_epi8((__m256i)(v),                                                   \
+                                _mm256_set_epi8(14, 13, 12, 15, 10, 9, 8, 11, 6, 5, 4, 7, 2, 1, \
+                                                0, 3, 14, 13, 12, 15, 10, 9, 8, 11, 6, 5, 4, 7, \
+                                                2, 1, 0, 3)))
+#define DOUBLE_ROUNDS_V8(x) DOUBLE_ROUNDS_ROT(x, V8_ROT16, ROTL12, V8_ROT8, ROTL7)
+
 /*
  * LANES lanes: lane l < n computes the mask of samples[l] under keys[l];
  * lanes past n repeat lane 0 and are not written out.  The input is staged
  * transposed through a small array (one scalar store per word and lane,
  * then one vector load per word), which is cheaper than gathers.
  */
-#define DEFINE_MASKS(name, V, LANES, isa)                                                     \
+#define DEFINE_MASKS(name, V, LANES, isa, ROUNDS)                                             \
     __attribute__((target(isa))) static void name(const struct qo_chacha20_key *const keys[], \
                                                   const uint8_t *const samples[],             \
                                                   uint8_t(*masks)[5], unsigned n)             \
@@ -202,7 +225,7 @@ typedef uint32_t qo_v8 __attribute__((vector_size(32)));
         x[3] = (V){0} + C3;                                                                   \
         for (int j = 0; j < 12; j++)                                                          \
             memcpy(&x[4 + j], in[j], sizeof(V));                                              \
-        DOUBLE_ROUNDS(x);                                                                     \
+        ROUNDS(x);                                                                            \
         x[0] += C0;                                                                           \
         x[1] += C1;                                                                           \
         memcpy(w0, &x[0], sizeof(V));                                                         \
@@ -213,8 +236,8 @@ typedef uint32_t qo_v8 __attribute__((vector_size(32)));
         }                                                                                     \
     }
 
-DEFINE_MASKS(masks_x16_avx512, qo_v16, 16, "avx512f")
-DEFINE_MASKS(masks_x8_avx2, qo_v8, 8, "avx2")
+DEFINE_MASKS(masks_x16_avx512, qo_v16, 16, "avx512f", DOUBLE_ROUNDS)
+DEFINE_MASKS(masks_x8_avx2, qo_v8, 8, "avx2", DOUBLE_ROUNDS_V8)
 
 /*
  * Block jobs, a pass of lanes at a time.  The rounds run transposed as above; then the
@@ -366,7 +389,7 @@ __attribute__((target("avx2"))) static void jobs_x8_avx2(struct qo_chacha20_jobs
         memcpy(&in[k], j->in[k], sizeof(qo_v8));
         x[4 + k] = in[k];
     }
-    DOUBLE_ROUNDS(x);
+    DOUBLE_ROUNDS_V8(x);
     x[0] += C0;
     x[1] += C1;
     x[2] += C2;

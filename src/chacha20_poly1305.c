@@ -36,11 +36,16 @@ static int tag_equal(const uint8_t a[QUICOFF_TAG_LEN], const uint8_t b[QUICOFF_T
     return ((unsigned)d - 1) >> 31; /* 1 when d == 0 */
 }
 
-/* Poly1305 in lanes goes with the 16-lane ChaCha20: the AVX-512 code path,
- * which tests force on and off together. */
-static int poly_lanes(const struct qo_chacha20_jobs *j)
+/* Poly1305's lanes go with ChaCha20's, which tests force (avx512, avx2, c):
+ * IFMA with the 16 AVX-512 lanes where the CPU has it, AVX2 with 8 or 16
+ * lanes otherwise, one message at a time with the portable code. */
+static enum qo_poly1305_impl poly_impl(const struct qo_chacha20_jobs *j)
 {
-    return j->lanes == 16 && qo_poly1305_lanes_available();
+    if (j->lanes == 16 && qo_poly1305_available(QO_POLY1305_IFMA))
+        return QO_POLY1305_IFMA;
+    if (j->lanes >= 8 && qo_poly1305_available(QO_POLY1305_AVX2))
+        return QO_POLY1305_AVX2;
+    return QO_POLY1305_SCALAR;
 }
 
 static void msg_of(struct qo_poly1305_msg *m, const qo_aead_op_t *o, const uint8_t *otk,
@@ -69,7 +74,7 @@ void qo_chacha20_poly1305_seal_burst(const qo_aead_op_t *ops, unsigned n, int re
             msg_of(&msg[i], o, otk[i], o->tag);
         }
         qo_chacha20_jobs_run(&j);
-        qo_poly1305_aead_tags(msg, m, poly_lanes(&j));
+        qo_poly1305_aead_tags(msg, m, poly_impl(&j));
         for (unsigned i = 0; i < m; i++)
             result[base + i] = 0;
     }
@@ -92,7 +97,7 @@ void qo_chacha20_poly1305_open_burst(const qo_aead_op_t *ops, unsigned n, int re
             msg_of(&msg[i], o, otk[i], tag[i]);
         }
         qo_chacha20_jobs_run(&j);
-        qo_poly1305_aead_tags(msg, m, poly_lanes(&j));
+        qo_poly1305_aead_tags(msg, m, poly_impl(&j));
         for (unsigned i = 0; i < m; i++) {
             const qo_aead_op_t *o = &ops[base + i];
             int ok = tag_equal(tag[i], o->tag);
@@ -108,5 +113,5 @@ void qo_chacha20_poly1305_open_burst(const qo_aead_op_t *ops, unsigned n, int re
 
 int qo_chacha20_poly1305_wide(void)
 {
-    return qo_chacha20_lanes() == 16 && qo_poly1305_lanes_available();
+    return qo_chacha20_lanes() == 16 && qo_poly1305_available(QO_POLY1305_IFMA);
 }

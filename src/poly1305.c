@@ -192,11 +192,8 @@ void qo_poly1305_aead_tag(const uint8_t otk[32], const uint8_t *aad, size_t aad_
  * of the scalar code with hi folded in (hi 2^52 = (hi << 8) 2^44 =
  * (hi << 10) 2^42).
  */
-struct lane_state {
-    uint64_t h0[8], h1[8], h2[8], r0[8], r1[8], r2[8], s1[8], s2[8];
-    /* r^2, r^3, r^4 of each lane (limbs r0 r1 r2, then s1 s2), for the
-     * four-block steps; made again after a lane starts a message. */
-    uint64_t pw[3][5][8];
+/* A lane's walk through its message (runs, above), whatever the limbs. */
+struct lane_walk {
     const uint8_t *p[8]; /* the lane's next block; an idle lane's is zeros */
     uint64_t rem[8];
     const struct qo_poly1305_msg *msg[8]; /* NULL: the lane is idle */
@@ -204,11 +201,19 @@ struct lane_state {
     uint8_t pad_a[8][64], pad_c[8][32];
 } __attribute__((aligned(64)));
 
+struct lane_state {
+    uint64_t h0[8], h1[8], h2[8], r0[8], r1[8], r2[8], s1[8], s2[8];
+    /* r^2, r^3, r^4 of each lane (limbs r0 r1 r2, then s1 s2), for the
+     * four-block steps; made again after a lane starts a message. */
+    uint64_t pw[3][5][8];
+    struct lane_walk w;
+} __attribute__((aligned(64)));
+
 /* What an idle lane reads: up to four blocks of zeros. */
 static const uint8_t zero_block[64];
 
 /* The next run of lane l with blocks in it (p, rem); 0 when none is left. */
-static inline __attribute__((always_inline)) int lane_next_run(struct lane_state *st, unsigned l)
+static inline __attribute__((always_inline)) int lane_next_run(struct lane_walk *st, unsigned l)
 {
     const struct qo_poly1305_msg *m = st->msg[l];
     while (st->run[l] < 4) {
@@ -242,24 +247,15 @@ static inline __attribute__((always_inline)) int lane_next_run(struct lane_state
     return 0;
 }
 
-static void lane_start(struct lane_state *st, unsigned l, const struct qo_poly1305_msg *m)
+/* Lane l takes message m (NULL: it goes idle); its limbs are the caller's. */
+static void walk_start(struct lane_walk *st, unsigned l, const struct qo_poly1305_msg *m)
 {
-    struct poly p;
-
     st->msg[l] = m;
     if (m == NULL) {
         st->p[l] = zero_block;
         st->rem[l] = 0;
         return;
     }
-    poly_init(&p, m->otk);
-    st->r0[l] = p.r0;
-    st->r1[l] = p.r1;
-    st->r2[l] = p.r2;
-    st->s1[l] = p.s1;
-    st->s2[l] = p.s2;
-    st->h0[l] = st->h1[l] = st->h2[l] = 0;
-    qo_secure_zero(&p, sizeof(p));
     memset(st->pad_a[l], 0, sizeof(st->pad_a[l]));
     if (m->aad_len <= sizeof(st->pad_a[l]))
         memcpy(st->pad_a[l], m->aad, m->aad_len);
@@ -271,6 +267,23 @@ static void lane_start(struct lane_state *st, unsigned l, const struct qo_poly13
     qo_store_le64(st->pad_c[l] + 24, (uint64_t)m->ct_len);
     st->run[l] = 0;
     lane_next_run(st, l); /* run 3 always has a block */
+}
+
+static void lane_start(struct lane_state *st, unsigned l, const struct qo_poly1305_msg *m)
+{
+    struct poly p;
+
+    walk_start(&st->w, l, m);
+    if (m == NULL)
+        return;
+    poly_init(&p, m->otk);
+    st->r0[l] = p.r0;
+    st->r1[l] = p.r1;
+    st->r2[l] = p.r2;
+    st->s1[l] = p.s1;
+    st->s2[l] = p.s2;
+    st->h0[l] = st->h1[l] = st->h2[l] = 0;
+    qo_secure_zero(&p, sizeof(p));
 }
 
 /* The six 64-bit sums of 52-bit partial products of one multiplication (or
@@ -408,7 +421,7 @@ QO_POLY_IFMA __attribute__((noinline)) static void four_block_steps(struct lane_
     w[3][3] = _mm512_load_si512((const void *)st->s1);
     w[3][4] = _mm512_load_si512((const void *)st->s2);
     for (unsigned l = 0; l < 8; l++)
-        p[l] = st->p[l];
+        p[l] = st->w.p[l];
     for (uint64_t i = 0; i < steps; i++) {
         struct sums d = {zero, zero, zero, zero, zero, zero};
         __m512i a0, a1, a2, n0, n1, n2;
@@ -431,7 +444,7 @@ QO_POLY_IFMA __attribute__((noinline)) static void four_block_steps(struct lane_
             p[l] += (live >> l & 1) * 64;
     }
     for (unsigned l = 0; l < 8; l++)
-        st->p[l] = p[l];
+        st->w.p[l] = p[l];
     _mm512_store_si512((void *)st->h0, h0);
     _mm512_store_si512((void *)st->h1, h1);
     _mm512_store_si512((void *)st->h2, h2);
@@ -461,17 +474,17 @@ QO_POLY_IFMA static void tags_ifma(const struct qo_poly1305_msg *msgs, unsigned 
 
     for (unsigned l = 0; l < 8; l++)
         lane_start(&st, l, next < n ? &msgs[next++] : NULL);
-#define LOAD_ALL()                               \
-    do {                                         \
-        h0 = _mm512_load_si512((void *)st.h0);   \
-        h1 = _mm512_load_si512((void *)st.h1);   \
-        h2 = _mm512_load_si512((void *)st.h2);   \
-        r0 = _mm512_load_si512((void *)st.r0);   \
-        r1 = _mm512_load_si512((void *)st.r1);   \
-        r2 = _mm512_load_si512((void *)st.r2);   \
-        s1 = _mm512_load_si512((void *)st.s1);   \
-        s2 = _mm512_load_si512((void *)st.s2);   \
-        rem = _mm512_load_si512((void *)st.rem); \
+#define LOAD_ALL()                                 \
+    do {                                           \
+        h0 = _mm512_load_si512((void *)st.h0);     \
+        h1 = _mm512_load_si512((void *)st.h1);     \
+        h2 = _mm512_load_si512((void *)st.h2);     \
+        r0 = _mm512_load_si512((void *)st.r0);     \
+        r1 = _mm512_load_si512((void *)st.r1);     \
+        r2 = _mm512_load_si512((void *)st.r2);     \
+        s1 = _mm512_load_si512((void *)st.s1);     \
+        s2 = _mm512_load_si512((void *)st.s2);     \
+        rem = _mm512_load_si512((void *)st.w.rem); \
     } while (0)
     LOAD_ALL();
     for (;;) {
@@ -507,13 +520,13 @@ QO_POLY_IFMA static void tags_ifma(const struct qo_poly1305_msg *msgs, unsigned 
         } else {
             struct sums d = {zero, zero, zero, zero, zero, zero};
             __m512i a0, a1, a2, n0, n1, n2;
-            load_limbs(st.p, 0, &a0, &a1, &a2);
+            load_limbs(st.w.p, 0, &a0, &a1, &a2);
             a0 = _mm512_add_epi64(a0, h0);
             a1 = _mm512_add_epi64(a1, h1);
             a2 = _mm512_add_epi64(a2, h2);
             mul_add(&d, a0, a1, a2, r0, r1, r2, s1, s2);
             for (unsigned l = 0; l < 8; l++)
-                st.p[l] += (live >> l & 1) * 16;
+                st.w.p[l] += (live >> l & 1) * 16;
             reduce(&d, &n0, &n1, &n2);
             h0 = _mm512_mask_mov_epi64(h0, live, n0);
             h1 = _mm512_mask_mov_epi64(h1, live, n1);
@@ -529,12 +542,12 @@ QO_POLY_IFMA static void tags_ifma(const struct qo_poly1305_msg *msgs, unsigned 
         _mm512_store_si512((void *)st.h0, h0);
         _mm512_store_si512((void *)st.h1, h1);
         _mm512_store_si512((void *)st.h2, h2);
-        _mm512_store_si512((void *)st.rem, rem);
+        _mm512_store_si512((void *)st.w.rem, rem);
         int started = 0;
         for (unsigned l = 0; l < 8; l++) {
-            if (!(ended >> l & 1) || lane_next_run(&st, l))
+            if (!(ended >> l & 1) || lane_next_run(&st.w, l))
                 continue;
-            const struct qo_poly1305_msg *m = st.msg[l];
+            const struct qo_poly1305_msg *m = st.w.msg[l];
             finish_limbs(st.h0[l], st.h1[l], st.h2[l], m->otk + 16, m->tag);
             lane_start(&st, l, next < n ? &msgs[next++] : NULL);
             started = 1;
@@ -543,7 +556,7 @@ QO_POLY_IFMA static void tags_ifma(const struct qo_poly1305_msg *msgs, unsigned 
             LOAD_ALL();
             powers_stale = 1;
         } else {
-            rem = _mm512_load_si512((void *)st.rem);
+            rem = _mm512_load_si512((void *)st.w.rem);
         }
     }
 #undef LOAD_ALL
@@ -552,30 +565,207 @@ QO_POLY_IFMA static void tags_ifma(const struct qo_poly1305_msg *msgs, unsigned 
     qo_secure_zero(&st, offsetof(struct lane_state, pw));
     if (powers_made)
         qo_secure_zero(st.pw, sizeof(st.pw));
-    qo_secure_zero(st.p, sizeof(st) - offsetof(struct lane_state, p));
+    qo_secure_zero(&st.w, sizeof(st.w));
 }
 
-int qo_poly1305_lanes_available(void)
+/* ------------------------------------------------------------------------ */
+/* Eight messages in AVX2: two vectors of four 64-bit lanes                  */
+
+#define QO_POLY_AVX2 __attribute__((target("avx2")))
+#define M26 0x3ffffffull
+
+/*
+ * AVX2 has no 52-bit multiply: vpmuludq multiplies the low 32 bits of each
+ * 64-bit lane, so h and r are in radix 2^26 (five limbs, 25 products a
+ * block, the form of poly1305-donna's 32-bit code) and the lanes are those
+ * of the IFMA version (the same walk through each message), four to a
+ * vector.  Limbs stay under 2^27 (r under 2^26, s = 5 r under 2^29), so a
+ * sum of five products is under 2^59.
+ */
+struct lane_state26 {
+    uint64_t h[5][8], r[5][8], s[5][8]; /* s[0] unused */
+    struct lane_walk w;
+} __attribute__((aligned(64)));
+
+static void lane_start26(struct lane_state26 *st, unsigned l, const struct qo_poly1305_msg *m)
+{
+    walk_start(&st->w, l, m);
+    if (m == NULL)
+        return;
+    /* r clamped as §2.5.1 says, then cut into 26-bit limbs */
+    uint64_t t0 = qo_load_le64(m->otk) & 0x0ffffffc0fffffffull;
+    uint64_t t1 = qo_load_le64(m->otk + 8) & 0x0ffffffc0ffffffcull;
+    uint64_t r[5] = {t0 & M26, (t0 >> 26) & M26, ((t0 >> 52) | (t1 << 12)) & M26, (t1 >> 14) & M26,
+                     (t1 >> 40) & M26};
+    for (int k = 0; k < 5; k++) {
+        st->r[k][l] = r[k];
+        st->s[k][l] = r[k] * 5;
+        st->h[k][l] = 0;
+    }
+    qo_secure_zero(r, sizeof(r));
+}
+
+/* The tag of lane l: its radix-2^26 accumulator in the 44-bit limbs that
+ * finish_limbs takes (each limb's bits moved once; finish_limbs carries). */
+static void lane_finish26(const struct lane_state26 *st, unsigned l, const uint8_t s[16],
+                          uint8_t tag[16])
+{
+    uint64_t h0 = st->h[0][l], h1 = st->h[1][l], h2 = st->h[2][l], h3 = st->h[3][l],
+             h4 = st->h[4][l];
+    uint64_t x0 = h0 + ((h1 & 0x3ffff) << 26);
+    uint64_t x1 = (x0 >> 44) + (h1 >> 18) + (h2 << 8) + ((h3 & 0x3ff) << 34);
+    uint64_t x2 = (x1 >> 44) + (h3 >> 10) + (h4 << 16);
+    finish_limbs(x0 & M44, x1 & M44, x2, s, tag);
+}
+
+/* One block of four lanes: h = (h + m) r, for the lanes in `live` (all ones
+ * or zero per 64-bit lane); p: the four lanes' blocks. */
+QO_POLY_AVX2 static inline void step4(__m256i h[5], const __m256i r[5], const __m256i s[5],
+                                      const uint8_t *const p[4], __m256i live)
+{
+    const __m256i m26 = _mm256_set1_epi64x((long long)M26);
+    /* lanes 0 and 2 in one vector, 1 and 3 in the other: unpacking their
+     * 64-bit halves then gives the lanes in order */
+    __m256i x02 = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)p[2]),
+                                   _mm_loadu_si128((const __m128i *)p[0]));
+    __m256i x13 = _mm256_set_m128i(_mm_loadu_si128((const __m128i *)p[3]),
+                                   _mm_loadu_si128((const __m128i *)p[1]));
+    __m256i lo = _mm256_unpacklo_epi64(x02, x13), hi = _mm256_unpackhi_epi64(x02, x13);
+    __m256i a[5], d[5], c;
+    a[0] = _mm256_add_epi64(h[0], _mm256_and_si256(lo, m26));
+    a[1] = _mm256_add_epi64(h[1], _mm256_and_si256(_mm256_srli_epi64(lo, 26), m26));
+    a[2] = _mm256_add_epi64(h[2], _mm256_and_si256(_mm256_or_si256(_mm256_srli_epi64(lo, 52),
+                                                                   _mm256_slli_epi64(hi, 12)),
+                                                   m26));
+    a[3] = _mm256_add_epi64(h[3], _mm256_and_si256(_mm256_srli_epi64(hi, 14), m26));
+    a[4] = _mm256_add_epi64(h[4], _mm256_or_si256(_mm256_srli_epi64(hi, 40),
+                                                  _mm256_set1_epi64x(1ll << 24)));
+    /* d_k = sum over i of a_i r_(k-i), with 5 r folded in where k - i < 0 */
+    for (int k = 0; k < 5; k++) {
+        d[k] = _mm256_mul_epu32(a[0], r[k]);
+        for (int i = 1; i < 5; i++)
+            d[k] = _mm256_add_epi64(d[k],
+                                    _mm256_mul_epu32(a[i], i <= k ? r[k - i] : s[k - i + 5]));
+    }
+    c = _mm256_srli_epi64(d[0], 26);
+    d[0] = _mm256_and_si256(d[0], m26);
+    d[1] = _mm256_add_epi64(d[1], c);
+    c = _mm256_srli_epi64(d[1], 26);
+    d[1] = _mm256_and_si256(d[1], m26);
+    d[2] = _mm256_add_epi64(d[2], c);
+    c = _mm256_srli_epi64(d[2], 26);
+    d[2] = _mm256_and_si256(d[2], m26);
+    d[3] = _mm256_add_epi64(d[3], c);
+    c = _mm256_srli_epi64(d[3], 26);
+    d[3] = _mm256_and_si256(d[3], m26);
+    d[4] = _mm256_add_epi64(d[4], c);
+    c = _mm256_srli_epi64(d[4], 26);
+    d[4] = _mm256_and_si256(d[4], m26);
+    d[0] = _mm256_add_epi64(d[0], _mm256_add_epi64(c, _mm256_slli_epi64(c, 2)));
+    c = _mm256_srli_epi64(d[0], 26);
+    d[0] = _mm256_and_si256(d[0], m26);
+    d[1] = _mm256_add_epi64(d[1], c);
+    for (int k = 0; k < 5; k++)
+        h[k] = _mm256_blendv_epi8(h[k], d[k], live);
+}
+
+QO_POLY_AVX2 static void tags_avx2(const struct qo_poly1305_msg *msgs, unsigned n)
+{
+    struct lane_state26 st;
+    unsigned next = 0;
+    const __m256i zero = _mm256_setzero_si256();
+    __m256i h[2][5], r[2][5], s[2][5], rem[2];
+
+    for (unsigned l = 0; l < 8; l++)
+        lane_start26(&st, l, next < n ? &msgs[next++] : NULL);
+#define LOAD_ALL26()                                                           \
+    do {                                                                       \
+        for (int v = 0; v < 2; v++) {                                          \
+            for (int k = 0; k < 5; k++) {                                      \
+                h[v][k] = _mm256_load_si256((const __m256i *)&st.h[k][4 * v]); \
+                r[v][k] = _mm256_load_si256((const __m256i *)&st.r[k][4 * v]); \
+                s[v][k] = _mm256_load_si256((const __m256i *)&st.s[k][4 * v]); \
+            }                                                                  \
+            rem[v] = _mm256_load_si256((const __m256i *)&st.w.rem[4 * v]);     \
+        }                                                                      \
+    } while (0)
+    LOAD_ALL26();
+    for (;;) {
+        __m256i live[2], one[2];
+        for (int v = 0; v < 2; v++) {
+            /* all ones where rem != 0; rem - 1 there */
+            live[v] = _mm256_xor_si256(_mm256_cmpeq_epi64(rem[v], zero), _mm256_set1_epi64x(-1));
+            one[v] = _mm256_srli_epi64(live[v], 63);
+        }
+        unsigned livebits = (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(live[0])) |
+                            (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(live[1])) << 4;
+        if (livebits == 0)
+            break;
+        for (int v = 0; v < 2; v++) {
+            step4(h[v], r[v], s[v], &st.w.p[4 * v], live[v]);
+            rem[v] = _mm256_sub_epi64(rem[v], one[v]);
+        }
+        for (unsigned l = 0; l < 8; l++)
+            st.w.p[l] += (livebits >> l & 1) * 16;
+        unsigned ended =
+            livebits &
+            ((unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(rem[0], zero))) |
+             (unsigned)_mm256_movemask_pd(_mm256_castsi256_pd(_mm256_cmpeq_epi64(rem[1], zero)))
+                 << 4);
+        if (ended == 0)
+            continue;
+        /* Some lanes ended a run: move them on in scalar code. */
+        for (int v = 0; v < 2; v++) {
+            for (int k = 0; k < 5; k++)
+                _mm256_store_si256((__m256i *)&st.h[k][4 * v], h[v][k]);
+            _mm256_store_si256((__m256i *)&st.w.rem[4 * v], rem[v]);
+        }
+        for (unsigned l = 0; l < 8; l++) {
+            if (!(ended >> l & 1) || lane_next_run(&st.w, l))
+                continue;
+            const struct qo_poly1305_msg *m = st.w.msg[l];
+            lane_finish26(&st, l, m->otk + 16, m->tag);
+            lane_start26(&st, l, next < n ? &msgs[next++] : NULL);
+        }
+        LOAD_ALL26();
+    }
+#undef LOAD_ALL26
+    /* r, s and the accumulators are key material. */
+    qo_secure_zero(&st, sizeof(st));
+}
+
+int qo_poly1305_available(enum qo_poly1305_impl impl)
 {
     __builtin_cpu_init();
-    return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
+    switch (impl) {
+    case QO_POLY1305_IFMA:
+        return __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512ifma");
+    case QO_POLY1305_AVX2:
+        return __builtin_cpu_supports("avx2");
+    default:
+        return 1;
+    }
 }
 #else
-int qo_poly1305_lanes_available(void)
+int qo_poly1305_available(enum qo_poly1305_impl impl)
 {
-    return 0;
+    return impl == QO_POLY1305_SCALAR;
 }
 #endif
 
-void qo_poly1305_aead_tags(const struct qo_poly1305_msg *m, unsigned n, int lanes)
+void qo_poly1305_aead_tags(const struct qo_poly1305_msg *m, unsigned n, enum qo_poly1305_impl impl)
 {
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-    if (lanes && n > 1) {
+    if (n > 1 && impl == QO_POLY1305_IFMA) {
         tags_ifma(m, n);
         return;
     }
+    if (n > 1 && impl == QO_POLY1305_AVX2) {
+        tags_avx2(m, n);
+        return;
+    }
 #else
-    (void)lanes;
+    (void)impl;
 #endif
     for (unsigned i = 0; i < n; i++)
         qo_poly1305_aead_tag(m[i].otk, m[i].aad, m[i].aad_len, m[i].ct, m[i].ct_len, m[i].tag);

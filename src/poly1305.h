@@ -33,15 +33,19 @@ struct qo_poly1305_msg {
     uint8_t *tag; /* 16 bytes out */
 };
 
-/*
- * The tags of n messages, as n qo_poly1305_aead_tag() calls would give them.
- * With `lanes` on a CPU with AVX-512 IFMA (qo_poly1305_lanes_available()),
- * eight messages at a time, one per 64-bit lane, so that eight
- * multiply-and-reduce chains run in the time of one; otherwise one by one.
- */
-void qo_poly1305_aead_tags(const struct qo_poly1305_msg *m, unsigned n, int lanes);
+/* The implementations of qo_poly1305_aead_tags(): one message at a time, or
+ * eight messages side by side, one per 64-bit lane, in AVX2 (radix 2^26,
+ * two vectors of four lanes) or AVX-512 IFMA (radix 2^44, 52-bit
+ * multiply-adds), so that eight multiply-and-reduce chains run in the time
+ * of about one. */
+enum qo_poly1305_impl { QO_POLY1305_SCALAR, QO_POLY1305_AVX2, QO_POLY1305_IFMA };
 
-/* 1 when this CPU (and build) has the eight-lane version: AVX-512F + IFMA. */
-int qo_poly1305_lanes_available(void);
+/* The tags of n messages, as n qo_poly1305_aead_tag() calls would give them,
+ * by impl (which the caller checked with qo_poly1305_available()). */
+void qo_poly1305_aead_tags(const struct qo_poly1305_msg *m, unsigned n,
+                           enum qo_poly1305_impl impl);
+
+/* 1 when this CPU (and build) has impl. */
+int qo_poly1305_available(enum qo_poly1305_impl impl);
 
 #endif /* QUICOFF_POLY1305_H */
