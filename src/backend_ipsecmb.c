@@ -21,8 +21,8 @@
  *    AVX2), Poly1305 per packet, eight at once in AVX-512 IFMA lanes (or
  *    AVX2 lanes).  ipsec-mb's job API did one packet at a time (its
  *    ChaCha20-Poly1305 jobs complete in submit), paying its set-up per
- *    packet.  Without AVX-512 + IFMA, packets from CP_LANES_MAX_LEN bytes
- *    still go to ipsec-mb's job API, which is faster there.  seal/open are
+ *    packet.  Without AVX2 (portable lanes), packets from CP_LANES_MAX_LEN
+ *    bytes still go to ipsec-mb's job API, which is faster there.  seal/open are
  *    bursts of one.
  *  - Jobs need an IMB_MGR that one thread owns: each quicoff_worker owns
  *    one (~200 KiB), made by worker_init when the worker is created and
@@ -289,16 +289,16 @@ static int gcm256_open(void *ctx, const uint8_t nonce[QUICOFF_IV_LEN], const uin
 /* ChaCha20-Poly1305: our own lanes, or ipsec-mb's job API for long packets  */
 
 /*
- * Where the lanes are not the AVX-512 + IFMA ones (chacha20_poly1305.h:
- * 8 AVX2 ChaCha20 lanes with AVX2 Poly1305 lanes, or portable C), ipsec-mb's
- * own single-packet code is faster from about this payload length: with its
- * AVX2 code and our AVX2 lanes both forced on the Zen 4 the figures in
- * docs/benchmarks.md come from, seal bursts of 32 cost 376 / 394 ns per
- * 384-byte packet (lanes / jobs), 127 / 250 at 64 B, 424 / 413 at 448 B,
- * 1,175 / 943 at 1,400 B (ChaCha20 is the difference: its 16 state vectors
- * fill AVX2's 16 registers, so the lanes spill).
+ * Where the lanes are the portable ones (no AVX2: one ChaCha20 block and one
+ * Poly1305 at a time), ipsec-mb's own single-packet code is faster from
+ * about this payload length.  Measured in the nearest case there was: the
+ * AVX2 ChaCha20 lanes with scalar Poly1305, forced on the Zen 4 the figures
+ * in docs/benchmarks.md come from, seal bursts of 32 cost 288 / 294 ns per
+ * 192-byte packet (lanes / ipsec-mb jobs); the portable lanes are slower
+ * still.  With AVX2 the lanes are as fast as ipsec-mb's AVX2 jobs at 1,400 B
+ * and faster below (docs/benchmarks.md), so every packet takes them.
  */
-#define CP_LANES_MAX_LEN 384
+#define CP_LANES_MAX_LEN 192
 
 /* The context is the key as ChaCha20's eight words (chacha20_poly1305.h);
  * on x86 (little-endian) those are also the key's 32 bytes as ipsec-mb
@@ -407,8 +407,9 @@ static int cp_open_one(IMB_MGR *m, const qo_aead_op_t *o)
 }
 
 /*
- * The bursts: every packet in the lanes when they are the AVX-512 + IFMA
- * ones; otherwise the packets under CP_LANES_MAX_LEN in the lanes (in
+ * The bursts: every packet in the lanes when they are vector lanes
+ * (qo_chacha20_poly1305_wide); otherwise the packets under CP_LANES_MAX_LEN
+ * in the lanes (in
  * groups, so they still share passes) and the others one by one through
  * ipsec-mb.  Results land at each packet's own index either way.
  */

@@ -113,5 +113,6 @@ void qo_chacha20_poly1305_open_burst(const qo_aead_op_t *ops, unsigned n, int re
 
 int qo_chacha20_poly1305_wide(void)
 {
-    return qo_chacha20_lanes() == 16 && qo_poly1305_available(QO_POLY1305_IFMA);
+    return qo_chacha20_lanes() >= 8 &&
+           (qo_poly1305_available(QO_POLY1305_IFMA) || qo_poly1305_available(QO_POLY1305_AVX2));
 }

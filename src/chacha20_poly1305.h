@@ -25,10 +25,10 @@ void qo_chacha20_poly1305_seal_burst(const qo_aead_op_t *ops, unsigned n, int re
  * data is not touched: result[i] = -1. */
 void qo_chacha20_poly1305_open_burst(const qo_aead_op_t *ops, unsigned n, int result[]);
 
-/* 1 when the lanes are the wide ones at every length: 16 ChaCha20 lanes
- * (AVX-512) and Poly1305 in IFMA lanes.  Otherwise (AVX2, portable C,
- * scalar Poly1305) a library's single-packet code may beat them on long
- * packets (backend_ipsecmb.c). */
+/* 1 when the lanes beat a library's single-packet code at every length:
+ * vector ChaCha20 lanes (16 AVX-512 or 8 AVX2) and Poly1305 lanes (IFMA or
+ * AVX2).  Otherwise (portable C: one block and one Poly1305 at a time)
+ * long packets are better off in the library's code (backend_ipsecmb.c). */
 int qo_chacha20_poly1305_wide(void);
 
 #endif /* QUICOFF_CHACHA20_POLY1305_H */

@@ -21,8 +21,9 @@
  *    others open to the plaintext;
  *  - the ipsec-mb backend's chacha20-poly1305 seal/open/seal_burst/
  *    open_burst where that backend is built and usable, with and without a
- *    worker's job manager: the same lanes, and under avx2 and c the long
- *    packets through ipsec-mb's job or direct API (restored on a forgery).
+ *    worker's job manager: the same lanes, and under c (portable lanes) the
+ *    long packets through ipsec-mb's job or direct API (restored on a
+ *    forgery).
  */
 #include "chacha20.h"
 #include "chacha20_poly1305.h"
