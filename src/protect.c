@@ -916,9 +916,12 @@ QO_STAGE void tx_resolve(const struct quicoff_table *t, struct quicoff_pkt *p,
     if (slot_index < t->capacity) {
         struct qo_slot *c = &t->slots[slot_index];
         struct qo_keyset *ks = atomic_load_explicit(&c->ks, memory_order_acquire);
-        if (ks && ks->direction == QUICOFF_DIR_TX &&
-            atomic_load_explicit(&c->handle_gen, memory_order_relaxed) ==
-                (uint32_t)(p->conn >> 32)) {
+        /* The keyset's direction is checked in stage 2 (tx_prepare), once
+         * the keyset is in cache: read here, before its prefetch, it was a
+         * miss per packet one after another (~25 % of a 64-byte packet's
+         * time at 10^6 active connections). */
+        if (ks && atomic_load_explicit(&c->handle_gen, memory_order_relaxed) ==
+                      (uint32_t)(p->conn >> 32)) {
             s->c = c;
             s->ks = ks;
             if (levels) {
@@ -964,6 +967,12 @@ QO_STAGE void tx_prepare(struct quicoff_pkt *p, struct quicoff_result *r, struct
         return;
     uint8_t *d = p->data;
     struct qo_keyset *ks = s->ks;
+    if (ks->direction != QUICOFF_DIR_TX) { /* an RX entry's handle: not ours to seal with */
+        s->c = NULL;
+        s->ks = NULL;
+        s->st = QUICOFF_UNKNOWN_CONNECTION;
+        return;
+    }
     struct qo_header *h = &s->h;
     if (p->offset >= p->end || p->end > p->cap || p->cap - p->end < QUICOFF_TAG_LEN) {
         s->st = p->offset >= p->end ? QUICOFF_MALFORMED : QUICOFF_NO_SPACE;

@@ -715,8 +715,16 @@ static void test_protect_refusals(void)
     tmp[0] |= 0x04; /* key phase 1: no next keys */
     protect_refused(&f, f.tx, tmp, 0, n, n + 16, 0x2a, QUICOFF_KEY_PHASE_UNAVAILABLE, &fails,
                     "key phase 1 without next keys");
+    struct quicoff_conn_stats rx0, rx1;
+    quicoff_conn_stats(f.t, f.rx, &rx0);
     protect_refused(&f, f.rx, f.plain, 0, n, n + 16, 0x2a, QUICOFF_UNKNOWN_CONNECTION, &fails,
                     "RX handle");
+    /* the direction is judged before the packet: not malformed, and nothing
+     * counted on the RX entry */
+    protect_refused(&f, f.rx, f.plain, n, n, n + 16, 0x2a, QUICOFF_UNKNOWN_CONNECTION, &fails,
+                    "RX handle, offset == len");
+    quicoff_conn_stats(f.t, f.rx, &rx1);
+    check(memcmp(&rx0, &rx1, sizeof(rx0)) == 0, "RX handle: the RX entry's counters unchanged");
 
     /* too short for the header-protection sample: PN(1) + payload(2) + 16 < 4 + 16 */
     struct tp_hdr h = {.dcid = dcid, .dcid_len = CID_LEN, .pn_len = 1, .pn = 3};
@@ -736,7 +744,7 @@ static void test_protect_refusals(void)
     /* NO_SPACE and MALFORMED are both counted as malformed; the rest by name */
     check(t1.malformed - t0.malformed == 8 &&
               t1.key_phase_unavailable - t0.key_phase_unavailable == 1 &&
-              t1.unknown_connection - t0.unknown_connection == 1 &&
+              t1.unknown_connection - t0.unknown_connection == 2 &&
               t1.tx_packets - t0.tx_packets == 1,
           "table counters: malformed +%llu (want 8), kpu +%llu, unknown +%llu, tx +%llu",
           (unsigned long long)(t1.malformed - t0.malformed),
