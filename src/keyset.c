@@ -55,7 +55,7 @@ quicoff_status_t qo_key_register(struct quicoff_table *t, struct qo_keyset *ks, 
         return QUICOFF_OK;
     struct quicoff_key_info ki;
     key_info(ks, p, &ki);
-    ki.key = ks->phase_key[p];
+    ki.key = ks->keys[p].key;
     void *user = NULL;
     quicoff_status_t st = t->hooks.install(t->hooks.arg, &ki, &user);
     if (st != QUICOFF_OK) {
@@ -105,11 +105,11 @@ void qo_keyset_free(const struct quicoff_table *t, struct qo_keyset *ks)
         return;
     for (unsigned p = 0; p < 2; p++)
         qo_key_retire(t, ks, p);
-    for (int p = 0; p < 2; p++)
+    for (unsigned p = 0; p < 2; p++)
         if (ks->phase[p].present)
-            ks->aead->dispose(ks->phase[p].aead_ctx);
-    if (ks->hp_ctx)
-        ks->hp->dispose(ks->hp_ctx);
+            ks->aead->dispose(qo_keyset_aead_ctx(ks, p));
+    if (ks->hp_ready)
+        ks->hp->dispose(qo_keyset_hp_ctx(ks));
     /* read before the wipe clears them */
     bool in_pool = ks->in_pool;
     unsigned suite = ks->suite;
@@ -162,8 +162,8 @@ static struct qo_keyset *keyset_alloc(const struct quicoff_table *t, quicoff_sui
     ks->aead = aead;
     ks->hp = hp;
     ks->suite = (uint8_t)suite;
-    ks->phase[0].aead_ctx = ks->ctx_mem;
-    ks->phase[1].aead_ctx = ks->ctx_mem + actx;
+    ks->actx = (uint32_t)actx; /* a context is at most a few KiB */
+    ks->hp_ready = 0;
     ks->retire.release = release_keyset;
     return ks;
 }
@@ -174,13 +174,13 @@ quicoff_status_t qo_keyset_install(struct qo_keyset *ks, uint32_t gen, const uin
 {
     struct qo_keyslot *s = &ks->phase[gen & 1];
     if (s->present) {
-        ks->aead->dispose(s->aead_ctx);
+        ks->aead->dispose(qo_keyset_aead_ctx(ks, gen & 1));
         s->present = 0;
     }
-    uint8_t *k = ks->phase_key[gen & 1];
+    uint8_t *k = ks->keys[gen & 1].key;
     memcpy(k, key, qo_suites[ks->suite].key_len);
     memcpy(s->iv, iv, QUICOFF_IV_LEN);
-    if (ks->aead->setup(s->aead_ctx, k) != 0)
+    if (ks->aead->setup(qo_keyset_aead_ctx(ks, gen & 1), k) != 0)
         return QUICOFF_BACKEND_UNAVAILABLE;
     s->gen = gen;
     s->present = 1;
@@ -189,9 +189,13 @@ quicoff_status_t qo_keyset_install(struct qo_keyset *ks, uint32_t gen, const uin
 
 static quicoff_status_t keyset_set_hp(struct qo_keyset *ks, const uint8_t *hp_key)
 {
-    memcpy(ks->hp_key, hp_key, qo_suites[ks->suite].key_len);
-    ks->hp_ctx = ks->ctx_mem + 2 * qo_round_up(ks->aead->ctx_size);
-    return ks->hp->setup(ks->hp_ctx, ks->hp_key) == 0 ? QUICOFF_OK : QUICOFF_BACKEND_UNAVAILABLE;
+    /* in both phase slots' key lines (table.h) */
+    for (unsigned p = 0; p < 2; p++)
+        memcpy(ks->keys[p].hp_key, hp_key, qo_suites[ks->suite].key_len);
+    ks->hp_ready = 1;
+    return ks->hp->setup(qo_keyset_hp_ctx(ks), ks->keys[0].hp_key) == 0
+               ? QUICOFF_OK
+               : QUICOFF_BACKEND_UNAVAILABLE;
 }
 
 /* A copy of ks with fresh contexts (contexts are never shared between
@@ -204,13 +208,13 @@ struct qo_keyset *qo_keyset_clone(const struct quicoff_table *t, const struct qo
     size_t hdr = offsetof(struct qo_keyset, phase);
     memcpy(ks, old, hdr);
     ks->addr = old->addr; /* identity kept off the hot lines, after phase[] */
-    ks->hp_ctx = NULL;    /* old's: keyset_set_hp gives ks its own */
+    ks->hp_ready = 0;     /* keyset_set_hp sets up ks's own */
     ks->retire.release = release_keyset;
     for (int p = 0; p < 2; p++)
-        if (old->phase[p].present && qo_keyset_install(ks, old->phase[p].gen, old->phase_key[p],
+        if (old->phase[p].present && qo_keyset_install(ks, old->phase[p].gen, old->keys[p].key,
                                                        old->phase[p].iv) != QUICOFF_OK)
             goto fail;
-    if (keyset_set_hp(ks, old->hp_key) != QUICOFF_OK)
+    if (keyset_set_hp(ks, old->keys[0].hp_key) != QUICOFF_OK)
         goto fail;
     /* same keys, same IDs; old keeps ownership until ks replaces it */
     for (int p = 0; p < 2; p++) {

@@ -214,14 +214,19 @@ static int rx_key_choice(const struct qo_keyslot *s, uint32_t cur, uint64_t pn,
  * stage before prefetched.
  */
 
-/* The bytes of a keyset and a slot the data path reads (table.h orders the
- * hot members first). */
-#define KS_HOT_LEN (offsetof(struct qo_keyset, phase) + sizeof(((struct qo_keyset *)0)->phase))
+/* The bytes of a slot the data path reads (table.h orders the hot members
+ * first). */
 #define SLOT_HOT_LEN (offsetof(struct qo_slot, key_packets) + 2 * sizeof(uint64_t))
-/* The same when the chunk's key schedules are computed (qo_key_scratch):
- * the raw keys after phase[] too, instead of the schedules. */
-#define KS_KEYS_LEN \
-    (offsetof(struct qo_keyset, phase_key) + sizeof(((struct qo_keyset *)0)->phase_key))
+
+/* The lines of a keyset a packet of key phase slot kp reads (table.h): lines
+ * 0-1, and where the chunk's key schedules are computed from the raw keys
+ * (qo_key_scratch), that slot's key line. */
+static inline void prefetch_keyset(const struct qo_keyset *ks, unsigned kp, bool computed)
+{
+    qo_prefetch_range(ks, offsetof(struct qo_keyset, keys));
+    if (computed)
+        __builtin_prefetch(&ks->keys[kp & 1]);
+}
 /* A context's lines, at most this many bytes of them (ipsec-mb's 1 KiB GCM
  * context holds GHASH powers a short packet never reads). */
 #define CTX_PREFETCH_MAX 1024
@@ -236,10 +241,10 @@ static inline void prefetch_ctx(const void *ctx, size_t size)
  * cur: RX knows the phase bit only after removing header protection). */
 static inline void prefetch_keys(const struct qo_keyset *ks, int kp, uint32_t cur)
 {
-    prefetch_ctx(ks->hp_ctx, ks->hp->ctx_size);
+    prefetch_ctx(qo_keyset_hp_ctx(ks), ks->hp->ctx_size);
     for (int p = 0; p < 2; p++)
         if (p == kp || (kp < 0 && ks->phase[p].present && ks->phase[p].gen == cur))
-            prefetch_ctx(ks->phase[p].aead_ctx, ks->aead->ctx_size);
+            prefetch_ctx(qo_keyset_aead_ctx(ks, (unsigned)p), ks->aead->ctx_size);
 }
 
 /* ------------------------------------------------------------ header protection */
@@ -262,13 +267,15 @@ struct hp_batch {
     unsigned n;
 };
 
-static void hp_queue(struct hp_batch *b, const struct qo_keyset *ks, const uint8_t *sample,
-                     uint8_t *dest)
+/* kp: whose key line's copy of the HP key to read (table.h), the line the
+ * packet reads anyway where the key schedules are computed. */
+static void hp_queue(struct hp_batch *b, const struct qo_keyset *ks, unsigned kp,
+                     const uint8_t *sample, uint8_t *dest)
 {
     unsigned k = b->n++;
     b->algo[k] = ks->hp;
-    b->ctx[k] = ks->hp_ctx;
-    b->key[k] = ks->hp_key;
+    b->ctx[k] = qo_keyset_hp_ctx(ks);
+    b->key[k] = ks->keys[kp & 1].hp_key;
     b->sample[k] = sample;
     b->dest[k] = dest;
 }
@@ -407,7 +414,7 @@ static void aead_run(struct aead_batch *b, bool seal, uint8_t *scratch, void *ws
  * packet (3 of header-protection round keys, ~7 of the GCM context) where
  * the raw keys are 2: with the worker's qo_key_scratch, a chunk's keysets
  * whose algorithms can expand have only their raw keys prefetched (with
- * their hot lines, KS_KEYS_LEN), and the chunk's schedules are computed
+ * the keyset's hot lines, prefetch_keyset), and the chunk's schedules are computed
  * from them into the scratch, once per distinct key, several keys per
  * vector (gcm_vaes.c); the operations then point at the scratch.  Measured:
  * docs/benchmarks.md, "Key schedules computed per burst".
@@ -540,6 +547,7 @@ struct rx_state {
     int choice;
     uint8_t saved_first;
     uint8_t mask[5];
+    uint8_t kp; /* slot's index in ks->phase */
     uint64_t largest;
     uint32_t cur;
     int opened; /* the AEAD open's result: 0 authentic, -1 not, OPEN_ENGINE_FAILED */
@@ -625,7 +633,7 @@ QO_STAGE void rx_prefetch_slot(const struct quicoff_table *t, const struct rx_st
 
 /* Stage 1c: the slot is (being) fetched: prefetch its keyset. */
 QO_STAGE void rx_prefetch_keyset(const struct quicoff_table *t, const struct rx_state *s,
-                                 uint32_t prev_hash, size_t hot_len)
+                                 uint32_t prev_hash, bool computed)
 {
     if (s->st != QUICOFF_OK || s->hash == prev_hash)
         return;
@@ -634,7 +642,9 @@ QO_STAGE void rx_prefetch_keyset(const struct quicoff_table *t, const struct rx_
         return;
     const struct qo_keyset *ks = atomic_load_explicit(&c->ks, memory_order_acquire);
     if (ks)
-        qo_prefetch_range(ks, hot_len);
+        /* with the key line of the current generation: the packet's phase
+         * bit is still masked, and almost every packet has that phase */
+        prefetch_keyset(ks, atomic_load_explicit(&c->cur_gen, memory_order_relaxed), computed);
 }
 
 /* Stage 2: find the connection; prefetch what stage 3 reads. levels (a big
@@ -664,7 +674,7 @@ QO_STAGE void rx_lookup(const struct quicoff_table *t, struct quicoff_pkt *p,
         return;
     }
     if (!levels) {
-        __builtin_prefetch(s->ks->hp_ctx);
+        __builtin_prefetch(qo_keyset_hp_ctx(s->ks));
         __builtin_prefetch(&s->c->largest_pn);
     } else if (s->ks != prev_ks && !(computed && computes_keys(s->ks))) {
         prefetch_keys(s->ks, -1, atomic_load_explicit(&s->c->cur_gen, memory_order_relaxed));
@@ -688,7 +698,8 @@ QO_STAGE void rx_check(struct quicoff_pkt *p, struct rx_state *s, struct hp_batc
         s->st = QUICOFF_MALFORMED;
         return;
     }
-    hp_queue(hp, ks, p->data + h->pn_off + 4, s->mask);
+    hp_queue(hp, ks, atomic_load_explicit(&s->c->cur_gen, memory_order_relaxed),
+             p->data + h->pn_off + 4, s->mask);
 }
 
 /* Stage 4: with the mask, PN decoding and key choice; the header is
@@ -711,6 +722,7 @@ QO_STAGE void rx_unmask(struct quicoff_pkt *p, struct quicoff_result *r, struct 
     unsigned kp = h->is_long ? 0 : (first >> 2) & 1;
     s->cur = atomic_load_explicit(&s->c->cur_gen, memory_order_acquire);
     s->slot = &ks->phase[kp];
+    s->kp = (uint8_t)kp;
     s->choice = rx_key_choice(s->slot, s->cur, pn, s->c);
     r->key_phase = (uint8_t)kp;
     r->pn_len = (uint8_t)pn_len;
@@ -724,7 +736,7 @@ QO_STAGE void rx_unmask(struct quicoff_pkt *p, struct quicoff_result *r, struct 
     d[p->offset] = first;
     xor_pn_field(d + h->pn_off, m);
     if (!(computed && computes_keys(ks))) /* a computed one is not read */
-        __builtin_prefetch(s->slot->aead_ctx);
+        __builtin_prefetch(qo_keyset_aead_ctx(ks, s->kp));
 }
 
 /* Stage 5: the AEAD open of an unmasked packet (the header is the AAD, the
@@ -736,7 +748,7 @@ QO_STAGE void rx_aead_op(const struct quicoff_pkt *p, const struct quicoff_resul
     uint8_t *d = p->data;
     const struct qo_header *h = &s->h;
     uint32_t payload_off = h->pn_off + r->pn_len;
-    *op = (qo_aead_op_t){.ctx = s->slot->aead_ctx,
+    *op = (qo_aead_op_t){.ctx = qo_keyset_aead_ctx(s->ks, s->kp),
                          .aad = d + p->offset,
                          .aad_len = payload_off - p->offset,
                          .data = d + payload_off,
@@ -750,7 +762,7 @@ QO_STAGE void rx_queue_open(struct quicoff_pkt *p, const struct quicoff_result *
 {
     if (s->st != QUICOFF_OK)
         return;
-    rx_aead_op(p, r, s, aead_queue(b, s->ks->aead, s->ks->phase_key[s->slot - s->ks->phase], pkt));
+    rx_aead_op(p, r, s, aead_queue(b, s->ks->aead, s->ks->keys[s->kp].key, pkt));
 }
 
 /* Stage 6: the packet's outcome after the open: key phase change, largest
@@ -832,11 +844,11 @@ QO_STAGE bool rx_front(const struct quicoff_table *t, struct quicoff_pkt *pkts,
     bool computed = false;
     if (t->prefetch_levels && other_conns) {
         computed = x != NULL;
-        size_t hot = computed ? KS_KEYS_LEN : KS_HOT_LEN;
         for (unsigned i = 0; i < n; i++)
             rx_prefetch_slot(t, &s[i], i && s[i - 1].st == QUICOFF_OK ? s[i - 1].hash : 0);
         for (unsigned i = 0; i < n; i++)
-            rx_prefetch_keyset(t, &s[i], i && s[i - 1].st == QUICOFF_OK ? s[i - 1].hash : 0, hot);
+            rx_prefetch_keyset(t, &s[i], i && s[i - 1].st == QUICOFF_OK ? s[i - 1].hash : 0,
+                               computed);
         for (unsigned i = 0; i < n; i++)
             rx_lookup(t, &pkts[i], &res[i], &s[i], true, computed,
                       i && s[i - 1].st == QUICOFF_OK ? s[i - 1].ks : NULL);
@@ -897,6 +909,7 @@ struct tx_state {
     const struct qo_keyslot *slot;
     quicoff_status_t st;
     bool next;     /* this packet starts a key update */
+    uint8_t kp;    /* slot's index in ks->phase */
     uint64_t used; /* packets already protected with this key */
     uint8_t mask[5];
 };
@@ -905,7 +918,7 @@ struct tx_state {
  * level passes run, as tx_prefetch_keys reads them next; else its first
  * line, and the slot state). */
 QO_STAGE void tx_resolve(const struct quicoff_table *t, struct quicoff_pkt *p,
-                         struct quicoff_result *r, struct tx_state *s, bool levels, size_t hot_len)
+                         struct quicoff_result *r, struct tx_state *s, bool levels, bool computed)
 {
     result_init(r, p);
     r->conn = p->conn;
@@ -925,7 +938,8 @@ QO_STAGE void tx_resolve(const struct quicoff_table *t, struct quicoff_pkt *p,
             s->c = c;
             s->ks = ks;
             if (levels) {
-                qo_prefetch_range(ks, hot_len);
+                unsigned first = p->offset < p->end && p->end <= p->cap ? p->data[p->offset] : 0;
+                prefetch_keyset(ks, (first & 0x80) ? 0 : (first >> 2) & 1, computed);
             } else {
                 __builtin_prefetch(ks);
                 __builtin_prefetch(&c->cur_gen);
@@ -1035,6 +1049,7 @@ QO_STAGE void tx_prepare(struct quicoff_pkt *p, struct quicoff_result *r, struct
     if (c)
         QO_ADD(c->key_packets[kp], 1);
     s->slot = slot;
+    s->kp = (uint8_t)kp;
 }
 
 /* The AEAD seal of a packet that passed tx_prepare: queued for the backend
@@ -1044,7 +1059,7 @@ QO_STAGE void tx_aead_op(const struct quicoff_pkt *p, const struct quicoff_resul
 {
     uint8_t *d = p->data;
     uint32_t payload_off = s->h.pn_off + r->pn_len;
-    *op = (qo_aead_op_t){.ctx = s->slot->aead_ctx,
+    *op = (qo_aead_op_t){.ctx = qo_keyset_aead_ctx(s->ks, s->kp),
                          .aad = d + p->offset,
                          .aad_len = payload_off - p->offset,
                          .data = d + payload_off,
@@ -1103,7 +1118,7 @@ QO_STAGE unsigned tx_back(struct quicoff_worker *w, struct quicoff_pkt *pkts,
     hp.n = 0;
     for (unsigned i = 0; i < n; i++)
         if (s[i].st == QUICOFF_OK)
-            hp_queue(&hp, s[i].ks, pkts[i].data + s[i].h.pn_off + 4, s[i].mask);
+            hp_queue(&hp, s[i].ks, s[i].kp, pkts[i].data + s[i].h.pn_off + 4, s[i].mask);
     if (computed)
         key_schedules_hp(&hp, w->keys);
     compute_masks(&hp);
@@ -1135,7 +1150,7 @@ static unsigned protect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts
         for (unsigned i = 0; i < n; i++)
             tx_prefetch_slot(t, &pkts[i], i ? &pkts[i - 1] : NULL);
     for (unsigned i = 0; i < n; i++)
-        tx_resolve(t, &pkts[i], &res[i], &s[i], levels, computed ? KS_KEYS_LEN : KS_HOT_LEN);
+        tx_resolve(t, &pkts[i], &res[i], &s[i], levels, computed);
     if (levels)
         for (unsigned i = 0; i < n; i++)
             tx_prefetch_keys(&pkts[i], &s[i], i && s[i - 1].st == QUICOFF_OK ? s[i - 1].ks : NULL,
@@ -1146,8 +1161,7 @@ static unsigned protect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts
         tx_prepare(&pkts[i], &res[i], &s[i]);
         if (s[i].st == QUICOFF_OK)
             tx_aead_op(&pkts[i], &res[i], &s[i],
-                       aead_queue(&b, s[i].ks->aead,
-                                  s[i].ks->phase_key[s[i].slot - s[i].ks->phase], i));
+                       aead_queue(&b, s[i].ks->aead, s[i].ks->keys[s[i].kp].key, i));
     }
     if (computed)
         key_schedules_aead(&b, w->keys);
@@ -1205,7 +1219,7 @@ static void job_fill(struct quicoff_aead_job *j, const struct quicoff_pkt *p,
     const struct qo_keymeta *m = &ks->meta[kp];
     j->key_id = m->id;
     j->key_user = m->user;
-    j->key = ks->phase_key[kp];
+    j->key = ks->keys[kp].key;
     j->key_len = qo_suites[ks->suite].key_len;
     j->suite = ks->suite;
     j->pending = 1;
@@ -1286,7 +1300,7 @@ unsigned quicoff_protect_prepare(struct quicoff_worker *w, struct quicoff_pkt *p
         struct tx_state s;
         struct quicoff_aead_job *j = &jobs[i];
         job_clear(j);
-        tx_resolve(w->table, &pkts[i], &res[i], &s, false, KS_HOT_LEN);
+        tx_resolve(w->table, &pkts[i], &res[i], &s, false, false);
         tx_prepare(&pkts[i], &res[i], &s);
         if (s.st == QUICOFF_OK) {
             qo_aead_op_t op;

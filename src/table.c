@@ -341,8 +341,8 @@ quicoff_status_t quicoff_conn_update(struct quicoff_table *t, quicoff_conn_t h,
             /* a copied key dies with old (its owner); one installed by this
              * very update was never published: retired now */
             qo_key_retire(t, ks, (cur + 1) & 1);
-            ks->aead->dispose(o->aead_ctx);
-            qo_secure_zero(ks->phase_key[(cur + 1) & 1], sizeof(ks->phase_key[0]));
+            ks->aead->dispose(qo_keyset_aead_ctx(ks, (cur + 1) & 1));
+            qo_secure_zero(ks->keys[(cur + 1) & 1].key, sizeof(ks->keys[0].key));
             qo_secure_zero(o->iv, sizeof(o->iv));
             o->present = 0;
         }

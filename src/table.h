@@ -27,6 +27,7 @@
 
 #include <pthread.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdatomic.h>
 
 #define QO_CACHE_LINE 64
@@ -42,24 +43,39 @@
  * 2,064, 6 MiB) lose 6-17 % with it; 10^4 and more gain. */
 #define QO_PREFETCH_LEVELS_FOOTPRINT ((uint64_t)16 << 20)
 
-/* What the data path reads of a key phase slot: 32 bytes (the raw key is
- * in qo_keyset.phase_key, off the hot lines). */
+/* What the data path reads of a key phase slot: 20 bytes, so that both
+ * slots share a line with the algorithms (the slot's AEAD context is at
+ * qo_keyset_aead_ctx, its raw key in qo_keyset.keys). */
 struct qo_keyslot {
     uint32_t gen; /* key generation; phase bit = gen & 1 */
     uint8_t present;
     uint8_t iv[QUICOFF_IV_LEN];
-    void *aead_ctx; /* points into the keyset's ctx_mem */
 };
 
+/* A key phase slot's raw key, with a copy of the header-protection key: a
+ * table whose key schedules are computed from the raw keys per burst
+ * (protect.c, qo_key_scratch) reads one such line per packet. */
+struct qo_keyline {
+    uint8_t hp_key[QUICOFF_MAX_KEY_LEN];
+    uint8_t key[QUICOFF_MAX_KEY_LEN];
+} __attribute__((aligned(QO_CACHE_LINE)));
+
 /*
- * Member order is cache-line order: everything a packet reads (lookup
- * identity, limits, algorithms, header-protection context, both key phase
- * slots) is in the first three lines (protect.c prefetches them, up to the
- * end of phase[]); what only the control path and rare packets read comes
- * after.  A keyset is cache-line aligned (keyset_alloc).
+ * Member order is cache-line order (a keyset is cache-line aligned,
+ * keyset_alloc), so that a packet reads few lines:
+ *  - line 0: the lookup identity, DCID included (all a lookup reads), the
+ *    hard limit;
+ *  - line 1: the threshold, the algorithms, both key phase slots: with line
+ *    0 all that a packet reads where the key schedules are read from the
+ *    contexts (2 lines);
+ *  - lines 2 and 3: keys[p], what a packet of phase slot p reads besides
+ *    where the schedules are computed from the raw keys (3 lines);
+ *  - then what only the control path and rare packets read.
+ * The contexts (ctx_mem) are not pointed to from the hot lines but found
+ * from ctx_size: two AEAD contexts, then the header-protection one.
  */
 struct qo_keyset {
-    /* lookup identity */
+    /* line 0 */
     uint8_t direction, level, suite, nonce_layout, fail_action, dcid_len;
     uint8_t grease_quic_bit; /* a clear fixed bit is accepted (RFC 9287) */
     uint32_t version;
@@ -68,26 +84,24 @@ struct qo_keyset {
     uint32_t state_gen; /* the slot's state_gen this keyset may write the state under */
     void *user;         /* quicoff_conn_config.user, returned in every result */
     uint8_t dcid[QUICOFF_MAX_CID_LEN];
+    uint32_t actx; /* bytes from one AEAD context to the next in ctx_mem */
     /* limits (RFC 9001 §6.6) and the caller's threshold */
-    uint64_t threshold;
     uint64_t hard_limit; /* TX: confidentiality (per key); RX: integrity (per connection) */
+    /* line 1 */
+    uint64_t threshold;
     const qo_aead_algo_t *aead;
     const qo_hp_algo_t *hp;
-    void *hp_ctx;
-    struct qo_keyslot phase[2]; /* the hot lines end here */
-    /* The raw keys: kept to rebuild contexts on update, and read per burst
-     * by a table whose key schedules are computed instead of read
-     * (protect.c, qo_key_scratch): so right after the hot lines, which that
-     * table's bursts prefetch up to the end of phase_key. */
-    uint8_t hp_key[QUICOFF_MAX_KEY_LEN];
-    uint8_t phase_key[2][QUICOFF_MAX_KEY_LEN];
-    /* Control path only, so after the keys: the hot lines and the raw keys
-     * then end at 256 bytes, four lines (docs/benchmarks.md). */
+    struct qo_keyslot phase[2];
+    /* lines 2 and 3: the raw keys, also what an update rebuilds contexts
+     * from (the HP key's copy in keys[0] is the one the control path reads) */
+    struct qo_keyline keys[2];
+    /* Control path only */
     struct qo_retire_node retire;
     /* a zero-length-CID entry's lookup key (cold: read by those lookups only) */
     struct quicoff_addr addr;
     size_t alloc_size;
-    uint8_t in_pool; /* from the table's keyset_pools, not aligned_alloc */
+    uint8_t in_pool;  /* from the table's keyset_pools, not aligned_alloc */
+    uint8_t hp_ready; /* the header-protection context is set up */
     /* Per phase slot: the key's identity for split-API callers (key hooks).
      * Kept out of qo_keyslot so the burst path's layout is unchanged. A
      * cloned keyset shares its keys' IDs with the original; `owner` says
@@ -101,6 +115,24 @@ struct qo_keyset {
     } meta[2];
     _Alignas(QO_CACHE_LINE) uint8_t ctx_mem[];
 };
+
+_Static_assert(offsetof(struct qo_keyset, threshold) == QO_CACHE_LINE &&
+                   offsetof(struct qo_keyset, phase) + sizeof(((struct qo_keyset *)0)->phase) <=
+                       2 * QO_CACHE_LINE &&
+                   offsetof(struct qo_keyset, keys) == 2 * QO_CACHE_LINE &&
+                   sizeof(struct qo_keyline) == QO_CACHE_LINE,
+               "a keyset's hot lines: 0-1, then one line of raw keys per phase slot");
+
+/* The AEAD context of phase slot p, and the header-protection context. */
+static inline void *qo_keyset_aead_ctx(const struct qo_keyset *ks, unsigned p)
+{
+    return (uint8_t *)ks->ctx_mem + (size_t)p * ks->actx;
+}
+
+static inline void *qo_keyset_hp_ctx(const struct qo_keyset *ks)
+{
+    return (uint8_t *)ks->ctx_mem + 2 * (size_t)ks->actx;
+}
 
 /* Member order is cache-line order: what every packet reads or writes is in
  * the first 72 bytes (two lines, up to the end of key_packets, which
