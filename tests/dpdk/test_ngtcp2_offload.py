@@ -378,10 +378,13 @@ def test_qo_h3_client_offloaded_downloads_from_qo_h3_server(site, tmp_path, bed_
     assert cs["offload_tx_packets"] == cs["stack_1rtt_packets_sent"] > 0, cs
     assert cs["host_packets_handed"] == cs["stack_1rtt_packets_sent"], cs
     # the client stops reading once it has the body and closes; what the
-    # server sent before it saw the CONNECTION_CLOSE (ACKs, a few control
-    # frames) the offload still opens, and the QUERY counts it
+    # server sent before it saw the CONNECTION_CLOSE (ACKs, control frames,
+    # as many as were in flight then: more on a loaded machine, 21 seen) the
+    # offload still opens, and the QUERY counts it; it never opens more than
+    # the server's stack sent
     late = cs["offload_rx_packets"] - cs["stack_1rtt_packets_received"]
-    assert cs["stack_1rtt_packets_received"] > 0 and 0 <= late <= 16, cs
+    assert cs["stack_1rtt_packets_received"] > 0 and late >= 0, cs
+    assert cs["offload_rx_packets"] <= ss["stack_1rtt_packets_sent"], (cs, ss)
     assert cs["fallbacks"] == 0, cs
     # the network side: standard QUIC, decrypted with the client's key log
     p = subprocess.run(
