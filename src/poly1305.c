@@ -647,18 +647,12 @@ QO_POLY_AVX2 static inline void step4(__m256i h[5], const __m256i r[5], const __
             d[k] = _mm256_add_epi64(d[k],
                                     _mm256_mul_epu32(a[i], i <= k ? r[k - i] : s[k - i + 5]));
     }
-    c = _mm256_srli_epi64(d[0], 26);
-    d[0] = _mm256_and_si256(d[0], m26);
-    d[1] = _mm256_add_epi64(d[1], c);
-    c = _mm256_srli_epi64(d[1], 26);
-    d[1] = _mm256_and_si256(d[1], m26);
-    d[2] = _mm256_add_epi64(d[2], c);
-    c = _mm256_srli_epi64(d[2], 26);
-    d[2] = _mm256_and_si256(d[2], m26);
-    d[3] = _mm256_add_epi64(d[3], c);
-    c = _mm256_srli_epi64(d[3], 26);
-    d[3] = _mm256_and_si256(d[3], m26);
-    d[4] = _mm256_add_epi64(d[4], c);
+    /* carries limb to limb, the top one folded down times 5 (2^130 = 5) */
+    for (int k = 0; k < 4; k++) {
+        c = _mm256_srli_epi64(d[k], 26);
+        d[k] = _mm256_and_si256(d[k], m26);
+        d[k + 1] = _mm256_add_epi64(d[k + 1], c);
+    }
     c = _mm256_srli_epi64(d[4], 26);
     d[4] = _mm256_and_si256(d[4], m26);
     d[0] = _mm256_add_epi64(d[0], _mm256_add_epi64(c, _mm256_slli_epi64(c, 2)));
