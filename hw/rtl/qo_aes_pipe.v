@@ -154,9 +154,11 @@ module qo_aes_pipe #(
     genvar g;
     generate
         for (g = 1; g <= 14; g = g + 1) begin : stage
-            wire [3:0]   nr    = a2[g-1] ? 4'd14 : 4'd10;
-            wire         act   = (g <= nr);
-            wire [255:0] kwn   = next_kw(kw[g-1], a2[g-1], g - 1);
+            // Stages 11..14 run AES-256 blocks only: an AES-128 block left
+            // round 10 into `fin` and its key window is never read again, so
+            // those stages expand the key as AES-256 whatever the block (no
+            // key-size multiplexers, and stage 14's SubWord has no reader)
+            wire [255:0] kwn   = next_kw(kw[g-1], (g > 10) ? 1'b1 : a2[g-1], g - 1);
             // the S-box inputs of round g: the whitened block, or round g-1
             // finished (its S-box outputs through ShiftRows, MixColumns and
             // its round key, kw[g-1]'s first half)
@@ -167,7 +169,7 @@ module qo_aes_pipe #(
             always @(posedge clk) begin
                 vld[g] <= vld[g-1] & ~rst;
                 if (vld[g-1]) begin
-                    kw[g] <= act ? kwn : kw[g-1];
+                    kw[g] <= kwn;
                     a2[g] <= a2[g-1];
                     tg[g] <= tg[g-1];
                 end

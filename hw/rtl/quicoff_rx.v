@@ -925,27 +925,53 @@ module quicoff_rx #(
     wire [255:0] aad_o = aad_s[os];
     wire         is4_o = is4_s[os], is6_o = is6_s[os], fr_mod = omod_s[os];
     wire [15:0]  ob   = {k[11:0], 4'b0};
+    // Byte {k, oi} of the frame. Every region bound and rewritten field
+    // is compared once per beat (its beat number against k) and once per byte
+    // lane (its low 4 bits against the constant oi), instead of a 16-bit adder
+    // and comparators per lane: the same decisions in a fraction of the LUTs.
+    // The equality targets keep the carry of their 32-bit sum (the byte
+    // number is 16 bits), so a field past 64 KiB matches nothing, as before.
+    wire [11:0]  kk   = k[11:0];
+    wire [15:0]  E_o  = P_o + L_o;                  // payload end, 16 bits as the comparison it replaces
+    wire         k_gtP = kk > P_o[15:4], k_eqP = kk == P_o[15:4];
+    wire         k_ltE = kk < E_o[15:4], k_eqE = kk == E_o[15:4];
+    wire         k_gtq = kk > q_o[15:4], k_eqq = kk == q_o[15:4];
+    wire [16:0]  f_ip2 = l3_o + 17'd2,  f_ip3 = l3_o + 17'd3,  f_ip10 = l3_o + 17'd10, f_ip11 = l3_o + 17'd11;
+    wire [16:0]  f_ip4 = l3_o + 17'd4,  f_ip5 = l3_o + 17'd5;
+    wire [16:0]  f_u4  = l4_o + 17'd4,  f_u5  = l4_o + 17'd5,  f_u6   = l4_o + 17'd6,  f_u7   = l4_o + 17'd7;
+    wire [15:0]  iptot_m = iptot_o - 16'd16, udplen_m = udplen_o - 16'd16;
+    // the AAD bytes of this beat: lane oi shows AAD byte (bi - q) mod 32 (the
+    // header before the payload is at most 25 bytes), so one rotation of the
+    // 32 bytes by (16 k - q) mod 32 serves every lane
+    wire [4:0]   aad_rot = {kk[0], 4'b0} - q_o[4:0];
+    wire [511:0] aad_2x  = {aad_o, aad_o} >> {aad_rot, 3'b000};
+    wire [127:0] aad_w   = aad_2x[127:0];
+    function hit;   // is byte (kk, lane) the 17-bit position f?
+        input [16:0] f;
+        input [11:0] kb;
+        input [3:0]  lane;
+        hit = !f[16] && kb == f[15:4] && lane == f[3:0];
+    endfunction
     reg  [127:0] odata;
-    reg  [15:0]  bi;
     always @* begin
         odata = obuf;
-        bi = 16'd0;
         oi = 0;          // (assigned on every path: a loop variable is a latch to Yosys otherwise)
         if (fr_mod) begin
             for (oi = 0; oi < 16; oi = oi + 1) begin
-                bi = ob + oi;
-                if (bi >= P_o && bi < P_o + L_o) odata[8*oi +: 8] = obuf[8*oi +: 8] ^ ksa[8*oi +: 8];
-                if (bi >= q_o && bi < P_o)       odata[8*oi +: 8] = aad_o[8*(bi - q_o) +: 8];
-                if (is4_o && bi == l3_o + 2)     odata[8*oi +: 8] = (iptot_o - 16'd16) >> 8;
-                if (is4_o && bi == l3_o + 3)     odata[8*oi +: 8] = (iptot_o - 16'd16);
-                if (is4_o && bi == l3_o + 10)    odata[8*oi +: 8] = ipcs_o[15:8];
-                if (is4_o && bi == l3_o + 11)    odata[8*oi +: 8] = ipcs_o[7:0];
-                if (is6_o && bi == l3_o + 4)     odata[8*oi +: 8] = (iptot_o - 16'd16) >> 8;
-                if (is6_o && bi == l3_o + 5)     odata[8*oi +: 8] = (iptot_o - 16'd16);
-                if (bi == l4_o + 4)              odata[8*oi +: 8] = (udplen_o - 16'd16) >> 8;
-                if (bi == l4_o + 5)              odata[8*oi +: 8] = (udplen_o - 16'd16);
-                if (bi == l4_o + 6)              odata[8*oi +: 8] = udpcs_o[15:8];
-                if (bi == l4_o + 7)              odata[8*oi +: 8] = udpcs_o[7:0];
+                if ((k_gtP || (k_eqP && oi >= P_o[3:0])) && (k_ltE || (k_eqE && oi < E_o[3:0])))
+                    odata[8*oi +: 8] = obuf[8*oi +: 8] ^ ksa[8*oi +: 8];
+                if ((k_gtq || (k_eqq && oi >= q_o[3:0])) && !(k_gtP || (k_eqP && oi >= P_o[3:0])))
+                    odata[8*oi +: 8] = aad_w[8*oi +: 8];
+                if (is4_o && hit(f_ip2, kk, oi))  odata[8*oi +: 8] = iptot_m[15:8];
+                if (is4_o && hit(f_ip3, kk, oi))  odata[8*oi +: 8] = iptot_m[7:0];
+                if (is4_o && hit(f_ip10, kk, oi)) odata[8*oi +: 8] = ipcs_o[15:8];
+                if (is4_o && hit(f_ip11, kk, oi)) odata[8*oi +: 8] = ipcs_o[7:0];
+                if (is6_o && hit(f_ip4, kk, oi))  odata[8*oi +: 8] = iptot_m[15:8];
+                if (is6_o && hit(f_ip5, kk, oi))  odata[8*oi +: 8] = iptot_m[7:0];
+                if (hit(f_u4, kk, oi))            odata[8*oi +: 8] = udplen_m[15:8];
+                if (hit(f_u5, kk, oi))            odata[8*oi +: 8] = udplen_m[7:0];
+                if (hit(f_u6, kk, oi))            odata[8*oi +: 8] = udpcs_o[15:8];
+                if (hit(f_u7, kk, oi))            odata[8*oi +: 8] = udpcs_o[7:0];
             end
         end
     end
