@@ -300,6 +300,14 @@ module quicoff_rx #(
 
     function [7:0] hbp;  input [15:0] i; hbp = hdr_p[8*i[6:0] +: 8]; endfunction
 
+    // Lane i of a beat is below n (i < n, n 16 bits): every lane when n >= 16,
+    // else those below n[3:0]. One 16-bit test and a 4-input decode per lane,
+    // where 16 separate 16-bit comparisons were a carry chain each.
+    function [15:0] lanes_below;
+        input [15:0] n;
+        lanes_below = (|n[15:4]) ? 16'hffff : ~(16'hffff << n[3:0]);
+    endfunction
+
     // ------------------------------------------------------------------
     // AES pipeline: HP masks, H, E(J0) and the keystream of every slot
     reg          a_v;
@@ -328,11 +336,12 @@ module quicoff_rx #(
     // the checksum's window is read a clock ahead, for the block leaving next
     wire [15:0]   kj_n    = {8'd0, an_tag[7:0]};
     reg  [127:0]  mask_k;
+    wire [15:0]   lb_k = lanes_below(rem_k);
     integer ki, ci, oi;  // one loop variable per always block (a shared one is a latch to Yosys)
     always @* begin
         rs_k = an_tag[10 +: SW];
         ra_k = P_s[rs_k] + {kj_n[11:0], 4'b0};
-        for (ki = 0; ki < 16; ki = ki + 1) mask_k[8*ki +: 8] = (ki < rem_k) ? 8'hff : 8'h00;
+        for (ki = 0; ki < 16; ki = ki + 1) mask_k[8*ki +: 8] = lb_k[ki] ? 8'hff : 8'h00;
     end
 
     // keystream, payload block order, frame byte order (block RAM as the
@@ -427,6 +436,7 @@ module quicoff_rx #(
     qo_gf128_mul ghm (.a(Y ^ gh_in), .b(Hr), .p(gh_prod));
     reg  [127:0] mask_j, ctm;
     reg  [15:0]  rem;
+    reg  [15:0]  lb_j;
     // the window of the next clock's step: its ciphertext block, or the tag
     // for the lengths step (the tag is folded into yf_s there, so finish
     // reads no frame byte)
@@ -436,7 +446,8 @@ module quicoff_rx #(
         gh_in  = 128'd0;
         ctm    = 128'd0;
         rem    = L_b - {jj[11:0], 4'b0};
-        for (ci = 0; ci < 16; ci = ci + 1) mask_j[8*ci +: 8] = (ci < rem) ? 8'hff : 8'h00;
+        lb_j   = lanes_below(rem);
+        for (ci = 0; ci < 16; ci = ci + 1) mask_j[8*ci +: 8] = lb_j[ci] ? 8'hff : 8'h00;
         if (g < hblk)
             gh_in = bswap(g[0] ? aad_s[bs][255:128] : aad_s[bs][127:0]);
         else if (g < hblk + nblk_b) begin
@@ -977,9 +988,10 @@ module quicoff_rx #(
     end
     wire        olast = (ob + 16'd16 >= olen_o);
     wire [15:0] orem  = olen_o - ob;
+    wire [15:0] lb_o  = lanes_below(orem);
     genvar gi;
     generate for (gi = 0; gi < NB; gi = gi + 1) begin : keep
-        assign m_axis_tkeep[gi] = !olast || (gi < orem);
+        assign m_axis_tkeep[gi] = !olast || lb_o[gi];
     end endgenerate
     assign m_axis_tdata  = odata;
     assign m_axis_tvalid = ost;
