@@ -265,18 +265,16 @@ module quicoff_rx #(
 
     // The frames' beats, shared by the slots, in block RAM (registered
     // reads: each reader gives the address of the next clock's window). One
-    // copy per reader: GHASH (ciphertext, then the tag), the plaintext
-    // checksum beside the AES output, egress.
-    reg  [15:0]   ra_g, ra_k, ra_o, ra_ks;  // next clock's offsets of those readers and the keystream's
+    // copy per reader: GHASH (ciphertext, then the tag) and egress. (The
+    // plaintext checksum beside the AES output had a third copy; it now
+    // takes the ciphertext blocks GHASH read, from `ctb` below.)
+    reg  [15:0]   ra_g, ra_o, ra_ks;        // next clock's offsets of those readers and the keystream's
     reg  [SW-1:0] rs_k, os_nx;              // next clock's slots of the checksum and egress readers
-    wire [127:0]  win_g, win_k, obuf, ksa;
+    wire [127:0]  win_g, obuf, ksa;
     wire          fm_we = in_beat && wbeat_i < MAXBEATS;
     qo_frame_mem #(.NS(NS), .MAXBEATS(MAXBEATS)) fm_g (
         .clk(clk), .we(fm_we), .w_slot(is_), .w_beat(wbeat_i[MW-1:0]), .w_data(s_axis_tdata),
         .r_slot(bs), .r_off(ra_g[MW+3:0]), .r_win(win_g));
-    qo_frame_mem #(.NS(NS), .MAXBEATS(MAXBEATS)) fm_k (
-        .clk(clk), .we(fm_we), .w_slot(is_), .w_beat(wbeat_i[MW-1:0]), .w_data(s_axis_tdata),
-        .r_slot(rs_k), .r_off(ra_k[MW+3:0]), .r_win(win_k));
     qo_frame_mem #(.NS(NS), .MAXBEATS(MAXBEATS)) fm_o (
         .clk(clk), .we(fm_we), .w_slot(is_), .w_beat(wbeat_i[MW-1:0]), .w_data(s_axis_tdata),
         .r_slot(os_nx), .r_off(ra_o[MW+3:0]), .r_win(obuf));
@@ -319,11 +317,12 @@ module quicoff_rx #(
     wire [127:0] ao_blk;
     wire [TAGW-1:0] ao_tag;
     wire [TAGW-1:0] an_tag;
-    // S-boxes of AES stages 1-12 in block RAM (96 DP16KD), 13-14 in logic:
-    // with the frame memories (64), the entry table (41 at CAP = 256) and
-    // the lookup buckets that is as many of the LFE5UM-85F's 208 DP16KD as
-    // whole stages fill (a stage is 8)
-    qo_aes_pipe #(.TAGW(TAGW), .SBOX_BRAM(14'h0fff)) aes (
+    // S-boxes of AES stages 1-13 in block RAM (104 DP16KD), 14 in logic:
+    // with the two frame memories and the keystream's (48), the entry table
+    // (44 at CAP = 256), the lookup buckets (4) and the checksum's
+    // ciphertext blocks (4) that is 204 of the LFE5UM-85F's 208 DP16KD; a
+    // stage takes 8
+    qo_aes_pipe #(.TAGW(TAGW), .SBOX_BRAM(14'h1fff)) aes (
         .clk(clk), .rst(rst), .in_valid(a_v), .in_block(a_blk), .in_key(a_key),
         .in_aes256(a_256), .in_tag(a_tag), .out_valid(ao_v), .out_block(ao_blk), .out_tag(ao_tag),
         .next_valid(), .next_tag(an_tag));
@@ -340,7 +339,6 @@ module quicoff_rx #(
     integer ki, ci, oi;  // one loop variable per always block (a shared one is a latch to Yosys)
     always @* begin
         rs_k = an_tag[10 +: SW];
-        ra_k = P_s[rs_k] + {kj_n[11:0], 4'b0};
         for (ki = 0; ki < 16; ki = ki + 1) mask_k[8*ki +: 8] = lb_k[ki] ? 8'hff : 8'h00;
     end
 
@@ -457,6 +455,30 @@ module quicoff_rx #(
             gh_in = {48'd0, hlen_b[12:0], 3'b000, 48'd0, L_b[12:0], 3'b000};
     end
 
+    // The ciphertext blocks for the plaintext checksum. GHASH reads every
+    // ciphertext block of a frame (masked to the payload: ctm) a little
+    // before the AES pipeline returns that block's keystream, so the checksum
+    // takes them from here instead of a third copy of the frame memory (16
+    // block RAMs and a byte shifter). A GCM session's blocks get consecutive
+    // numbers from cb_next (its first in cbase_s, by slot, for the reader);
+    // block j of the session is at (base + j) mod 128. 128 entries because
+    // GHASH may run ahead of the keystream issue by up to a whole frame (the
+    // front's AES blocks go first) and a frame has fewer than 128 blocks;
+    // GHASH reads block j at least 2 clocks before the AES pipeline's next
+    // output is block j (H of the frame's key came out earlier; the issue
+    // starts with J0 and the pipeline takes 15 clocks), so the read finds it.
+    reg  [6:0]    cb_next, cb_cur;
+    reg  [6:0]    cbase_s [0:NS-1];
+    (* ram_style = "block" *) reg [127:0] ctb [0:127];
+    reg  [127:0]  ct_k;
+    wire          ctb_we = b_gh && g >= hblk && g < hblk + nblk_b;
+    wire [6:0]    ctb_wa = cb_cur + jj[6:0];            // (7-bit sums: the index wraps)
+    wire [6:0]    ctb_ra = cbase_s[rs_k] + kj_n[6:0];
+    always @(posedge clk) begin
+        if (ctb_we) ctb[ctb_wa] <= ctm;
+        ct_k <= ctb[ctb_ra];
+    end
+
     // The PN state the back stage decodes against: the nearest earlier frame
     // of the same entry still in flight (its state if it authenticates), else
     // a write-back too recent for the table read, else the table.
@@ -526,7 +548,7 @@ module quicoff_rx #(
                       else h0_s[ao_s] <= ao_blk;
                 K_J0: begin ej0_s[ao_s] <= ao_blk; got_s[ao_s] <= got_s[ao_s] + 1; end
                 K_KS: begin
-                    ptsum_s[ao_s] <= ptsum_s[ao_s] + sum_words16((win_k ^ bswap(ao_blk)) & mask_k);
+                    ptsum_s[ao_s] <= ptsum_s[ao_s] + sum_words16((ct_k ^ bswap(ao_blk)) & mask_k);
                     got_s[ao_s]   <= got_s[ao_s] + 1;
                 end
             endcase
@@ -539,6 +561,7 @@ module quicoff_rx #(
             pst <= P_IDLE; fst <= F_IDLE; bst <= B_IDLE; tst <= T_IDLE;
             rb_mode <= 0;
             epoch <= 0;
+            cb_next <= 0;
             wbh_v <= 0;
             for (i = 0; i < 8; i = i + 1) cnt_g[i] <= 0;
         end else begin
@@ -770,6 +793,9 @@ module quicoff_rx #(
                     pkey   <= h_pkey;
                     nonce  <= h_nonce;
                     b_a256 <= h_a256;
+                    cb_cur <= cb_next;
+                    cbase_s[bs] <= cb_next;
+                    cb_next <= cb_next + nblk_b[6:0];
                     iss <= 0;
                     Y   <= 128'd0;
                     g   <= 0;
