@@ -22,14 +22,18 @@
 // after the last stage ShiftRows and the last round key are applied to the
 // output (one XOR level after the registers). AES-128 blocks leave round 10
 // finished into `fin`, which carries them through stages 11..14. SBOX_BRAM
-// picks the stages whose S-boxes go to block RAM (bit g-1 for stage g); the
-// others are the same registers with the S-boxes in logic. The 4 key-schedule
+// picks the stages whose S-boxes go to block RAM (bit g-1 for stage g), and
+// SBOX_BRAM_HALF those with half of them there; the others are the same
+// registers with the S-boxes in logic. The 4 key-schedule
 // S-boxes per stage stay in logic.
 //
 // Byte order: byte 0 of a block is bits [127:120] (FIPS-197 order).
 module qo_aes_pipe #(
     parameter TAGW = 16,
-    parameter [13:0] SBOX_BRAM = 14'h3fff
+    parameter [13:0] SBOX_BRAM = 14'h3fff,
+    // stages with only their first 8 S-boxes (4 block RAMs) in block RAM:
+    // a device's last few block RAMs need not wait for a whole stage's 8
+    parameter [13:0] SBOX_BRAM_HALF = 14'h0000
 ) (
     input  wire            clk,
     input  wire            rst,
@@ -178,8 +182,8 @@ module qo_aes_pipe #(
             // reads each (a block RAM's two ports; Yosys's memory mapper also
             // fails on one ROM with 16 read ports)
             genvar c;
-            if (SBOX_BRAM[g-1]) begin : bram
-                for (c = 0; c < 16; c = c + 2) begin : sb
+            for (c = 0; c < 16; c = c + 2) begin : sb
+                if (SBOX_BRAM[g-1] || (SBOX_BRAM_HALF[g-1] && c < 8)) begin : bram
                     (* rom_style = "block" *) reg [7:0] rom [0:255];
                     integer i;
                     initial for (i = 0; i < 256; i = i + 1) rom[i] = SBOX_TAB[8*i +: 8];
@@ -188,11 +192,12 @@ module qo_aes_pipe #(
                             st[g][8*c +: 8]     <= rom[sin[8*c +: 8]];
                             st[g][8*c + 8 +: 8] <= rom[sin[8*c + 8 +: 8]];
                         end
-                end
-            end else begin : logic_
-                for (c = 0; c < 16; c = c + 1) begin : sb
+                end else begin : logic_
                     always @(posedge clk)
-                        if (vld[g-1]) st[g][8*c +: 8] <= qo_sbox(sin[8*c +: 8]);
+                        if (vld[g-1]) begin
+                            st[g][8*c +: 8]     <= qo_sbox(sin[8*c +: 8]);
+                            st[g][8*c + 8 +: 8] <= qo_sbox(sin[8*c + 8 +: 8]);
+                        end
                 end
             end
             // AES-128 blocks are finished after round 10 and carried on

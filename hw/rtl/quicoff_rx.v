@@ -317,12 +317,12 @@ module quicoff_rx #(
     wire [127:0] ao_blk;
     wire [TAGW-1:0] ao_tag;
     wire [TAGW-1:0] an_tag;
-    // S-boxes of AES stages 1-13 in block RAM (104 DP16KD), 14 in logic:
-    // with the two frame memories and the keystream's (48), the entry table
-    // (44 at CAP = 256), the lookup buckets (4) and the checksum's
-    // ciphertext blocks (4) that is 204 of the LFE5UM-85F's 208 DP16KD; a
-    // stage takes 8
-    qo_aes_pipe #(.TAGW(TAGW), .SBOX_BRAM(14'h1fff)) aes (
+    // S-boxes of AES stages 1-13 and half of 14's in block RAM (108 DP16KD),
+    // the other 8 in logic: with the two frame memories and the keystream's
+    // (48), the entry table (44 at CAP = 256), the lookup buckets (4) and
+    // the checksum's ciphertext blocks (4) that is all of the LFE5UM-85F's
+    // 208 DP16KD
+    qo_aes_pipe #(.TAGW(TAGW), .SBOX_BRAM(14'h1fff), .SBOX_BRAM_HALF(14'h2000)) aes (
         .clk(clk), .rst(rst), .in_valid(a_v), .in_block(a_blk), .in_key(a_key),
         .in_aes256(a_256), .in_tag(a_tag), .out_valid(ao_v), .out_block(ao_blk), .out_tag(ao_tag),
         .next_valid(), .next_tag(an_tag));
