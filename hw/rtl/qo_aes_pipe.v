@@ -22,14 +22,18 @@
 // after the last stage ShiftRows and the last round key are applied to the
 // output (one XOR level after the registers). AES-128 blocks leave round 10
 // finished into `fin`, which carries them through stages 11..14. SBOX_BRAM
-// picks the stages whose S-boxes go to block RAM (bit g-1 for stage g); the
-// others are the same registers with the S-boxes in logic. The 4 key-schedule
+// picks the stages whose S-boxes go to block RAM (bit g-1 for stage g), and
+// SBOX_BRAM_HALF those with half of them there; the others are the same
+// registers with the S-boxes in logic. The 4 key-schedule
 // S-boxes per stage stay in logic.
 //
 // Byte order: byte 0 of a block is bits [127:120] (FIPS-197 order).
 module qo_aes_pipe #(
     parameter TAGW = 16,
-    parameter [13:0] SBOX_BRAM = 14'h3fff
+    parameter [13:0] SBOX_BRAM = 14'h3fff,
+    // stages with only their first 8 S-boxes (4 block RAMs) in block RAM:
+    // a device's last few block RAMs need not wait for a whole stage's 8
+    parameter [13:0] SBOX_BRAM_HALF = 14'h0000
 ) (
     input  wire            clk,
     input  wire            rst,
@@ -154,9 +158,11 @@ module qo_aes_pipe #(
     genvar g;
     generate
         for (g = 1; g <= 14; g = g + 1) begin : stage
-            wire [3:0]   nr    = a2[g-1] ? 4'd14 : 4'd10;
-            wire         act   = (g <= nr);
-            wire [255:0] kwn   = next_kw(kw[g-1], a2[g-1], g - 1);
+            // Stages 11..14 run AES-256 blocks only: an AES-128 block left
+            // round 10 into `fin` and its key window is never read again, so
+            // those stages expand the key as AES-256 whatever the block (no
+            // key-size multiplexers, and stage 14's SubWord has no reader)
+            wire [255:0] kwn   = next_kw(kw[g-1], (g > 10) ? 1'b1 : a2[g-1], g - 1);
             // the S-box inputs of round g: the whitened block, or round g-1
             // finished (its S-box outputs through ShiftRows, MixColumns and
             // its round key, kw[g-1]'s first half)
@@ -167,7 +173,7 @@ module qo_aes_pipe #(
             always @(posedge clk) begin
                 vld[g] <= vld[g-1] & ~rst;
                 if (vld[g-1]) begin
-                    kw[g] <= act ? kwn : kw[g-1];
+                    kw[g] <= kwn;
                     a2[g] <= a2[g-1];
                     tg[g] <= tg[g-1];
                 end
@@ -176,8 +182,8 @@ module qo_aes_pipe #(
             // reads each (a block RAM's two ports; Yosys's memory mapper also
             // fails on one ROM with 16 read ports)
             genvar c;
-            if (SBOX_BRAM[g-1]) begin : bram
-                for (c = 0; c < 16; c = c + 2) begin : sb
+            for (c = 0; c < 16; c = c + 2) begin : sb
+                if (SBOX_BRAM[g-1] || (SBOX_BRAM_HALF[g-1] && c < 8)) begin : bram
                     (* rom_style = "block" *) reg [7:0] rom [0:255];
                     integer i;
                     initial for (i = 0; i < 256; i = i + 1) rom[i] = SBOX_TAB[8*i +: 8];
@@ -186,11 +192,12 @@ module qo_aes_pipe #(
                             st[g][8*c +: 8]     <= rom[sin[8*c +: 8]];
                             st[g][8*c + 8 +: 8] <= rom[sin[8*c + 8 +: 8]];
                         end
-                end
-            end else begin : logic_
-                for (c = 0; c < 16; c = c + 1) begin : sb
+                end else begin : logic_
                     always @(posedge clk)
-                        if (vld[g-1]) st[g][8*c +: 8] <= qo_sbox(sin[8*c +: 8]);
+                        if (vld[g-1]) begin
+                            st[g][8*c +: 8]     <= qo_sbox(sin[8*c +: 8]);
+                            st[g][8*c + 8 +: 8] <= qo_sbox(sin[8*c + 8 +: 8]);
+                        end
                 end
             end
             // AES-128 blocks are finished after round 10 and carried on

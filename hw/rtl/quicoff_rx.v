@@ -265,18 +265,16 @@ module quicoff_rx #(
 
     // The frames' beats, shared by the slots, in block RAM (registered
     // reads: each reader gives the address of the next clock's window). One
-    // copy per reader: GHASH (ciphertext, then the tag), the plaintext
-    // checksum beside the AES output, egress.
-    reg  [15:0]   ra_g, ra_k, ra_o, ra_ks;  // next clock's offsets of those readers and the keystream's
+    // copy per reader: GHASH (ciphertext, then the tag) and egress. (The
+    // plaintext checksum beside the AES output had a third copy; it now
+    // takes the ciphertext blocks GHASH read, from `ctb` below.)
+    reg  [15:0]   ra_g, ra_o, ra_ks;        // next clock's offsets of those readers and the keystream's
     reg  [SW-1:0] rs_k, os_nx;              // next clock's slots of the checksum and egress readers
-    wire [127:0]  win_g, win_k, obuf, ksa;
+    wire [127:0]  win_g, obuf, ksa;
     wire          fm_we = in_beat && wbeat_i < MAXBEATS;
     qo_frame_mem #(.NS(NS), .MAXBEATS(MAXBEATS)) fm_g (
         .clk(clk), .we(fm_we), .w_slot(is_), .w_beat(wbeat_i[MW-1:0]), .w_data(s_axis_tdata),
         .r_slot(bs), .r_off(ra_g[MW+3:0]), .r_win(win_g));
-    qo_frame_mem #(.NS(NS), .MAXBEATS(MAXBEATS)) fm_k (
-        .clk(clk), .we(fm_we), .w_slot(is_), .w_beat(wbeat_i[MW-1:0]), .w_data(s_axis_tdata),
-        .r_slot(rs_k), .r_off(ra_k[MW+3:0]), .r_win(win_k));
     qo_frame_mem #(.NS(NS), .MAXBEATS(MAXBEATS)) fm_o (
         .clk(clk), .we(fm_we), .w_slot(is_), .w_beat(wbeat_i[MW-1:0]), .w_data(s_axis_tdata),
         .r_slot(os_nx), .r_off(ra_o[MW+3:0]), .r_win(obuf));
@@ -300,6 +298,14 @@ module quicoff_rx #(
 
     function [7:0] hbp;  input [15:0] i; hbp = hdr_p[8*i[6:0] +: 8]; endfunction
 
+    // Lane i of a beat is below n (i < n, n 16 bits): every lane when n >= 16,
+    // else those below n[3:0]. One 16-bit test and a 4-input decode per lane,
+    // where 16 separate 16-bit comparisons were a carry chain each.
+    function [15:0] lanes_below;
+        input [15:0] n;
+        lanes_below = (|n[15:4]) ? 16'hffff : ~(16'hffff << n[3:0]);
+    endfunction
+
     // ------------------------------------------------------------------
     // AES pipeline: HP masks, H, E(J0) and the keystream of every slot
     reg          a_v;
@@ -311,11 +317,12 @@ module quicoff_rx #(
     wire [127:0] ao_blk;
     wire [TAGW-1:0] ao_tag;
     wire [TAGW-1:0] an_tag;
-    // S-boxes of AES stages 1-12 in block RAM (96 DP16KD), 13-14 in logic:
-    // with the frame memories (64), the entry table (41 at CAP = 256) and
-    // the lookup buckets that is as many of the LFE5UM-85F's 208 DP16KD as
-    // whole stages fill (a stage is 8)
-    qo_aes_pipe #(.TAGW(TAGW), .SBOX_BRAM(14'h0fff)) aes (
+    // S-boxes of AES stages 1-13 and half of 14's in block RAM (108 DP16KD),
+    // the other 8 in logic: with the two frame memories and the keystream's
+    // (48), the entry table (44 at CAP = 256), the lookup buckets (4) and
+    // the checksum's ciphertext blocks (4) that is all of the LFE5UM-85F's
+    // 208 DP16KD
+    qo_aes_pipe #(.TAGW(TAGW), .SBOX_BRAM(14'h1fff), .SBOX_BRAM_HALF(14'h2000)) aes (
         .clk(clk), .rst(rst), .in_valid(a_v), .in_block(a_blk), .in_key(a_key),
         .in_aes256(a_256), .in_tag(a_tag), .out_valid(ao_v), .out_block(ao_blk), .out_tag(ao_tag),
         .next_valid(), .next_tag(an_tag));
@@ -328,11 +335,11 @@ module quicoff_rx #(
     // the checksum's window is read a clock ahead, for the block leaving next
     wire [15:0]   kj_n    = {8'd0, an_tag[7:0]};
     reg  [127:0]  mask_k;
+    wire [15:0]   lb_k = lanes_below(rem_k);
     integer ki, ci, oi;  // one loop variable per always block (a shared one is a latch to Yosys)
     always @* begin
         rs_k = an_tag[10 +: SW];
-        ra_k = P_s[rs_k] + {kj_n[11:0], 4'b0};
-        for (ki = 0; ki < 16; ki = ki + 1) mask_k[8*ki +: 8] = (ki < rem_k) ? 8'hff : 8'h00;
+        for (ki = 0; ki < 16; ki = ki + 1) mask_k[8*ki +: 8] = lb_k[ki] ? 8'hff : 8'h00;
     end
 
     // keystream, payload block order, frame byte order (block RAM as the
@@ -427,6 +434,7 @@ module quicoff_rx #(
     qo_gf128_mul ghm (.a(Y ^ gh_in), .b(Hr), .p(gh_prod));
     reg  [127:0] mask_j, ctm;
     reg  [15:0]  rem;
+    reg  [15:0]  lb_j;
     // the window of the next clock's step: its ciphertext block, or the tag
     // for the lengths step (the tag is folded into yf_s there, so finish
     // reads no frame byte)
@@ -436,7 +444,8 @@ module quicoff_rx #(
         gh_in  = 128'd0;
         ctm    = 128'd0;
         rem    = L_b - {jj[11:0], 4'b0};
-        for (ci = 0; ci < 16; ci = ci + 1) mask_j[8*ci +: 8] = (ci < rem) ? 8'hff : 8'h00;
+        lb_j   = lanes_below(rem);
+        for (ci = 0; ci < 16; ci = ci + 1) mask_j[8*ci +: 8] = lb_j[ci] ? 8'hff : 8'h00;
         if (g < hblk)
             gh_in = bswap(g[0] ? aad_s[bs][255:128] : aad_s[bs][127:0]);
         else if (g < hblk + nblk_b) begin
@@ -444,6 +453,30 @@ module quicoff_rx #(
             gh_in = bswap(ctm);
         end else
             gh_in = {48'd0, hlen_b[12:0], 3'b000, 48'd0, L_b[12:0], 3'b000};
+    end
+
+    // The ciphertext blocks for the plaintext checksum. GHASH reads every
+    // ciphertext block of a frame (masked to the payload: ctm) a little
+    // before the AES pipeline returns that block's keystream, so the checksum
+    // takes them from here instead of a third copy of the frame memory (16
+    // block RAMs and a byte shifter). A GCM session's blocks get consecutive
+    // numbers from cb_next (its first in cbase_s, by slot, for the reader);
+    // block j of the session is at (base + j) mod 128. 128 entries because
+    // GHASH may run ahead of the keystream issue by up to a whole frame (the
+    // front's AES blocks go first) and a frame has fewer than 128 blocks;
+    // GHASH reads block j at least 2 clocks before the AES pipeline's next
+    // output is block j (H of the frame's key came out earlier; the issue
+    // starts with J0 and the pipeline takes 15 clocks), so the read finds it.
+    reg  [6:0]    cb_next, cb_cur;
+    reg  [6:0]    cbase_s [0:NS-1];
+    (* ram_style = "block" *) reg [127:0] ctb [0:127];
+    reg  [127:0]  ct_k;
+    wire          ctb_we = b_gh && g >= hblk && g < hblk + nblk_b;
+    wire [6:0]    ctb_wa = cb_cur + jj[6:0];            // (7-bit sums: the index wraps)
+    wire [6:0]    ctb_ra = cbase_s[rs_k] + kj_n[6:0];
+    always @(posedge clk) begin
+        if (ctb_we) ctb[ctb_wa] <= ctm;
+        ct_k <= ctb[ctb_ra];
     end
 
     // The PN state the back stage decodes against: the nearest earlier frame
@@ -515,7 +548,7 @@ module quicoff_rx #(
                       else h0_s[ao_s] <= ao_blk;
                 K_J0: begin ej0_s[ao_s] <= ao_blk; got_s[ao_s] <= got_s[ao_s] + 1; end
                 K_KS: begin
-                    ptsum_s[ao_s] <= ptsum_s[ao_s] + sum_words16((win_k ^ bswap(ao_blk)) & mask_k);
+                    ptsum_s[ao_s] <= ptsum_s[ao_s] + sum_words16((ct_k ^ bswap(ao_blk)) & mask_k);
                     got_s[ao_s]   <= got_s[ao_s] + 1;
                 end
             endcase
@@ -528,6 +561,7 @@ module quicoff_rx #(
             pst <= P_IDLE; fst <= F_IDLE; bst <= B_IDLE; tst <= T_IDLE;
             rb_mode <= 0;
             epoch <= 0;
+            cb_next <= 0;
             wbh_v <= 0;
             for (i = 0; i < 8; i = i + 1) cnt_g[i] <= 0;
         end else begin
@@ -759,6 +793,9 @@ module quicoff_rx #(
                     pkey   <= h_pkey;
                     nonce  <= h_nonce;
                     b_a256 <= h_a256;
+                    cb_cur <= cb_next;
+                    cbase_s[bs] <= cb_next;
+                    cb_next <= cb_next + nblk_b[6:0];
                     iss <= 0;
                     Y   <= 128'd0;
                     g   <= 0;
@@ -925,35 +962,62 @@ module quicoff_rx #(
     wire [255:0] aad_o = aad_s[os];
     wire         is4_o = is4_s[os], is6_o = is6_s[os], fr_mod = omod_s[os];
     wire [15:0]  ob   = {k[11:0], 4'b0};
+    // Byte {k, oi} of the frame. Every region bound and rewritten field
+    // is compared once per beat (its beat number against k) and once per byte
+    // lane (its low 4 bits against the constant oi), instead of a 16-bit adder
+    // and comparators per lane: the same decisions in a fraction of the LUTs.
+    // The equality targets keep the carry of their 32-bit sum (the byte
+    // number is 16 bits), so a field past 64 KiB matches nothing, as before.
+    wire [11:0]  kk   = k[11:0];
+    wire [15:0]  E_o  = P_o + L_o;                  // payload end, 16 bits as the comparison it replaces
+    wire         k_gtP = kk > P_o[15:4], k_eqP = kk == P_o[15:4];
+    wire         k_ltE = kk < E_o[15:4], k_eqE = kk == E_o[15:4];
+    wire         k_gtq = kk > q_o[15:4], k_eqq = kk == q_o[15:4];
+    wire [16:0]  f_ip2 = l3_o + 17'd2,  f_ip3 = l3_o + 17'd3,  f_ip10 = l3_o + 17'd10, f_ip11 = l3_o + 17'd11;
+    wire [16:0]  f_ip4 = l3_o + 17'd4,  f_ip5 = l3_o + 17'd5;
+    wire [16:0]  f_u4  = l4_o + 17'd4,  f_u5  = l4_o + 17'd5,  f_u6   = l4_o + 17'd6,  f_u7   = l4_o + 17'd7;
+    wire [15:0]  iptot_m = iptot_o - 16'd16, udplen_m = udplen_o - 16'd16;
+    // the AAD bytes of this beat: lane oi shows AAD byte (bi - q) mod 32 (the
+    // header before the payload is at most 25 bytes), so one rotation of the
+    // 32 bytes by (16 k - q) mod 32 serves every lane
+    wire [4:0]   aad_rot = {kk[0], 4'b0} - q_o[4:0];
+    wire [511:0] aad_2x  = {aad_o, aad_o} >> {aad_rot, 3'b000};
+    wire [127:0] aad_w   = aad_2x[127:0];
+    function hit;   // is byte (kk, lane) the 17-bit position f?
+        input [16:0] f;
+        input [11:0] kb;
+        input [3:0]  lane;
+        hit = !f[16] && kb == f[15:4] && lane == f[3:0];
+    endfunction
     reg  [127:0] odata;
-    reg  [15:0]  bi;
     always @* begin
         odata = obuf;
-        bi = 16'd0;
         oi = 0;          // (assigned on every path: a loop variable is a latch to Yosys otherwise)
         if (fr_mod) begin
             for (oi = 0; oi < 16; oi = oi + 1) begin
-                bi = ob + oi;
-                if (bi >= P_o && bi < P_o + L_o) odata[8*oi +: 8] = obuf[8*oi +: 8] ^ ksa[8*oi +: 8];
-                if (bi >= q_o && bi < P_o)       odata[8*oi +: 8] = aad_o[8*(bi - q_o) +: 8];
-                if (is4_o && bi == l3_o + 2)     odata[8*oi +: 8] = (iptot_o - 16'd16) >> 8;
-                if (is4_o && bi == l3_o + 3)     odata[8*oi +: 8] = (iptot_o - 16'd16);
-                if (is4_o && bi == l3_o + 10)    odata[8*oi +: 8] = ipcs_o[15:8];
-                if (is4_o && bi == l3_o + 11)    odata[8*oi +: 8] = ipcs_o[7:0];
-                if (is6_o && bi == l3_o + 4)     odata[8*oi +: 8] = (iptot_o - 16'd16) >> 8;
-                if (is6_o && bi == l3_o + 5)     odata[8*oi +: 8] = (iptot_o - 16'd16);
-                if (bi == l4_o + 4)              odata[8*oi +: 8] = (udplen_o - 16'd16) >> 8;
-                if (bi == l4_o + 5)              odata[8*oi +: 8] = (udplen_o - 16'd16);
-                if (bi == l4_o + 6)              odata[8*oi +: 8] = udpcs_o[15:8];
-                if (bi == l4_o + 7)              odata[8*oi +: 8] = udpcs_o[7:0];
+                if ((k_gtP || (k_eqP && oi >= P_o[3:0])) && (k_ltE || (k_eqE && oi < E_o[3:0])))
+                    odata[8*oi +: 8] = obuf[8*oi +: 8] ^ ksa[8*oi +: 8];
+                if ((k_gtq || (k_eqq && oi >= q_o[3:0])) && !(k_gtP || (k_eqP && oi >= P_o[3:0])))
+                    odata[8*oi +: 8] = aad_w[8*oi +: 8];
+                if (is4_o && hit(f_ip2, kk, oi))  odata[8*oi +: 8] = iptot_m[15:8];
+                if (is4_o && hit(f_ip3, kk, oi))  odata[8*oi +: 8] = iptot_m[7:0];
+                if (is4_o && hit(f_ip10, kk, oi)) odata[8*oi +: 8] = ipcs_o[15:8];
+                if (is4_o && hit(f_ip11, kk, oi)) odata[8*oi +: 8] = ipcs_o[7:0];
+                if (is6_o && hit(f_ip4, kk, oi))  odata[8*oi +: 8] = iptot_m[15:8];
+                if (is6_o && hit(f_ip5, kk, oi))  odata[8*oi +: 8] = iptot_m[7:0];
+                if (hit(f_u4, kk, oi))            odata[8*oi +: 8] = udplen_m[15:8];
+                if (hit(f_u5, kk, oi))            odata[8*oi +: 8] = udplen_m[7:0];
+                if (hit(f_u6, kk, oi))            odata[8*oi +: 8] = udpcs_o[15:8];
+                if (hit(f_u7, kk, oi))            odata[8*oi +: 8] = udpcs_o[7:0];
             end
         end
     end
     wire        olast = (ob + 16'd16 >= olen_o);
     wire [15:0] orem  = olen_o - ob;
+    wire [15:0] lb_o  = lanes_below(orem);
     genvar gi;
     generate for (gi = 0; gi < NB; gi = gi + 1) begin : keep
-        assign m_axis_tkeep[gi] = !olast || (gi < orem);
+        assign m_axis_tkeep[gi] = !olast || lb_o[gi];
     end endgenerate
     assign m_axis_tdata  = odata;
     assign m_axis_tvalid = ost;

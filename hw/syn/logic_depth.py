@@ -11,6 +11,13 @@ delay is a rough model, to rank paths and to see what a change buys before
 routing, not a timing figure: nextpnr's routed fmax is the one reported.
 
     python3 hw/syn/logic_depth.py hw/syn/out/ecp5_rx.json [--families 30] [--json OUT]
+
+With --area it ranks the same families by the logic in their fan-in
+instead: every LUT4, carry cell and LUT-RAM cell is charged to the
+registers and memories it feeds (through other combinational cells), split
+evenly when it feeds several, in nextpnr's LUT4 units (a CCU2C is 2, a
+TRELLIS_DPR16X4 4). That says which block the LUTs are spent on before
+cutting area.
 """
 
 import argparse
@@ -97,6 +104,61 @@ def arrival(fanin):
     return t, via
 
 
+# nextpnr's LUT4 count per cell: a carry cell is two LUT4s, a 16x4 LUT RAM
+# four (nextpnr adds its write-port cells apart)
+LUT4_UNITS = {"LUT4": 1, "CCU2C": 2, "TRELLIS_DPR16X4": 4}
+
+
+def area(cells):
+    """{family: LUT4 units of the combinational cells feeding it}; a cell
+    feeding several families is split evenly, one feeding none is charged to
+    '(no register)'."""
+    consumers = collections.defaultdict(list)
+    outs = {}
+    for cname, c in cells.items():
+        if c["type"] in IGNORED:
+            continue
+        dirs, conns = c["port_directions"], c["connections"]
+        outs[cname] = bits(conns, [p for p in conns if dirs[p] == "output"])
+        for b in bits(conns, [p for p in conns if dirs[p] == "input"]):
+            consumers[b].append(cname)
+    reach = {}  # combinational cell -> frozenset of the families it feeds
+
+    def succ(cname):
+        return [m for b in outs[cname] for m in consumers[b]]
+
+    for root in outs:
+        if root in reach or cells[root]["type"] in SEQUENTIAL:
+            continue
+        stack = [(root, 0)]
+        reach[root] = None  # open: a loop is cut where it closes
+        while stack:
+            cname, i = stack.pop()
+            nxt = succ(cname)
+            while i < len(nxt) and (cells[nxt[i]]["type"] in SEQUENTIAL or nxt[i] in reach):
+                i += 1
+            if i < len(nxt):
+                stack.append((cname, i + 1))
+                reach[nxt[i]] = None
+                stack.append((nxt[i], 0))
+                continue
+            fams = set()
+            for m in nxt:
+                if cells[m]["type"] in SEQUENTIAL:
+                    fams.add(family(m))
+                elif reach.get(m):
+                    fams |= reach[m]
+            reach[cname] = frozenset(fams)
+    total = collections.Counter()
+    for cname, fams in reach.items():
+        units = LUT4_UNITS.get(cells[cname]["type"], 0)
+        if not units:
+            continue
+        for f in fams or ("(no register)",):
+            total[f] += units / max(len(fams), 1)
+    return total
+
+
 def family(cell):
     base = cell.split("_TRELLIS")[0].split("_DP16KD")[0]
     return re.sub(r"\[\d+\]|_\d+$|\.\d+", "", base)
@@ -108,8 +170,19 @@ def main():
     ap.add_argument("--top", default="qo_pnr_wrap")
     ap.add_argument("--families", type=int, default=25)
     ap.add_argument("--json")
+    ap.add_argument("--area", action="store_true", help="rank families by the LUT4s feeding them")
     a = ap.parse_args()
     cells, names = load(a.netlist, a.top)
+    if a.area:
+        total = area(cells)
+        ranked = [{"to": f, "lut4": round(v, 1)} for f, v in total.most_common()]
+        for r in ranked[: a.families]:
+            print("%9.0f LUT4  %s" % (r["lut4"], r["to"]))
+        print("%9.0f LUT4  in all (a CCU2C counts 2, a TRELLIS_DPR16X4 4, as nextpnr counts them)"
+              % sum(total.values()))  # fmt: skip
+        if a.json:
+            json.dump({"netlist": a.netlist, "area": ranked}, open(a.json, "w"), indent=1)
+        return 0
     fanin = edges(cells)
     t, via = arrival(fanin)
     worst = {}

@@ -89,3 +89,36 @@ def test_combinational_loop_terminates(tmp_path, capsys):
     cells = {"f": ff(3, 1), "x": lut(1, 2), "y": lut(2, 3), "z": lut(3, 2)}
     r = rows(tmp_path, cells, {"q": 1}, capsys)
     assert r and r[0]["to"] == "f"
+
+
+def test_area_charges_fan_in_to_the_registers_it_feeds(tmp_path, capsys):
+    # two LUTs only into reg_a; one shared LUT into both; a carry cell (2 LUT4)
+    # into reg_b; a LUT feeding nothing
+    cells = {
+        "src": ff(1, 2),
+        "la1": lut(2, 3), "la2": lut(3, 4), "reg_a": ff(4, 20),
+        "shared": lut(2, 5), "ma": lut(5, 6), "reg_a_2": ff(6, 21),
+        "mb": ccu(5, "0", 7, 8), "reg_b": ff(7, 22),
+        "dead": lut(2, 9),
+    }  # fmt: skip
+    p = netlist(tmp_path, cells, {"x": 2})
+    out = tmp_path / "area.json"
+    argv = sys.argv
+    sys.argv = ["logic_depth", str(p), "--top", "top", "--area", "--json", str(out)]
+    try:
+        assert logic_depth.main() == 0
+    finally:
+        sys.argv = argv
+    capsys.readouterr()
+    got = {r["to"]: r["lut4"] for r in json.loads(out.read_text())["area"]}
+    # reg_a and reg_a_2 are one family (indices and _N suffixes dropped): la1, la2, ma, half of shared
+    assert got["reg_a"] == 3.5
+    assert got["reg_b"] == 2.5  # the carry cell's 2 and half of shared
+    assert got["(no register)"] == 1
+    assert sum(got.values()) == 7  # every LUT4 unit charged once
+
+
+def test_area_survives_a_combinational_loop(tmp_path):
+    cells = {"f": ff(3, 1), "x": lut(1, 2), "y": lut(2, 3), "z": lut(3, 2)}
+    total = logic_depth.area(cells)
+    assert sum(total.values()) == 3 and total["f"] > 0
