@@ -184,8 +184,7 @@ async def tx_random(dut):
             if not c.removed:
                 drv.remove_connection(c.idx)
         await drv.commit()
-    dut._log.info(
-        "TX read-backs: %d", readbacks)
+    dut._log.info("TX read-backs: %d", readbacks)
     dut._log.info(
         "TX frames compared: %d, mismatches: %d, statuses: %s; RX model opened %d, failures %d",
         compared,

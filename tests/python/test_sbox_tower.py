@@ -18,7 +18,10 @@ def test_generated_file_is_current():
     subprocess.run([sys.executable, str(ROOT / "hw/syn/gen_sbox_tower.py"), "--check"], check=True)
 
 
-@pytest.mark.skipif(shutil.which("iverilog") is None, reason="iverilog is not installed (tools/install_deps.sh installs it)")
+@pytest.mark.skipif(
+    shutil.which("iverilog") is None,
+    reason="iverilog is not installed (tools/install_deps.sh installs it)",
+)
 def test_tower_equals_table_on_every_input(tmp_path):
     tb = tmp_path / "tb.v"
     tb.write_text(
