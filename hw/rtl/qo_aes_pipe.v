@@ -51,10 +51,25 @@ module qo_aes_pipe #(
     output wire [TAGW-1:0] next_tag
 );
 `include "qo_sbox.vh"
+`include "qo_sbox_tower.vh"
+
+    // An S-box in logic. QO_SBOX_TOWER (set by tools/hw.sh for ECP5) picks the
+    // tower-field inversion, the case table otherwise: on ECP5's LUT4 the
+    // tower is the smaller one, on xc7's LUT6 the table (docs/hw.md
+    // "A compact S-box"). Both are the same function, checked for all 256
+    // inputs (tests/python/test_sbox_tower.py).
+    function [7:0] sbox_logic;
+        input [7:0] a;
+`ifdef QO_SBOX_TOWER
+        sbox_logic = qo_sbox_tower(a);
+`else
+        sbox_logic = qo_sbox(a);
+`endif
+    endfunction
 
     function [31:0] subword;
         input [31:0] w;
-        subword = {qo_sbox(w[31:24]), qo_sbox(w[23:16]), qo_sbox(w[15:8]), qo_sbox(w[7:0])};
+        subword = {sbox_logic(w[31:24]), sbox_logic(w[23:16]), sbox_logic(w[15:8]), sbox_logic(w[7:0])};
     endfunction
 
     function [7:0] xt;  // multiply by x in GF(2^8)
@@ -195,8 +210,8 @@ module qo_aes_pipe #(
                 end else begin : logic_
                     always @(posedge clk)
                         if (vld[g-1]) begin
-                            st[g][8*c +: 8]     <= qo_sbox(sin[8*c +: 8]);
-                            st[g][8*c + 8 +: 8] <= qo_sbox(sin[8*c + 8 +: 8]);
+                            st[g][8*c +: 8]     <= sbox_logic(sin[8*c +: 8]);
+                            st[g][8*c + 8 +: 8] <= sbox_logic(sin[8*c + 8 +: 8]);
                         end
                 end
             end

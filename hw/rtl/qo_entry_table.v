@@ -18,6 +18,12 @@
 // packet numbers while the lookup serves the next frame) are registered
 // (block RAM), so their outputs are valid one clock later.
 //
+// Why the PN/phase state is read on rd2_idx only: a memory read on two ports
+// is stored twice, and the second copy (4 DP16KD) served only the control
+// port's read-back. Read-backs run between frames with the pipeline empty,
+// when the decode stage does not read, so the cores point rd2_idx at the
+// read-back's entry then and the state is stored once.
+//
 // Why both key slots are one memory, addressed {phase, entry}, and each port
 // reads one slot chosen by rd_kp / rd2_kp: a 256-entry table fills only half
 // the depth of a block RAM in its 36-bit-wide mode (512 x 36), and a memory
@@ -55,7 +61,6 @@ module qo_entry_table #(
     output reg  [162:0]  r_cfg,
     output reg  [255:0]  r_hp,
     output reg  [351:0]  r_k,         // {key256, iv96} of slot rd_kp
-    output reg  [127:0]  r_st,
     output reg  [95:0]   r_cnt
 );
     // config and HP key in one memory: both are written by command 1 and
@@ -99,7 +104,6 @@ module qo_entry_table #(
     always @(posedge clk) begin
         {r_cfg, r_hp} <= e_ch[rd_idx];
         r_k   <= e_k[{rd_kp, rd_idx}];
-        r_st  <= e_st[rd_idx];
         r_cnt <= e_cnt[rd_idx];
         r2_k  <= e_k[{rd2_kp, rd2_idx}];
         r2_st <= e_st[rd2_idx];

@@ -170,11 +170,10 @@ module quicoff_rx #(
     wire [162:0] r_cfg;            // the entry as read: {valid, aes256, fail_pass, key160}
     wire [255:0] r_hp;
     wire [351:0] r_k;              // {key256, iv96} of key slot rd1_kp
-    wire [127:0] r_st;             // {lp_valid, largest62, first62, cur_phase, other2}
     wire [95:0]  r_cnt;
     wire [351:0] r2_k;             // the back stage's read port: key slot rd2_kp
     wire         rd1_kp, rd2_kp;
-    wire [127:0] r2_st;
+    wire [127:0] r2_st;            // {lp_valid, largest62, first62, cur_phase, other2}: decode and read-back
     reg [29*WAYS-1:0] bkt [0:NBUCKET-1];  // lookup buckets: WAYS x {valid, fp12, idx16}
     wire         cmd_apply, rb_load;   // (from the front FSM, below)
 
@@ -188,7 +187,7 @@ module quicoff_rx #(
         .s_axil_rvalid(s_axil_rvalid), .s_axil_rready(s_axil_rready),
         .cfg_dcid_len(cfg_dcid_len), .cfg_seed(cfg_seed), .stage(stage),
         .cmd_pending(cmd_pending), .cmd_op(cmd_op), .cmd_idx(cmd_idx), .cmd_done(cmd_done),
-        .counters(counters), .rb_load(rb_load), .rb_cnt(r_cnt), .rb_st(r_st),
+        .counters(counters), .rb_load(rb_load), .rb_cnt(r_cnt), .rb_st(r2_st),
         .ev_push(ev_push), .ev_idx(wr_idx));
 
     qo_entry_table #(.CAP(CAP), .EW(EW)) table_ (
@@ -196,7 +195,7 @@ module quicoff_rx #(
         .stage(stage), .st_we(st_we), .cnt_we(cnt_we), .wr_idx(wr_idx), .st_wdata(st_wdata),
         .cnt_inc(cnt_inc), .rd_idx(rd1_idx), .rd_kp(rd1_kp), .rd2_idx(rd2_idx), .rd2_kp(rd2_kp), .r2_k(r2_k),
         .r2_st(r2_st), .r_cfg(r_cfg), .r_hp(r_hp), .r_k(r_k),
-        .r_st(r_st), .r_cnt(r_cnt));
+        .r_cnt(r_cnt));
 
     // ------------------------------------------------------------------
     // slots: per-slot results of every stage (the beats: the shared memories below)
@@ -317,12 +316,12 @@ module quicoff_rx #(
     wire [127:0] ao_blk;
     wire [TAGW-1:0] ao_tag;
     wire [TAGW-1:0] an_tag;
-    // S-boxes of AES stages 1-13 and half of 14's in block RAM (108 DP16KD),
-    // the other 8 in logic: with the two frame memories and the keystream's
-    // (48), the entry table (44 at CAP = 256), the lookup buckets (4) and
-    // the checksum's ciphertext blocks (4) that is all of the LFE5UM-85F's
-    // 208 DP16KD
-    qo_aes_pipe #(.TAGW(TAGW), .SBOX_BRAM(14'h1fff), .SBOX_BRAM_HALF(14'h2000)) aes (
+    // the data S-boxes of all 14 AES stages in block RAM (112 DP16KD): with
+    // the two frame memories and the keystream's (48), the entry table (40 at
+    // CAP = 256, the PN state stored once), the lookup buckets (4) and the
+    // checksum's ciphertext blocks (4) that is all of the LFE5UM-85F's 208
+    // DP16KD
+    qo_aes_pipe #(.TAGW(TAGW), .SBOX_BRAM(14'h3fff)) aes (
         .clk(clk), .rst(rst), .in_valid(a_v), .in_block(a_blk), .in_key(a_key),
         .in_aes256(a_256), .in_tag(a_tag), .out_valid(ao_v), .out_block(ao_blk), .out_tag(ao_tag),
         .next_valid(), .next_tag(an_tag));
@@ -426,7 +425,10 @@ module quicoff_rx #(
     wire b_issue = (bst == B_GCM) && iss <= nblk_b && !f_issue;
     wire b_gh    = (bst == B_GCM) && g <= hblk + nblk_b && hval[bs];   // H of slot 1 is the last to arrive
     wire g_take = (bst == B_IDLE) && ddone[bs] && !bdone[bs] && cand[bs] && !kpu_s[bs] && h_full;
-    assign rd2_idx = eidx_s[ds];   // read every clock: valid from D_PN2 (written only between frames)
+    // read every clock: valid from D_PN2 (written only between frames); a
+    // counter read-back (between frames, the pipeline empty) reads its entry's
+    // PN state here too, so the table keeps one copy of it
+    assign rd2_idx = rb_mode ? eidx_f : eidx_s[ds];
     // the key slot of the frame's key phase bit, unmasked as D_IDLE does
     assign rd2_kp  = first_s[ds][2] ^ mask_s[ds][34];
     reg  [127:0] gh_in;

@@ -114,11 +114,10 @@ module quicoff_tx #(
     wire [162:0] r_cfg;            // the entry as read: {valid, aes256, fail_pass, key160}
     wire [255:0] r_hp;
     wire [351:0] r_k;              // {key256, iv96} of a key slot (unused: port 2 serves decode)
-    wire [127:0] r_st;             // {lp_valid, largest62, first62, cur_phase, other2}
     wire [95:0]  r_cnt;
     wire [351:0] r2_k;             // {key256, iv96} of key slot rd2_kp
     wire         rd2_kp;
-    wire [127:0] r2_st;
+    wire [127:0] r2_st;            // {lp_valid, largest62, first62, cur_phase, other2}: decode and read-back
     wire         cmd_apply, rb_load;
 
     qo_ctrl_port #(.ID(32'h51_4f_54_58), .GEOMETRY({CAP[15:0], 16'd0}), .EW(EW)) ctrl (
@@ -131,7 +130,7 @@ module quicoff_tx #(
         .s_axil_rvalid(s_axil_rvalid), .s_axil_rready(s_axil_rready),
         .cfg_dcid_len(cfg_dcid_len), .cfg_seed(cfg_seed), .stage(stage),
         .cmd_pending(cmd_pending), .cmd_op(cmd_op), .cmd_idx(cmd_idx), .cmd_done(cmd_done),
-        .counters(counters), .rb_load(rb_load), .rb_cnt(r_cnt), .rb_st(r_st),
+        .counters(counters), .rb_load(rb_load), .rb_cnt(r_cnt), .rb_st(r2_st),
         .ev_push(ev_push), .ev_idx(wr_idx));
 
     qo_entry_table #(.CAP(CAP), .EW(EW)) table_ (
@@ -139,7 +138,7 @@ module quicoff_tx #(
         .stage(stage), .st_we(st_we), .cnt_we(cnt_we), .wr_idx(wr_idx), .st_wdata(st_wdata),
         .cnt_inc(cnt_inc), .rd_idx(rd1_idx), .rd_kp(1'b0), .rd2_idx(rd2_idx), .rd2_kp(rd2_kp), .r2_k(r2_k),
         .r2_st(r2_st), .r_cfg(r_cfg), .r_hp(r_hp), .r_k(r_k),
-        .r_st(r_st), .r_cnt(r_cnt));
+        .r_cnt(r_cnt));
 
     // ------------------------------------------------------------------
     // slots
@@ -270,7 +269,9 @@ module quicoff_tx #(
     localparam D_IDLE = 2'd0, D_CHK = 2'd1, D_CMD = 2'd2, D_RB = 2'd3;
     reg [1:0]   dst;
     assign rd1_idx = (dst == D_CMD || dst == D_RB || rb_mode) ? eidx_c : tidx_s[ds][EW-1:0];
-    assign rd2_idx = tidx_s[ds][EW-1:0];
+    // the decode stage's entry, or a read-back's (between frames): the
+    // table keeps one copy of the PN state, read on this port only
+    assign rd2_idx = rd1_idx;
     // the key slot of the plaintext first byte's key phase bit (D_CHK's kpn)
     assign rd2_kp = first_s[ds][2];
     assign cmd_apply = (dst == D_CMD);

