@@ -63,7 +63,13 @@ module quicoff_rx #(
     parameter CAP      = 256,     // entries
     parameter NBUCKET  = 128,     // buckets of WAYS cells
     parameter WAYS     = 4,
-    parameter MAXBEATS = 128      // frame buffer: 2,048 bytes per slot
+    parameter MAXBEATS = 128,     // frame buffer: 2,048 bytes per slot
+    // Frame slots (a power of two: pointers wrap). A 64-byte packet (7
+    // beats) holds its slot about 65 clocks (its beats in and out, two AES
+    // latencies, the stages), so one every 7 clocks needs 10 slots: 16.
+    // 8 keeps one beat per clock from 88 bytes up (docs/hw.md, "Fewer
+    // slots") in less area, which is what the place-and-route fallback uses.
+    parameter NS       = 16
 ) (
     input  wire              clk,
     input  wire              rst,
@@ -103,11 +109,7 @@ module quicoff_rx #(
     localparam BW  = $clog2(NBUCKET);
     localparam EW  = $clog2(CAP);
     localparam MW  = $clog2(MAXBEATS);
-    // Frame slots (a power of two: pointers wrap). A 64-byte packet (7
-    // beats) holds its slot about 65 clocks (its beats in and out, two AES
-    // latencies, the stages), so one every 7 clocks needs 10 slots: 16.
-    localparam NS  = 16;
-    localparam SW  = 4;
+    localparam SW  = $clog2(NS);
     localparam TAGW = 3 + SW + 2 + 8;
 
     // statuses (m_axis_tuser[3:0]); the names match libquicoff's
