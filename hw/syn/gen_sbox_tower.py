@@ -33,15 +33,20 @@ LAM, ROOT = 8, 32
 OUT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "rtl", "qo_sbox_tower.vh")
 
 
-def aes_mul(a, b):
+def gf_mul(a, b, bits, poly):
+    """a * b in GF(2^bits) modulo poly (poly includes the x^bits term)."""
     r = 0
-    for i in range(8):
+    for i in range(bits):
         if b >> i & 1:
             r ^= a << i
-    for i in range(15, 7, -1):
+    for i in range(2 * bits - 1, bits - 1, -1):
         if r >> i & 1:
-            r ^= 0x11B << (i - 8)
+            r ^= poly << (i - bits)
     return r
+
+
+def aes_mul(a, b):
+    return gf_mul(a, b, 8, 0x11B)
 
 
 def aes_inv(a):
@@ -67,14 +72,7 @@ SBOX = [affine(aes_inv(a)) for a in range(256)]
 
 
 def g16_mul(a, b):
-    r = 0
-    for i in range(4):
-        if b >> i & 1:
-            r ^= a << i
-    for i in range(7, 3, -1):
-        if r >> i & 1:
-            r ^= 0x13 << (i - 4)
-    return r
+    return gf_mul(a, b, 4, 0x13)
 
 
 G16_INV = [0] + [next(b for b in range(1, 16) if g16_mul(a, b) == 1) for a in range(1, 16)]
