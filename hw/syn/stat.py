@@ -123,10 +123,32 @@ def ecp5_log(log):
     return out
 
 
+def ecp5_synth(path):
+    """Yosys `stat -json` after synth_ecp5 (no place and route): the cells
+    the netlist asks the device for. LUT4 counts logic only; nextpnr's
+    TRELLIS_COMB adds the carry chains' and LUT-RAMs' LUTs."""
+    d = json.load(open(path))
+    cells = d.get("design", {}).get("num_cells_by_type") or {}
+    if not cells:
+        for m in d["modules"].values():
+            for k, v in m.get("num_cells_by_type", {}).items():
+                cells[k] = cells.get(k, 0) + v
+    return {
+        "lut4": cells.get("LUT4", 0),
+        "ccu2c": cells.get("CCU2C", 0),
+        "dpr16x4": cells.get("TRELLIS_DPR16X4", 0),
+        "ff": cells.get("TRELLIS_FF", 0),
+        "dp16kd": cells.get("DP16KD", 0),
+        "mult18": cells.get("MULT18X18D", 0),
+    }
+
+
 if __name__ == "__main__":
     kind = sys.argv[1]
     if kind == "ecp5log":
         print(json.dumps(ecp5_log(sys.argv[2]), indent=1))
+    elif kind == "ecp5synth":
+        print(json.dumps(ecp5_synth(sys.argv[2]), indent=1))
     elif kind == "xc7":
         print(json.dumps(xc7(sys.argv[2], sys.argv[3] if len(sys.argv) > 3 else ""), indent=1))
     else:
