@@ -121,7 +121,10 @@ class Env:
                 )
 
 
-def l2l3(rng, s: Sender, udp_payload: bytes, *, sport=None, pad=0, zero_csum=False):
+def l2l3(rng, s: Sender, udp_payload: bytes, *, sport=None, pad=0, zero_csum=False, ip_opts=False):
+    """ip_opts: IPv4 options of every IHL 6..15 with random bytes (RX random
+    traffic: the header checksum sums each IHL's words), not only IHL 6 of
+    NOPs. False keeps the random stream of the callers that do not ask."""
     vlan = rng.random() < 0.3
     eth = Ether(src="02:00:00:00:00:01", dst="02:00:00:00:00:02")
     if vlan:
@@ -131,8 +134,16 @@ def l2l3(rng, s: Sender, udp_payload: bytes, *, sport=None, pad=0, zero_csum=Fal
         p = eth / IPv6(src="2001:db8::1", dst=s.addr[0]) / udp / udp_payload
     else:
         ip = IP(src="192.0.2.1", dst=s.addr[0], id=rng.randrange(65536), ttl=64)
-        if rng.random() < 0.1:
-            ip.options = [b"\x01\x01\x01\x00"]  # NOPs + EOL: IHL 6
+        if rng.random() < (0.25 if ip_opts else 0.1):
+            if ip_opts and rng.random() < 0.8:
+                # one experimental option (RFC 4727: type 30) of random bytes,
+                # EOL-padded: IHL 6..15
+                nw = rng.randrange(1, 11)
+                n = max(2, 4 * nw - rng.randrange(4))
+                opt = bytes([0x1E, n]) + rng.randbytes(n - 2)
+                ip.options = [opt + bytes(4 * nw - n)]
+            else:
+                ip.options = [b"\x01\x01\x01\x00"]  # NOPs + EOL: IHL 6
         p = eth / ip / udp / udp_payload
         if zero_csum:
             p[UDP].chksum = 0
@@ -303,7 +314,7 @@ async def traffic(env, rng, dcid_len, n_packets, engine_check=True, max_payload=
                 b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
                 pkt = bytes(b)
             pad = rng.randrange(1, 20) if rng.random() < 0.1 else 0
-            frame = l2l3(rng, s, pkt, pad=pad, zero_csum=rng.random() < 0.1)
+            frame = l2l3(rng, s, pkt, pad=pad, zero_csum=rng.random() < 0.1, ip_opts=True)
             batch.append(frame)
         sent += len(batch)
         # the Engine sees the same QUIC datagrams in the same order

@@ -91,7 +91,7 @@ def epoch(out, rng, dcid_len, n_packets, stats):
                     b[rng.randrange(len(b))] ^= 1 << rng.randrange(8)
                     pkt = bytes(b)
                 pad = rng.randrange(1, 20) if rng.random() < 0.1 else 0
-                f = l2l3(rng, s, pkt, pad=pad, zero_csum=rng.random() < 0.1)
+                f = l2l3(rng, s, pkt, pad=pad, zero_csum=rng.random() < 0.1, ip_opts=True)
             st, exp, flags = M.expect(f, dcid_len, conns)
             out.write(f"I {f.hex()}\n")
             if exp is not None:
