@@ -299,6 +299,37 @@ module quicoff_rx #(
 
     function [7:0] hbp;  input [15:0] i; hbp = hdr_p[8*i[6:0] +: 8]; endfunction
 
+    // The IPv4 header sum's first level (parse state P_2, with l3 and vlan
+    // of this frame; qo_frame_parse's ihl is not registered until P_3, so
+    // the IHL nibble is read here as step 2 reads it, at l3). Word i of the
+    // header (bytes l3 + 2i, l3 + 2i + 1) counts when i < 2 * IHL, except
+    // word 1 (total length, rewritten at finish) and word 5 (the checksum):
+    // the 28 candidates 0, 2, 3, 4, 6 .. 29, in groups of 4 summed as a tree.
+    // l3 is 14 or 18 (no VLAN / one 802.1Q tag), so each word is a 2:1 mux
+    // on vlan, not a shift of the window; l3 + 59 < 128 (no wrap).
+    function [7*18-1:0] ipsum_groups;
+        input [1023:0] h;
+        input          v;
+        reg   [3:0]    ih;
+        reg   [28*16-1:0] w;
+        integer        j, n;
+        begin
+            ih = v ? h[8*18 +: 4] : h[8*14 +: 4];
+            n = 0;
+            for (j = 0; j < 30; j = j + 1)
+                if (j != 1 && j != 5) begin
+                    w[16*n +: 16] = (j < 2 * ih) ? (v ? {h[8*(18 + 2*j) +: 8], h[8*(19 + 2*j) +: 8]}
+                                             : {h[8*(14 + 2*j) +: 8], h[8*(15 + 2*j) +: 8]}) : 16'd0;
+                    n = n + 1;
+                end
+            for (j = 0; j < 7; j = j + 1)
+                ipsum_groups[18*j +: 18] = ({2'd0, w[16*(4*j) +: 16]} + {2'd0, w[16*(4*j + 1) +: 16]})
+                                         + ({2'd0, w[16*(4*j + 2) +: 16]} + {2'd0, w[16*(4*j + 3) +: 16]});
+        end
+    endfunction
+    reg [7*18-1:0] ips_g;          // P_2's 7 group sums (each <= 4 x 0xffff)
+    reg [2*20-1:0] ips_h;          // P_3's 2 sums (groups 0-3, 4-6: each <= 16 x 0xffff)
+
     // Lane i of a beat is below n (i < n, n 16 bits): every lane when n >= 16,
     // else those below n[3:0]. One 16-bit test and a 4-input decode per lane,
     // where 16 separate 16-bit comparisons were a carry chain each.
@@ -587,8 +618,22 @@ module quicoff_rx #(
                 end else
                     pst <= P_2;
             end
-            P_2: pst <= P_3;
-            P_3: pst <= P_4;
+            // The IPv4 header sum (ipsum_s) as a tree over the parse clocks,
+            // not one chain of 28 adders in P_4 (that chain was the routed
+            // critical path): P_2 sums groups of 4 words, P_3 the groups
+            // into two, P_4 those two. Every partial sum is wide enough to be
+            // exact, so the result is the chain's bit for bit.
+            P_2: begin
+                ips_g <= ipsum_groups(hdr_p, vlan);
+                pst <= P_3;
+            end
+            P_3: begin
+                ips_h <= {{2'd0, ips_g[0*18 +: 18]} + {2'd0, ips_g[1*18 +: 18]}
+                        + ({2'd0, ips_g[2*18 +: 18]} + {2'd0, ips_g[3*18 +: 18]}),
+                          {2'd0, ips_g[4*18 +: 18]} + {2'd0, ips_g[5*18 +: 18]}
+                        + {2'd0, ips_g[6*18 +: 18]}};
+                pst <= P_4;
+            end
             P_4: begin
                 if (cfg_dcid_len != 0)
                     lkey = f_dcid;
@@ -608,11 +653,7 @@ module quicoff_rx #(
                 first_s[ps] <= f_first;
                 psum_s[ps]  <= f_psum;
                 zcs_s[ps]   <= f_zcs;
-                s32 = 0;
-                for (i = 0; i < 30; i = i + 1)
-                    if (i < 2 * ihl && i != 5 && i != 1)
-                        s32 = s32 + {hbp(l3 + 2*i), hbp(l3 + 2*i + 1)};
-                ipsum_s[ps] <= s32[20:0];
+                ipsum_s[ps] <= {1'b0, ips_h[20 +: 20]} + {1'b0, ips_h[0 +: 20]};
                 dl_s[ps] <= cfg_dcid_len;
                 is4_s[ps] <= is4; is6_s[ps] <= is6;
                 l3_s[ps] <= l3; l4_s[ps] <= l4; q_s[ps] <= q; udpend_s[ps] <= udp_end;
