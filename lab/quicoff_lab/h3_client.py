@@ -6,7 +6,7 @@ HTTP/3 client (examples/http3_client.py) only in the source distribution, so
 this is the smallest equivalent, written against what aioquic documents
 (``aioquic.asyncio.connect``, ``QuicConnectionProtocol`` and its ``_quic``,
 as aioquic's own examples subclass it, ``H3Connection``,
-``QuicConnection.request_key_update``). Nothing of quicoff is imported: the
+``QuicConnection.request_key_update``, ``QuicLogger``). Nothing of quicoff is imported: the
 point of the client side is a stack that knows nothing of the offload.
 
     python -m quicoff_lab.h3_client --download DIR [--key-update-after BYTES]
@@ -14,10 +14,13 @@ point of the client side is a stack that knows nothing of the offload.
 
 GETs every URL concurrently on one connection, writes each body to
 DIR/<last path component>, and with ``--key-update-after`` starts one key
-update once that many body bytes have arrived (the client-to-server
-direction of the demo's key-update check). ``--stats`` writes JSON: requests,
-bytes, seconds from the first request to the last body byte, the key updates
-it started. Exit status 0 when every response was 200 and complete.
+update once that many body bytes have arrived, if that would be the
+connection's first: aioquic starts one whenever asked, and a second one soon
+after the server's breaks RFC 9001 §6.5 (the server cannot have the keys
+yet, drops the packets, and the download stalls). ``--stats`` writes JSON:
+requests, bytes, seconds from the first request to the last body byte, the
+key updates it started and held back. Exit status 0 when every response was
+200 and complete.
 """
 
 from __future__ import annotations
@@ -38,10 +41,32 @@ from aioquic.h3.connection import H3_ALPN, H3Connection
 from aioquic.h3.events import DataReceived, H3Event, HeadersReceived
 from aioquic.quic.configuration import QuicConfiguration
 from aioquic.quic.events import QuicEvent
+from aioquic.quic.logger import QuicLogger, QuicLoggerTrace
 
 # flow-control windows large enough that a bulk download is not bounded by
 # them on the testbed (aioquic's default is 1 MB)
 WINDOW = 16 << 20
+
+
+class _KeyUpdateTrace(QuicLoggerTrace):
+    """Keeps no events, only counts the 1-RTT key updates: aioquic logs each
+    one as security key_updated events with a local_update or remote_update
+    trigger (the handshake's keys have the trigger "tls")."""
+
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.key_updates = 0
+
+    def log_event(self, *, category: str, event: str, data: dict) -> None:
+        if event == "key_updated" and data.get("trigger") in ("local_update", "remote_update"):
+            self.key_updates += 1
+
+
+class _KeyUpdateLogger(QuicLogger):
+    def start_trace(self, is_client: bool, odcid: bytes) -> QuicLoggerTrace:
+        self.trace = _KeyUpdateTrace(is_client=is_client, odcid=odcid)
+        self._traces.append(self.trace)  # end_trace checks it is one of ours
+        return self.trace
 
 
 class _Response:
@@ -61,6 +86,8 @@ class H3Client(QuicConnectionProtocol):
         self.received = 0
         self.key_update_after: Optional[int] = None
         self.key_updates_started = 0
+        self.key_updates_held_back = 0
+        self.key_log: Optional[_KeyUpdateLogger] = None
 
     async def get(self, url: str) -> _Response:
         u = urlparse(url)
@@ -97,8 +124,11 @@ class H3Client(QuicConnectionProtocol):
             self.received += len(ev.data)
             if self.key_update_after is not None and self.received >= self.key_update_after:
                 self.key_update_after = None
-                self._quic.request_key_update()
-                self.key_updates_started += 1
+                if self.key_log is not None and self.key_log.trace.key_updates:
+                    self.key_updates_held_back += 1  # the server's came first
+                else:
+                    self._quic.request_key_update()
+                    self.key_updates_started += 1
         if getattr(ev, "stream_ended", False) and not r.done.done():
             r.done.set_result(r)
 
@@ -112,6 +142,7 @@ async def _main(a) -> int:
         max_stream_data=WINDOW,
         server_name=a.server_name,
     )
+    key_log = cfg.quic_logger = _KeyUpdateLogger()
     if a.keylog:
         cfg.secrets_log_file = open(a.keylog, "a")
     u = urlparse(a.urls[0])
@@ -121,12 +152,14 @@ async def _main(a) -> int:
     ) as client:
         assert isinstance(client, H3Client)
         client.key_update_after = a.key_update_after
+        client.key_log = key_log
         t0 = time.monotonic()
         got: List[_Response] = await asyncio.wait_for(
             asyncio.gather(*(client.get(url) for url in a.urls)), a.timeout
         )
         elapsed = time.monotonic() - t0
         started = client.key_updates_started
+        held_back = client.key_updates_held_back
     ok = True
     for url, r in zip(a.urls, got):
         name = os.path.basename(urlparse(url).path) or "index.html"
@@ -143,6 +176,7 @@ async def _main(a) -> int:
                     "bytes": sum(len(r.body) for r in got),
                     "seconds": elapsed,
                     "key_updates_started": started,
+                    "key_updates_held_back": held_back,
                 },
                 f,
             )

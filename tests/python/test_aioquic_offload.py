@@ -757,6 +757,50 @@ def test_aioquic_client_both_hosts_offloaded(site, tmp_path, name):
 
 
 @pytest.mark.parametrize("mode", MODES)
+def test_plain_aioquic_client_holds_its_update_back_after_the_servers(site, tmp_path, mode):
+    """The demo's plain aioquic client (quicoff_lab.h3_client) asked for a
+    key update after the server has started one: plain aioquic would start
+    it at once, a second update the server cannot follow yet (RFC 9001
+    §6.5), and the download stalled. It holds it back; the download is
+    byte-exact."""
+    server, port, stats, _ = start_server(
+        site, tmp_path, mode, "1m", ("--key-update-after", str(64 * 1024))
+    )
+    out = tmp_path / "dl"
+    cstats = tmp_path / "client.json"
+    try:
+        client = subprocess.run(
+            [
+                sys.executable,
+                "-m",
+                "quicoff_lab.h3_client",
+                "--download",
+                str(out),
+                "--stats",
+                str(cstats),
+                "--key-update-after",
+                str(768 * 1024),
+                "--timeout",
+                "60",
+                "https://127.0.0.1:%d/1m" % port,
+            ],
+            capture_output=True,
+            text=True,
+            timeout=TIMEOUT,
+        )
+        assert client.returncode == 0, client.stdout[-2000:] + client.stderr[-2000:]
+        st, ok = finish(server, site, out, "1m", stats)
+    finally:
+        if server.poll() is None:
+            server.terminate()
+    assert ok, "SHA-256 of the download differs"
+    cst = json.loads(cstats.read_text())
+    assert cst["key_updates_held_back"] == 1 and cst["key_updates_started"] == 0, cst
+    assert st["key_updates_s2c"] >= 1 and st["key_updates_c2s"] >= 1, st
+    check_counters(mode, st)
+
+
+@pytest.mark.parametrize("mode", MODES)
 def test_wire_is_standard_quic_without_plaintext(site, tmp_path, mode, gtlsclient):
     assert TSHARK, "tshark not found: apt-get install tshark"
     st, ok, keylog, rel = gtls_download(
