@@ -297,8 +297,6 @@ module quicoff_rx #(
     wire [SW-1:0] is_m2 = is_ - 2'd2;
     wire          hwin_busy = full[is_m2] && !pdone[is_m2];
 
-    function [7:0] hbp;  input [15:0] i; hbp = hdr_p[8*i[6:0] +: 8]; endfunction
-
     // The IPv4 header sum's first level (parse state P_2, with l3 and vlan
     // of this frame; qo_frame_parse's ihl is not registered until P_3, so
     // the IHL nibble is read here as step 2 reads it, at l3). Word i of the
@@ -446,17 +444,29 @@ module quicoff_rx #(
     reg         b_a256, h_a256, h_full;
     reg [127:0] Y;
     reg [15:0]  iss, g;
-    wire [127:0] Hr = kp_s[bs] ? h1_s[bs] : h0_s[bs];
-    wire [15:0] nblk_b = nblk_s[bs], P_b = P_s[bs], L_b = L_s[bs];
-    wire [15:0] hlen_b = hlen_s[bs];
-    wire [15:0] hblk = (hlen_b > 16) ? 16'd2 : 16'd1;      // AAD blocks
+    // The frame's constants, copied out of the slot arrays when the back
+    // stage takes it, so that no slot multiplexer (nor the sums of them)
+    // sits in front of the GHASH multiplier: that was the routed critical
+    // path. The slot's H is sampled every clock with its "arrived" bit (H of
+    // slot 1 may arrive after the take; both are written on the same edge).
+    wire [15:0] nblk_b = nblk_s[bs];                        // for the take
+    reg  [15:0] b_n, b_P, b_L, b_hl, b_last, b_rem;         // nblk, P, L, hlen, hblk + nblk, L - 16 j
+    reg  [1:0]  b_hb;                                       // AAD blocks: 1 or 2
+    reg  [255:0] b_aad;
+    reg  [127:0] Hr;
+    reg          hv;
+    always @(posedge clk) begin
+        Hr <= kp_s[bs] ? h1_s[bs] : h0_s[bs];
+        hv <= hval[bs];
+    end
+    wire [15:0] hblk = {14'd0, b_hb};
     wire [15:0] jj = g - hblk;                              // ciphertext block of GHASH step g
     // The lookup stage's three blocks go first: the back stage's GHASH runs
     // on regardless and has a spare clock or two, while a late HP mask would
     // hold the next frame's back stage for a whole AES latency.
     wire f_issue = (fst == F_HP || fst == F_H0 || fst == F_H1);
-    wire b_issue = (bst == B_GCM) && iss <= nblk_b && !f_issue;
-    wire b_gh    = (bst == B_GCM) && g <= hblk + nblk_b && hval[bs];   // H of slot 1 is the last to arrive
+    wire b_issue = (bst == B_GCM) && iss <= b_n && !f_issue;
+    wire b_gh    = (bst == B_GCM) && g <= b_last && hv;    // H of slot 1 is the last to arrive
     wire g_take = (bst == B_IDLE) && ddone[bs] && !bdone[bs] && cand[bs] && !kpu_s[bs] && h_full;
     // read every clock: valid from D_PN2 (written only between frames); a
     // counter read-back (between frames, the pipeline empty) reads its entry's
@@ -468,26 +478,24 @@ module quicoff_rx #(
     wire [127:0] gh_prod;
     qo_gf128_mul ghm (.a(Y ^ gh_in), .b(Hr), .p(gh_prod));
     reg  [127:0] mask_j, ctm;
-    reg  [15:0]  rem;
     reg  [15:0]  lb_j;
     // the window of the next clock's step: its ciphertext block, or the tag
     // for the lengths step (the tag is folded into yf_s there, so finish
     // reads no frame byte)
     wire [15:0] jn = g + {15'd0, b_gh} - hblk;
     always @* begin
-        ra_g   = (jn == nblk_b) ? P_b + L_b : P_b + {jn[11:0], 4'b0};
+        ra_g   = (jn == b_n) ? b_P + b_L : b_P + {jn[11:0], 4'b0};
         gh_in  = 128'd0;
         ctm    = 128'd0;
-        rem    = L_b - {jj[11:0], 4'b0};
-        lb_j   = lanes_below(rem);
+        lb_j   = lanes_below(b_rem);
         for (ci = 0; ci < 16; ci = ci + 1) mask_j[8*ci +: 8] = lb_j[ci] ? 8'hff : 8'h00;
         if (g < hblk)
-            gh_in = bswap(g[0] ? aad_s[bs][255:128] : aad_s[bs][127:0]);
-        else if (g < hblk + nblk_b) begin
+            gh_in = bswap(g[0] ? b_aad[255:128] : b_aad[127:0]);
+        else if (g < b_last) begin
             ctm   = win_g & mask_j;
             gh_in = bswap(ctm);
         end else
-            gh_in = {48'd0, hlen_b[12:0], 3'b000, 48'd0, L_b[12:0], 3'b000};
+            gh_in = {48'd0, b_hl[12:0], 3'b000, 48'd0, b_L[12:0], 3'b000};
     end
 
     // The ciphertext blocks for the plaintext checksum. GHASH reads every
@@ -506,7 +514,7 @@ module quicoff_rx #(
     reg  [6:0]    cbase_s [0:NS-1];
     (* ram_style = "block" *) reg [127:0] ctb [0:127];
     reg  [127:0]  ct_k;
-    wire          ctb_we = b_gh && g >= hblk && g < hblk + nblk_b;
+    wire          ctb_we = b_gh && g >= hblk && g < b_last;
     wire [6:0]    ctb_wa = cb_cur + jj[6:0];            // (7-bit sums: the index wraps)
     wire [6:0]    ctb_ra = cbase_s[rs_k] + kj_n[6:0];
     always @(posedge clk) begin
@@ -817,7 +825,7 @@ module quicoff_rx #(
                 // the DCID bytes are the lookup key's (a DCID length of 0 has none)
                 for (i = 0; i < 32; i = i + 1)
                     aad_s[ds][8*i +: 8] <= (i == 0) ? first_u :
-                                           (i < 1 + dl_s[ds]) ? lkey_s[ds][159 - 8*(i - 1) -: 8] :
+                                           (i < 1 + dl_s[ds]) ? lkey_s[ds][159 - 8*((i + 19) % 20) -: 8] :
                                            (i < 1 + dl_s[ds] + pn_len) ? pnb_u[31 - 8*(i - 1 - dl_s[ds]) -: 8] : 8'd0;
                 got_s[ds]   <= 0;
                 ptsum_s[ds] <= 0;
@@ -841,6 +849,14 @@ module quicoff_rx #(
                     cb_cur <= cb_next;
                     cbase_s[bs] <= cb_next;
                     cb_next <= cb_next + nblk_b[6:0];
+                    b_n    <= nblk_b;
+                    b_P    <= P_s[bs];
+                    b_L    <= L_s[bs];
+                    b_rem  <= L_s[bs];
+                    b_hl   <= hlen_s[bs];
+                    b_hb   <= (hlen_s[bs] > 16) ? 2'd2 : 2'd1;
+                    b_last <= nblk_b + ((hlen_s[bs] > 16) ? 16'd2 : 16'd1);
+                    b_aad  <= aad_s[bs];
                     iss <= 0;
                     Y   <= 128'd0;
                     g   <= 0;
@@ -862,10 +878,11 @@ module quicoff_rx #(
                     Y <= gh_prod;
                     g <= g + 1;
                 end
-                if (b_gh && g == hblk + nblk_b) yf_s[bs] <= gh_prod ^ bswap(win_g);   // GHASH ^ tag
+                if (ctb_we) b_rem <= b_rem - 16'd16;
+                if (b_gh && g == b_last) yf_s[bs] <= gh_prod ^ bswap(win_g);   // GHASH ^ tag
                 // done when the last block is issued and the last GHASH step taken
-                if ((iss > nblk_b || (b_issue && iss == nblk_b)) &&
-                    (g > hblk + nblk_b || (b_gh && g == hblk + nblk_b))) begin
+                if ((iss > b_n || (b_issue && iss == b_n)) &&
+                    (g > b_last || (b_gh && g == b_last))) begin
                     bdone[bs] <= 1'b1;
                     bs <= bs + 1'b1;
                     bst <= B_IDLE;
