@@ -74,14 +74,21 @@ class Sender:
         self.suite, self.dcid, self.addr, self.v6 = suite, dcid, addr, v6
         self.secret = secret
         self.gens = [ref.derive_packet_keys(suite, secret)]
-        s = secret
-        for _ in range(updates):
-            s, k = ref.next_packet_keys(suite, s, self.gens[-1])
-            self.gens.append(k)
+        self._last_secret = secret
+        self.ensure_gens(updates)
         self.gen = 0
         self.pn = rng.randrange(0, 1 << 20)
         self.held = []  # PNs of the previous generation sent late
         self.upd_pending = False
+
+    def ensure_gens(self, g):
+        """Derives keys up to generation g (a long run updates more often
+        than the generations derived up front)."""
+        while len(self.gens) <= g:
+            self._last_secret, k = ref.next_packet_keys(
+                self.suite, self._last_secret, self.gens[-1]
+            )
+            self.gens.append(k)
 
 
 def random_sender(rng, i, dcid_len, updates=12):

@@ -300,6 +300,7 @@ async def traffic(env, rng, dcid_len, n_packets, engine_check=True, max_payload=
                 s.held += [s.pn, s.pn + 1]
                 s.pn += 2
                 s.gen += 1
+                s.ensure_gens(s.gen + 1)  # the keys the control plane installs next
             pkt = quic_packet(
                 rng,
                 s,
