@@ -87,7 +87,6 @@ class H3Client(QuicConnectionProtocol):
         self.key_update_after: Optional[int] = None
         self.key_updates_started = 0
         self.key_updates_held_back = 0
-        self.key_log: Optional[_KeyUpdateLogger] = None
 
     async def get(self, url: str) -> _Response:
         u = urlparse(url)
@@ -124,7 +123,9 @@ class H3Client(QuicConnectionProtocol):
             self.received += len(ev.data)
             if self.key_update_after is not None and self.received >= self.key_update_after:
                 self.key_update_after = None
-                if self.key_log is not None and self.key_log.trace.key_updates:
+                log = self._quic.configuration.quic_logger
+                assert isinstance(log, _KeyUpdateLogger)  # set by _main
+                if log.trace.key_updates:
                     self.key_updates_held_back += 1  # the server's came first
                 else:
                     self._quic.request_key_update()
@@ -142,7 +143,7 @@ async def _main(a) -> int:
         max_stream_data=WINDOW,
         server_name=a.server_name,
     )
-    key_log = cfg.quic_logger = _KeyUpdateLogger()
+    cfg.quic_logger = _KeyUpdateLogger()  # how the client sees the server's key updates
     if a.keylog:
         cfg.secrets_log_file = open(a.keylog, "a")
     u = urlparse(a.urls[0])
@@ -152,7 +153,6 @@ async def _main(a) -> int:
     ) as client:
         assert isinstance(client, H3Client)
         client.key_update_after = a.key_update_after
-        client.key_log = key_log
         t0 = time.monotonic()
         got: List[_Response] = await asyncio.wait_for(
             asyncio.gather(*(client.get(url) for url in a.urls)), a.timeout

@@ -182,14 +182,14 @@ def key_updates(client: Client, size: int, sopts: dict, copts: dict) -> None:
     machine of unknown speed, so a run with it has one initiator: the server
     for the short file (the timer could fire after the end), the client's
     timer for the long one (50 ms, long before the end)."""
-    if client.timed_key_update:
-        if size <= (4 << 20):
-            sopts["key_update_after"] = max(size // 2, 64 * 1024)
-        else:
-            copts["key_update_ms"] = 50
-        return
-    copts["key_update_after"] = size // 4
-    sopts["key_update_after"] = max(size // 2, 64 * 1024)
+    server_every = max(size // 2, 64 * 1024)
+    if not client.timed_key_update:
+        copts["key_update_after"] = size // 4
+        sopts["key_update_after"] = server_every
+    elif size <= (4 << 20):
+        sopts["key_update_after"] = server_every
+    else:
+        copts["key_update_ms"] = 50
 
 
 def _aioquic_argv(site: "Site", urls: List[str], o: dict) -> List[str]:
