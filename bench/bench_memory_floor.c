@@ -17,8 +17,7 @@
  * docs/benchmarks.md reasons out: a layout's figure is the floor under
  * quicoff-bench's 10^6-active figure for an engine with that layout.
  *
- * The layout "keys-on-the-fly-computed" also does the work that layout
- * needs: after its loads, each burst's AES-128-GCM contexts (round keys, H
+ * The layouts "*-computed" also do the work such a layout needs: after its loads, each burst's AES-128-GCM contexts (round keys, H
  * and the powers of H a packet of --size bytes needs) and AES-128
  * header-protection round keys are computed from the raw keys it read,
  * with the backend's own lane-wise expansion (gcm_vaes.c, four keys per
@@ -55,6 +54,12 @@ static const struct layout layouts[] = {
     {"keys-on-the-fly-computed", "the same, and the schedules computed (AEAD + HP, lanes)", 2, 5,
      0, 1},
     {"minimum", "index cell, 1 slot line, 2 keyset lines, nothing else", 1, 2, 0, 0},
+    /* what a table whose key schedules are computed per burst reads (protect.c) */
+    {"engine-computed", "today, schedules computed: slot 2, keyset 3 (hot pair + the key line)", 2,
+     3, 0, 1},
+    {"pair-computed", "the raw keys inside the keyset's hot pair: slot 2, keyset 2", 2, 2, 0, 1},
+    {"line-computed", "that, and the slot's per-packet state in one line: slot 1, keyset 2", 1, 2,
+     0, 1},
 };
 
 /* Per-burst scratch of the computing layout: an AES-GCM context and an AES
@@ -65,17 +70,17 @@ struct scratch {
     size_t len;
 };
 
-/* The raw keys sit in the keyset's hot lines: the AEAD key in its fourth
- * line, the HP key in its fifth (where a layout with them would put them). */
-static void compute_schedules(struct scratch *sc, const uint8_t *const ks[BURST])
+/* The raw keys sit in the last of the keyset's kl hot lines, as the
+ * engine's key line has them: the AEAD key, then the HP key 32 bytes on. */
+static void compute_schedules(struct scratch *sc, const uint8_t *const ks[BURST], unsigned kl)
 {
     void *g[BURST], *h[BURST];
     const uint8_t *ak[BURST], *hk[BURST];
     for (int i = 0; i < BURST; i++) {
         g[i] = sc->gcm[i];
         h[i] = sc->hp[i];
-        ak[i] = ks[i] + 3 * 64;
-        hk[i] = ks[i] + 4 * 64;
+        ak[i] = ks[i] + (kl - 1) * 64;
+        hk[i] = ks[i] + (kl - 1) * 64 + 32;
     }
     qo_aes128gcm_vaes.expand(g, ak, BURST, 13, sc->len); /* short header: 1 + 8 CID + 4 PN */
     qo_aes_round_keys_lanes(h, hk, BURST, 16);
@@ -151,7 +156,7 @@ static double run(const struct layout *L, uint32_t n, uint8_t *cells, uint8_t *s
             if (L->compute) {
                 for (int i = 0; i < BURST; i++)
                     ksp[i] = keysets + (size_t)idx[i] * keyset_size;
-                compute_schedules(sc, ksp);
+                compute_schedules(sc, ksp, L->keyset_lines);
                 s += sc->gcm[BURST - 1][0] + sc->hp[BURST - 1][0];
             }
             packets += BURST;
