@@ -8,8 +8,9 @@
  * Each packet walks four dependent levels, as unprotect does: its index
  * cell (one line), its slot, its keyset's hot lines, then the key schedules
  * the keyset leads to. A burst of 32 packets asks for one level of all its
- * packets (prefetch) before it reads that level for any, the engine's
- * level-by-level prefetch (protect.c), so the misses of a level overlap.
+ * packets (prefetch, into L2 as the engine asks: index.h, qo_prefetch_far)
+ * before it reads that level for any, the engine's level-by-level prefetch
+ * (protect.c), so the misses of a level overlap.
  * Connections are drawn uniformly at random from N (default 10^6); every
  * structure is on transparent huge pages, as the engine's are.
  *
@@ -42,24 +43,28 @@ struct layout {
     const char *what;
     unsigned slot_lines, keyset_lines, schedule_lines;
     int compute; /* expand the burst's key schedules from the raw keys read */
+    int l1;      /* prefetch into L1 (prefetcht0), as the engine did before qo_prefetch_far */
 };
 
 static const struct layout layouts[] = {
     {"engine", "today: slot 2 lines, keyset 3, HP round keys 3, GCM round keys and H powers 7", 2,
-     3, 10, 0},
-    {"schedules-trimmed", "GCM context with nr beside the round keys: 6 GCM lines", 2, 3, 9, 0},
-    {"compact-entry", "slot and keyset hot parts 1 and 2 lines, schedules as today", 1, 2, 10, 0},
-    {"keys-on-the-fly", "raw keys in the keyset (5 lines), schedules expanded per packet", 2, 5, 0,
+     3, 10, 0, 0},
+    {"schedules-trimmed", "GCM context with nr beside the round keys: 6 GCM lines", 2, 3, 9, 0, 0},
+    {"compact-entry", "slot and keyset hot parts 1 and 2 lines, schedules as today", 1, 2, 10, 0,
      0},
+    {"keys-on-the-fly", "raw keys in the keyset (5 lines), schedules expanded per packet", 2, 5, 0,
+     0, 0},
     {"keys-on-the-fly-computed", "the same, and the schedules computed (AEAD + HP, lanes)", 2, 5,
-     0, 1},
-    {"minimum", "index cell, 1 slot line, 2 keyset lines, nothing else", 1, 2, 0, 0},
+     0, 1, 0},
+    {"minimum", "index cell, 1 slot line, 2 keyset lines, nothing else", 1, 2, 0, 0, 0},
     /* what a table whose key schedules are computed per burst reads (protect.c) */
     {"engine-computed", "today, schedules computed: slot 2, keyset 3 (hot pair + the key line)", 2,
-     3, 0, 1},
-    {"pair-computed", "the raw keys inside the keyset's hot pair: slot 2, keyset 2", 2, 2, 0, 1},
+     3, 0, 1, 0},
+    {"pair-computed", "the raw keys inside the keyset's hot pair: slot 2, keyset 2", 2, 2, 0, 1,
+     0},
     {"line-computed", "that, and the slot's per-packet state in one line: slot 1, keyset 2", 1, 2,
-     0, 1},
+     0, 1, 0},
+    {"engine-computed-l1", "engine-computed with the prefetches into L1, not L2", 2, 3, 0, 1, 1},
 };
 
 /* Per-burst scratch of the computing layout: an AES-GCM context and an AES
@@ -109,10 +114,20 @@ static inline uint32_t next_conn(uint32_t n)
     return (uint32_t)(rng % n);
 }
 
-static inline void prefetch_lines(const uint8_t *p, unsigned lines)
+/* Into L2 as the engine's level passes ask (index.h, qo_prefetch_far), or
+ * into L1 for the row that shows what that choice is worth. */
+static inline void prefetch_line(const uint8_t *p, int l1)
+{
+    if (l1)
+        __builtin_prefetch(p, 0, 3);
+    else
+        __builtin_prefetch(p, 0, 2);
+}
+
+static inline void prefetch_lines(const uint8_t *p, unsigned lines, int l1)
 {
     for (unsigned l = 0; l < lines; l++)
-        __builtin_prefetch(p + 64 * l);
+        prefetch_line(p + 64 * l, l1);
 }
 
 static inline uint64_t read_lines(const uint8_t *p, unsigned lines)
@@ -135,20 +150,20 @@ static double run(const struct layout *L, uint32_t n, uint8_t *cells, uint8_t *s
         for (int round = 0; round < 64; round++) {
             for (int i = 0; i < BURST; i++) {
                 idx[i] = next_conn(n);
-                __builtin_prefetch(cells + (size_t)idx[i] * 2 * 64); /* 2 cells per entry */
+                prefetch_line(cells + (size_t)idx[i] * 2 * 64, L->l1); /* 2 cells per entry */
             }
             for (int i = 0; i < BURST; i++) {
                 s += cells[(size_t)idx[i] * 2 * 64];
-                prefetch_lines(slots + (size_t)idx[i] * 128, L->slot_lines);
+                prefetch_lines(slots + (size_t)idx[i] * 128, L->slot_lines, L->l1);
             }
             for (int i = 0; i < BURST; i++) {
                 s += read_lines(slots + (size_t)idx[i] * 128, L->slot_lines);
-                prefetch_lines(keysets + (size_t)idx[i] * keyset_size, L->keyset_lines);
+                prefetch_lines(keysets + (size_t)idx[i] * keyset_size, L->keyset_lines, L->l1);
             }
             for (int i = 0; i < BURST; i++) {
                 const uint8_t *ks = keysets + (size_t)idx[i] * keyset_size;
                 s += read_lines(ks, L->keyset_lines);
-                prefetch_lines(ks + 64 * L->keyset_lines, L->schedule_lines);
+                prefetch_lines(ks + 64 * L->keyset_lines, L->schedule_lines, L->l1);
             }
             for (int i = 0; i < BURST; i++)
                 s += read_lines(keysets + (size_t)idx[i] * keyset_size + 64 * L->keyset_lines,

@@ -153,10 +153,24 @@ struct qo_slot *qo_table_lookup_hashed(const struct quicoff_table *t, uint32_t h
                                        const uint8_t *dcid, size_t dcid_len,
                                        const struct quicoff_addr *addr, struct qo_keyset **ks_out);
 
+/*
+ * A prefetch of a line that is probably in DRAM, asked for a pass or more
+ * before it is read: into L2 (prefetcht1), not L1.  On Intel cores an L1
+ * prefetch holds one of the L1's ~16 fill buffers for the whole DRAM round
+ * trip, and with a burst's lines all in flight those buffers, not latency,
+ * bounded the engine at 10^6 active connections; an L2 prefetch waits in
+ * the L2's larger queue instead, and the later load finds the line one
+ * level down (docs/benchmarks.md, "Prefetching into L2").
+ */
+static inline void qo_prefetch_far(const void *p)
+{
+    __builtin_prefetch(p, 0, 2);
+}
+
 static inline void qo_table_prefetch(const struct quicoff_table *t, uint32_t hash)
 {
     const struct qo_index *ix = atomic_load_explicit(&t->index, memory_order_relaxed);
-    __builtin_prefetch(&ix->cells[hash & ix->mask]);
+    qo_prefetch_far(&ix->cells[hash & ix->mask]);
 }
 
 /* The cache lines of [p, p + len): a burst asks for all the lines its
@@ -172,7 +186,7 @@ static inline void qo_prefetch_range(const void *p, size_t len)
     const char *b = (const char *)((uintptr_t)p & ~(uintptr_t)(QO_LINE_PAIR - 1));
     const char *e = (const char *)p + len;
     for (; b < e; b += QO_LINE_PAIR)
-        __builtin_prefetch(b);
+        qo_prefetch_far(b);
 }
 
 /* The slot the first probe of hash names, or NULL: only a hint for the

@@ -225,7 +225,7 @@ static inline void prefetch_keyset(const struct qo_keyset *ks, unsigned kp, bool
 {
     qo_prefetch_range(ks, offsetof(struct qo_keyset, keys));
     if (computed)
-        __builtin_prefetch(&ks->keys[kp & 1]);
+        qo_prefetch_far(&ks->keys[kp & 1]);
 }
 /* A context's lines, at most this many bytes of them (ipsec-mb's 1 KiB GCM
  * context holds GHASH powers a short packet never reads). */
