@@ -174,18 +174,17 @@ static inline void qo_table_prefetch(const struct quicoff_table *t, uint32_t has
 }
 
 /* The cache lines of [p, p + len): a burst asks for all the lines its
- * packets will read before it reads any, so the misses overlap.  One
- * prefetch per 128-byte pair: x86 cores fetch a line's pair partner with it
- * (AMD's adjacent-line, Intel's spatial prefetcher), and at 10^6 active
- * connections a third of the time went to prefetches waiting for miss
- * buffers, so the second prefetch of a pair only cost one (protect -4 %,
- * unprotect -5 % there: docs/benchmarks.md). */
-#define QO_LINE_PAIR (2 * QO_CACHE_LINE)
+ * packets will read before it reads any, so the misses overlap.  Every
+ * line, not one per 128-byte pair: on the AMD EPYC VM with L1 prefetches
+ * one per pair had paid (the adjacent-line prefetcher brought the partner),
+ * but on the Intel Xeon VM with the L2 prefetches above the partner is not
+ * there in time, and a prefetch per line made 10^6 active 0.91-0.95x the
+ * time of one per pair (docs/benchmarks.md, "Prefetching into L2"). */
 static inline void qo_prefetch_range(const void *p, size_t len)
 {
-    const char *b = (const char *)((uintptr_t)p & ~(uintptr_t)(QO_LINE_PAIR - 1));
+    const char *b = (const char *)((uintptr_t)p & ~(uintptr_t)(QO_CACHE_LINE - 1));
     const char *e = (const char *)p + len;
-    for (; b < e; b += QO_LINE_PAIR)
+    for (; b < e; b += QO_CACHE_LINE)
         qo_prefetch_far(b);
 }
 
