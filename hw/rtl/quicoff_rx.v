@@ -476,7 +476,24 @@ module quicoff_rx #(
     assign rd2_kp  = first_s[ds][2] ^ mask_s[ds][34];
     reg  [127:0] gh_in;
     wire [127:0] gh_prod;
-    qo_gf128_mul ghm (.a(Y ^ gh_in), .b(Hr), .p(gh_prod));
+    // GHASH in two stages. The step of clock t (g, the window, the mask,
+    // the AAD / lengths select: gh_in) is only prepared and registered (xg_*);
+    // the multiply takes it at t + 1, so the multiplier starts from flip-flops
+    // (Y, xg_d, Hr) and no longer from the frame memory's block-RAM output
+    // through its byte shifter and the payload mask: that chain in front of
+    // the GF(2^128) multiply was the routed critical path. Only the
+    // recurrence Y <= (Y ^ X) * H must close in one clock; X is known a clock
+    // ahead. The back FSM's clocks are unchanged: a frame's last multiply
+    // runs in the clock the next frame is taken. A frame's first step
+    // multiplies X alone (xg_first masks Y) instead of the take zeroing Y,
+    // which that overlapping last multiply still writes. Hr is sampled from
+    // bs each clock, so at t + 1 it is the H of the step prepared at t (the
+    // step needed hv, so that H was written by then).
+    reg  [127:0] xg_d;           // X of the step to multiply
+    reg  [127:0] xg_tag;         // the received tag, for the frame's last step
+    reg          xg_v, xg_first, xg_last;
+    reg  [SW-1:0] xg_s;          // its slot
+    qo_gf128_mul ghm (.a((xg_first ? 128'd0 : Y) ^ xg_d), .b(Hr), .p(gh_prod));
     reg  [127:0] mask_j, ctm;
     reg  [15:0]  lb_j;
     // the window of the next clock's step: its ciphertext block, or the tag
@@ -599,7 +616,7 @@ module quicoff_rx #(
         if (rst) begin
             is_ <= 0; ps <= 0; fs <= 0; ds <= 0; bs <= 0; ts <= 0; os <= 0;
             full <= 0; pdone <= 0; pok <= 0; fdone <= 0; ddone <= 0; bdone <= 0; tdone <= 0; infl <= 0;
-            dst <= D_IDLE; h_full <= 1'b0;
+            dst <= D_IDLE; h_full <= 1'b0; xg_v <= 1'b0;
             mval <= 0; hval <= 0; drp <= 0; cand <= 0; k <= 0;
             pst <= P_IDLE; fst <= F_IDLE; bst <= B_IDLE; tst <= T_IDLE;
             rb_mode <= 0;
@@ -858,7 +875,6 @@ module quicoff_rx #(
                     b_last <= nblk_b + ((hlen_s[bs] > 16) ? 16'd2 : 16'd1);
                     b_aad  <= aad_s[bs];
                     iss <= 0;
-                    Y   <= 128'd0;
                     g   <= 0;
                     bst <= B_GCM;
                 end
@@ -874,22 +890,37 @@ module quicoff_rx #(
                     a_tag <= (iss == 0) ? {epoch, bs, K_J0, 8'd0} : {epoch, bs, K_KS, iss[7:0] - 8'd1};
                     iss   <= iss + 1;
                 end
-                if (b_gh) begin
-                    Y <= gh_prod;
-                    g <= g + 1;
-                end
+                if (b_gh) g <= g + 1;    // step g prepared (xg_*), multiplied next clock
                 if (ctb_we) b_rem <= b_rem - 16'd16;
-                if (b_gh && g == b_last) yf_s[bs] <= gh_prod ^ bswap(win_g);   // GHASH ^ tag
-                // done when the last block is issued and the last GHASH step taken
+                // done when the last block is issued and the last GHASH step
+                // prepared; bdone waits for that step's multiply (below)
                 if ((iss > b_n || (b_issue && iss == b_n)) &&
                     (g > b_last || (b_gh && g == b_last))) begin
-                    bdone[bs] <= 1'b1;
                     bs <= bs + 1'b1;
                     bst <= B_IDLE;
                 end
             end
             default: bst <= B_IDLE;
             endcase
+
+            // GHASH's second stage: the step prepared last clock. The frame
+            // is done for finish when its last step (the lengths) has been
+            // multiplied and folded with the tag into yf_s.
+            xg_v <= b_gh;
+            if (b_gh) begin
+                xg_d     <= gh_in;
+                xg_first <= (g == 0);
+                xg_last  <= (g == b_last);
+                xg_s     <= bs;
+                xg_tag   <= bswap(win_g);    // the tag's window at the lengths step
+            end
+            if (xg_v) begin
+                Y <= gh_prod;
+                if (xg_last) begin
+                    yf_s[xg_s]  <= gh_prod ^ xg_tag;   // GHASH ^ tag
+                    bdone[xg_s] <= 1'b1;
+                end
+            end
 
             // ---------------- finish
             case (tst)
@@ -978,6 +1009,9 @@ module quicoff_rx #(
                     bs <= ts + 1'b1;
                     bst <= B_IDLE;
                     h_full <= 1'b0;
+                    // a step prepared for an abandoned frame is not multiplied
+                    // (one multiplied in this clock has its bdone cleared above)
+                    xg_v <= 1'b0;
                     epoch <= epoch + 1'b1;
                 end
             end
