@@ -18,8 +18,9 @@
  * docs/benchmarks.md reasons out: a layout's figure is the floor under
  * quicoff-bench's 10^6-active figure for an engine with that layout.
  *
- * The layouts "*-computed" also do the work such a layout needs: after its loads, each burst's AES-128-GCM contexts (round keys, H
- * and the powers of H a packet of --size bytes needs) and AES-128
+ * The layouts "*-computed" also do the work such a layout needs: after
+ * its loads, each burst's AES-128-GCM contexts (round keys, H and the
+ * powers of H a packet of --size bytes needs) and AES-128
  * header-protection round keys are computed from the raw keys it read,
  * with the backend's own lane-wise expansion (gcm_vaes.c, four keys per
  * zmm), into per-burst scratch as a worker would (CPUs with VAES only).
