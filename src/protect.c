@@ -606,6 +606,7 @@ QO_STAGE void rx_parse(const struct quicoff_table *t, struct quicoff_pkt *p,
 {
     result_init(r, p);
     s->c = NULL;
+    s->hash = 0; /* a packet that fails to parse has none; rx_front still folds it in */
     s->st = qo_parse_any(p->data, p->end, p->offset, t->local_cid_len, &s->h);
     r->packet_end = s->h.end;
     r->dcid_off = s->h.dcid_off; /* 0/0 unless the DCID is inside the buffer */
