@@ -10,6 +10,7 @@ The first run builds the rustls peer with cargo (about a minute, cached in
 
 import json
 import math
+import os
 import subprocess
 import sys
 
@@ -92,6 +93,14 @@ def test_every_path_has_sane_records(bench_run):
                 and x["reason"] == bench_peers.rustls_skip_note(NO_CARGO_WHY)
                 for x in skipped
             ), skipped
+            continue
+        if path.startswith("dpdk-") and len(os.sched_getaffinity(0)) < 2:
+            # dpdk-test-crypto-perf needs a main and a worker lcore: on one
+            # CPU the bench says so and does not measure it (not a failure)
+            not_run = [x for x in recs if x["path"] == path]
+            assert not_run and all(
+                x["status"] == "unavailable" and "needs 2 CPUs" in x["reason"] for x in not_run
+            ), not_run
             continue
         for op in ("protect", "unprotect"):
             ok = [x for x in recs if x["path"] == path and x["op"] == op and x["status"] == "ok"]
