@@ -621,6 +621,14 @@ DPDK_ALGO = {
 }
 
 
+def dpdk_cpu_note(cpus: int) -> str:
+    """Why the DPDK crypto-perf peers were not measured with only `cpus` CPUs."""
+    return (
+        "dpdk-test-crypto-perf needs 2 CPUs (a main and a worker lcore); "
+        "this process may use %d" % cpus
+    )
+
+
 def dpdk_lcores(cfg: Config) -> Optional[str]:
     """main lcore, worker lcore: the worker on the measurement CPU."""
     cpus = sorted(os.sched_getaffinity(0))
@@ -654,11 +662,7 @@ def run_dpdk(
     if lcores is None:
         # a property of the machine (or of the affinity it was given), not a
         # fault of the peer: not measured, with the reason, as a missing peer is
-        return fail(
-            "unavailable",
-            "dpdk-test-crypto-perf needs 2 CPUs (a main and a worker "
-            "lcore); this process may use %d" % len(os.sched_getaffinity(0)),
-        )
+        return fail("unavailable", dpdk_cpu_note(len(os.sched_getaffinity(0))))
     algo, keylen = DPDK_ALGO[suite]
     prefix = "quicoff-bench-%d" % os.getpid()
     cmd = [
