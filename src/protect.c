@@ -869,6 +869,210 @@ QO_STAGE bool rx_front(const struct quicoff_table *t, struct quicoff_pkt *pkts,
     return computed;
 }
 
+/* n masks of one key (one context, ctx[i] all alike): one burst call, or
+ * one call each for an algorithm without mask_burst. */
+static inline void train_hp_masks(const qo_hp_algo_t *hp, void *const ctx[],
+                                  const uint8_t *const sample[], uint8_t (*mask)[5], unsigned n)
+{
+    if (hp->mask_burst) {
+        if (n)
+            hp->mask_burst(ctx, sample, mask, n);
+        return;
+    }
+    for (unsigned i = 0; i < n; i++)
+        hp->mask(ctx[i], sample[i], mask[i]);
+}
+
+/* A train packet's result before its AEAD: what result_init and the stages
+ * up to the AEAD write for a short header of key phase kp (zeroed first,
+ * padding too, as result_init does: results are compared bytewise). */
+static inline void train_result(struct quicoff_result *r, const struct quicoff_pkt *p,
+                                unsigned cid, unsigned kp, unsigned pn_len, uint64_t pn,
+                                quicoff_conn_t conn, void *user)
+{
+    memset(r, 0, sizeof(*r));
+    r->level = QUICOFF_LEVEL_ONE_RTT;
+    r->key_phase = (uint8_t)kp;
+    r->pn_len = (uint8_t)pn_len;
+    r->hdr_off = p->offset;
+    r->pn_off = p->offset + 1 + cid;
+    r->packet_end = p->end;
+    r->dcid_off = p->offset + 1;
+    r->pn = pn;
+    r->conn = conn;
+    r->user = user;
+    r->dcid_len = (uint8_t)cid;
+}
+
+/*
+ * A train: a chunk whose packets are all short headers of one connection,
+ * each opened with its current keys, which is what a bulk flow sends and
+ * what the one-connection rows of quicoff-bench measure.  The stages above
+ * carry every packet's state through memory from pass to pass and decide
+ * per packet what is decided once for a train (the entry, its keys, its
+ * state); here the chunk takes four passes with that state held once
+ * (docs/benchmarks.md, "A train's own path": 0.75x the time of the stages
+ * at 64 bytes).  The outcome is the stages', packet for packet (the burst
+ * and the split API, which always runs the stages, are compared result by
+ * result in tests/c/test_split.c).  Anything else (a second connection, a
+ * long header, a clear fixed bit, a packet too short, next or old keys, the
+ * integrity limit) is found before a byte, result or counter is written,
+ * and the chunk takes the stages.
+ */
+struct train {
+    struct qo_slot *c;
+    struct qo_keyset *ks;
+    uint8_t mask[QO_CHUNK][5];
+    uint8_t first[QO_CHUNK]; /* the unmasked first byte */
+    uint64_t pn[QO_CHUNK];
+};
+
+/* Pass 1, nothing written: every packet a short header with the fixed bit,
+ * room for the sample, and packet 0's DCID (compared before any lookup, so
+ * a chunk of many connections costs a few byte compares); then the entry,
+ * and every mask. False: not a train. */
+QO_STAGE bool train_masks(const struct quicoff_table *t, const struct quicoff_pkt *pkts,
+                          unsigned n, struct train *tr)
+{
+    const unsigned cid = t->local_cid_len;
+    if (cid == 0 || n < 2)
+        return false;
+    const uint8_t *dcid0 = pkts[0].data + pkts[0].offset + 1;
+    const uint8_t *sample[QO_CHUNK];
+    for (unsigned i = 0; i < n; i++) {
+        const struct quicoff_pkt *p = &pkts[i];
+        if ((uint64_t)p->offset + 1 + cid + 4 + QUICOFF_SAMPLE_LEN > p->end)
+            return false;
+        const uint8_t *d = p->data + p->offset;
+        if ((d[0] & 0xc0) != 0x40 || !qo_cid_equal(d + 1, dcid0, cid))
+            return false;
+        sample[i] = d + 1 + cid + 4;
+    }
+    struct rx_state s0;
+    s0.h = (struct qo_header){.level = QUICOFF_LEVEL_ONE_RTT,
+                              .dcid_len = (uint8_t)cid,
+                              .dcid_off = pkts[0].offset + 1};
+    s0.hash = rx_hash(t, &s0.h, &pkts[0]);
+    tr->c = rx_probe(t, &s0, &pkts[0]);
+    if (!tr->c)
+        return false;
+    tr->ks = s0.ks;
+    if (QO_GET(tr->c->auth_failures) >= tr->ks->hard_limit)
+        return false;
+    const qo_hp_algo_t *hp = tr->ks->hp;
+    void *ctx[QO_CHUNK];
+    for (unsigned i = 0; i < n; i++)
+        ctx[i] = qo_keyset_hp_ctx(tr->ks);
+    train_hp_masks(hp, ctx, sample, tr->mask, n);
+    return true;
+}
+
+/* Pass 2, nothing written: PN decoding and the key choice. False: a
+ * packet needs other than the current keys. */
+QO_STAGE bool train_decode(const struct quicoff_table *t, const struct quicoff_pkt *pkts,
+                           unsigned n, struct train *tr)
+{
+    const unsigned cid = t->local_cid_len;
+    const uint64_t largest = QO_GET(tr->c->largest_pn);
+    const uint32_t cur = atomic_load_explicit(&tr->c->cur_gen, memory_order_acquire);
+    for (unsigned i = 0; i < n; i++) {
+        const uint8_t *d = pkts[i].data + pkts[i].offset;
+        uint8_t first = d[0] ^ (tr->mask[i][0] & 0x1f);
+        unsigned pn_len = (first & 3) + 1;
+        uint64_t truncated = (qo_load_be32(d + 1 + cid) ^ pn_mask(tr->mask[i], pn_len)) >>
+                             (8 * (4 - pn_len));
+        tr->pn[i] = qo_pn_decode(largest, truncated, pn_len * 8);
+        tr->first[i] = first;
+        if (rx_key_choice(&tr->ks->phase[(first >> 2) & 1], cur, tr->pn[i], tr->c) != KEYS_CURRENT)
+            return false;
+    }
+    return true;
+}
+
+/* Pass 3: results, headers unmasked, the opens queued (as rx_unmask and
+ * rx_aead_op do for one packet). */
+QO_STAGE void train_queue(const struct quicoff_table *t, struct quicoff_pkt *pkts,
+                          struct quicoff_result *res, unsigned n, const struct train *tr,
+                          struct aead_batch *b)
+{
+    const unsigned cid = t->local_cid_len;
+    const struct qo_keyset *ks = tr->ks;
+    const quicoff_conn_t conn = qo_handle(tr->c);
+    for (unsigned i = 0; i < n; i++) {
+        struct quicoff_pkt *p = &pkts[i];
+        uint8_t *d = p->data + p->offset;
+        unsigned pn_len = (tr->first[i] & 3) + 1, kp = (tr->first[i] >> 2) & 1;
+        uint32_t pn_off = p->offset + 1 + cid, payload_off = pn_off + pn_len;
+        train_result(&res[i], p, cid, kp, pn_len, tr->pn[i], conn, ks->user);
+        d[0] = tr->first[i];
+        xor_pn_field(d + 1 + cid, pn_mask(tr->mask[i], pn_len));
+        qo_aead_op_t *op = aead_queue(b, ks->aead, ks->keys[kp].key, i);
+        *op = (qo_aead_op_t){.ctx = qo_keyset_aead_ctx(ks, kp),
+                             .aad = d,
+                             .aad_len = payload_off - p->offset,
+                             .data = p->data + payload_off,
+                             .len = p->end - QUICOFF_TAG_LEN - payload_off,
+                             .tag = p->data + p->end - QUICOFF_TAG_LEN};
+        build_nonce(op->nonce, ks, ks->phase[kp].iv, tr->pn[i]);
+    }
+}
+
+/* Pass 4, after the opens: each packet's outcome (rx_outcome's, for a
+ * packet of the current keys). */
+QO_STAGE void train_outcome(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                            struct quicoff_result *res, unsigned n, const struct train *tr,
+                            const struct aead_batch *b, struct tally *ok)
+{
+    const struct qo_keyset *ks = tr->ks;
+    for (unsigned i = 0; i < n; i++) {
+        struct quicoff_result *r = &res[i];
+        struct qo_slot *c = state_of(tr->c, ks); /* NULL: overtaken by a replace */
+        if (b->result[i] != 0) {
+            /* Put the header back as received; the backend left the payload. */
+            pkts[i].data[pkts[i].offset] ^= tr->mask[i][0] & 0x1f;
+            xor_pn_field(pkts[i].data + r->pn_off, pn_mask(tr->mask[i], r->pn_len));
+            if (b->result[i] == OPEN_ENGINE_FAILED) {
+                r->status = QUICOFF_BACKEND_UNAVAILABLE;
+                continue;
+            }
+            if (ks->fail_action == QUICOFF_FAIL_PASS)
+                r->flags |= QUICOFF_FLAG_PASS_FAILED;
+            r->status = QUICOFF_AUTH_FAILED;
+            count_failure(w, c, QUICOFF_AUTH_FAILED);
+            continue;
+        }
+        r->payload_off = r->pn_off + r->pn_len;
+        r->payload_len = pkts[i].end - QUICOFF_TAG_LEN - r->payload_off;
+        tally_packet(ok, c, r->pn, r->payload_len, r->key_phase);
+        if (QO_GET(tr->c->auth_failures) >= ks->threshold) {
+            QO_ADD(w->c.usage_limit_reached, 1);
+            r->status = QUICOFF_USAGE_LIMIT_REACHED;
+        } else {
+            r->status = QUICOFF_OK;
+        }
+    }
+}
+
+/* The chunk as a train; false (nothing touched) when it is not one. */
+static bool unprotect_train(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                            struct quicoff_result *res, unsigned n, unsigned *ok_out)
+{
+    struct train tr;
+    if (!train_masks(w->table, pkts, n, &tr) || !train_decode(w->table, pkts, n, &tr))
+        return false;
+    struct aead_batch b;
+    b.n = 0;
+    train_queue(w->table, pkts, res, n, &tr, &b);
+    aead_run(&b, false, w->scratch, w->backend_state);
+    struct tally ok = TALLY_INIT;
+    train_outcome(w, pkts, res, n, &tr, &b, &ok);
+    tally_flush_run(&ok);
+    QO_ADD(w->c.rx_packets, ok.packets);
+    QO_ADD(w->c.rx_bytes, ok.bytes);
+    *ok_out = (unsigned)ok.packets;
+    return true;
+}
+
 /*
  * Packets of one chunk go through each stage before the next stage starts,
  * so the cache misses of one stage (index cell, slot, keyset, contexts)
@@ -881,6 +1085,9 @@ QO_STAGE bool rx_front(const struct quicoff_table *t, struct quicoff_pkt *pkts,
 static unsigned unprotect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
                                 struct quicoff_result *res, unsigned n)
 {
+    unsigned trained;
+    if (unprotect_train(w, pkts, res, n, &trained))
+        return trained;
     struct rx_state s[QO_CHUNK];
     bool computed = rx_front(w->table, pkts, res, s, n, w->keys);
     struct aead_batch b;
@@ -1132,9 +1339,151 @@ QO_STAGE unsigned tx_back(struct quicoff_worker *w, struct quicoff_pkt *pkts,
     return (unsigned)ok.packets;
 }
 
+/*
+ * A train to protect: a chunk whose packets are all short headers of one
+ * connection, under its current keys (unprotect_train's counterpart; a
+ * server's bulk flow).  The entry, the key and the key-use count are read
+ * once; the outcome is tx_prepare's and tx_finish's, packet for packet
+ * (tests/c/test_split.c compares the burst with the split API, which runs
+ * the stages).  Anything else (another connection, a long header, a clear
+ * fixed bit, a header the host got wrong, a key update, a limit within
+ * reach) is found before a byte, result or counter is written, and the
+ * chunk takes the stages.
+ */
+struct tx_train {
+    struct qo_slot *c;
+    struct qo_keyset *ks;
+    uint64_t used; /* the key's uses before the chunk */
+    unsigned kp;
+};
+
+/* Pass 1, nothing written. False: not a train. */
+QO_STAGE bool tx_train_check(const struct quicoff_table *t, const struct quicoff_pkt *pkts,
+                             unsigned n, struct tx_train *tr)
+{
+    if (n < 2)
+        return false;
+    const quicoff_conn_t conn = pkts[0].conn;
+    /* one connection first, from the descriptors alone: a chunk of many
+     * (whose entries may be far in DRAM) is refused without a miss */
+    for (unsigned i = 1; i < n; i++)
+        if (pkts[i].conn != conn)
+            return false;
+    uint32_t slot_index = (uint32_t)conn;
+    if (slot_index >= t->capacity)
+        return false;
+    struct qo_slot *c = &t->slots[slot_index];
+    struct qo_keyset *ks = atomic_load_explicit(&c->ks, memory_order_acquire);
+    if (!ks ||
+        atomic_load_explicit(&c->handle_gen, memory_order_relaxed) != (uint32_t)(conn >> 32) ||
+        ks->direction != QUICOFF_DIR_TX || ks->level != QUICOFF_LEVEL_ONE_RTT)
+        return false;
+    const unsigned cid = ks->dcid_len;
+    const uint8_t kbit = pkts[0].offset < pkts[0].end ? pkts[0].data[pkts[0].offset] & 0x04 : 0;
+    for (unsigned i = 0; i < n; i++) {
+        const struct quicoff_pkt *p = &pkts[i];
+        if (p->offset >= p->end || p->end > p->cap || p->cap - p->end < QUICOFF_TAG_LEN ||
+            p->pn > QO_PN_MAX)
+            return false;
+        const uint8_t *d = p->data + p->offset;
+        unsigned pn_len = (d[0] & 3) + 1;
+        uint64_t pn_off = (uint64_t)p->offset + 1 + cid;
+        /* short, fixed bit set, one key phase; the PN field and the sample fit */
+        if ((d[0] & 0xc0) != 0x40 || (d[0] & 0x04) != kbit || pn_off + pn_len > p->end ||
+            pn_off + 4 + QUICOFF_SAMPLE_LEN > (uint64_t)p->end + QUICOFF_TAG_LEN)
+            return false;
+        uint64_t encoded = qo_load_be32(p->data + pn_off) >> (8 * (4 - pn_len));
+        if (encoded != (p->pn & ((UINT64_C(1) << (8 * pn_len)) - 1)))
+            return false;
+    }
+    unsigned kp = kbit >> 2;
+    uint32_t cur = atomic_load_explicit(&c->cur_gen, memory_order_acquire);
+    const struct qo_keyslot *slot = &ks->phase[kp];
+    if (!slot->present || slot->gen != cur)
+        return false;
+    uint64_t used = QO_GET(c->key_packets[kp]);
+    if (used + n > ks->hard_limit) /* the last packet's use must stay below it */
+        return false;
+    *tr = (struct tx_train){.c = c, .ks = ks, .used = used, .kp = kp};
+    return true;
+}
+
+/* The chunk as a train; false (nothing touched) when it is not one. */
+static bool protect_train(struct quicoff_worker *w, struct quicoff_pkt *pkts,
+                          struct quicoff_result *res, unsigned n, unsigned *ok_out)
+{
+    struct tx_train tr;
+    if (!tx_train_check(w->table, pkts, n, &tr))
+        return false;
+    const struct qo_keyset *ks = tr.ks;
+    const unsigned cid = ks->dcid_len, kp = tr.kp;
+    struct qo_slot *c = state_of(tr.c, ks); /* NULL: overtaken by a replace */
+    if (c) /* the chunk's key uses, counted before the seals as tx_prepare does */
+        QO_ADD(c->key_packets[kp], n);
+    struct aead_batch b;
+    b.n = 0;
+    for (unsigned i = 0; i < n; i++) {
+        struct quicoff_pkt *p = &pkts[i];
+        uint8_t *d = p->data + p->offset;
+        unsigned pn_len = (d[0] & 3) + 1;
+        uint32_t pn_off = p->offset + 1 + cid, payload_off = pn_off + pn_len;
+        train_result(&res[i], p, cid, kp, pn_len, p->pn, p->conn, ks->user);
+        qo_aead_op_t *op = aead_queue(&b, ks->aead, ks->keys[kp].key, i);
+        *op = (qo_aead_op_t){.ctx = qo_keyset_aead_ctx(ks, kp),
+                             .aad = d,
+                             .aad_len = payload_off - p->offset,
+                             .data = p->data + payload_off,
+                             .len = p->end - payload_off,
+                             .tag = p->data + p->end};
+        build_nonce(op->nonce, ks, ks->phase[kp].iv, p->pn);
+    }
+    aead_run(&b, true, w->scratch, w->backend_state);
+    /* header protection from the ciphertext samples of the sealed packets */
+    void *ctx[QO_CHUNK];
+    const uint8_t *sample[QO_CHUNK];
+    uint8_t mask[QO_CHUNK][5];
+    unsigned idx[QO_CHUNK], m = 0;
+    for (unsigned i = 0; i < n; i++) {
+        if (b.result[i] != 0) {
+            res[i].status = QUICOFF_BACKEND_UNAVAILABLE; /* counted nowhere, as tx_finish */
+            continue;
+        }
+        ctx[m] = qo_keyset_hp_ctx(ks);
+        sample[m] = pkts[i].data + res[i].pn_off + 4;
+        idx[m++] = i;
+    }
+    train_hp_masks(ks->hp, ctx, sample, mask, m);
+    struct tally ok = TALLY_INIT;
+    for (unsigned k = 0; k < m; k++) {
+        unsigned i = idx[k];
+        struct quicoff_pkt *p = &pkts[i];
+        struct quicoff_result *r = &res[i];
+        p->data[p->offset] ^= mask[k][0] & 0x1f;
+        xor_pn_field(p->data + r->pn_off, pn_mask(mask[k], r->pn_len));
+        r->payload_off = r->pn_off + r->pn_len;
+        r->payload_len = p->end - r->payload_off;
+        r->packet_end = p->end + QUICOFF_TAG_LEN;
+        tally_packet(&ok, state_of(tr.c, ks), p->pn, r->payload_len, -1);
+        if (tr.used + i + 1 >= ks->threshold) {
+            QO_ADD(w->c.usage_limit_reached, 1);
+            r->status = QUICOFF_USAGE_LIMIT_REACHED;
+        } else {
+            r->status = QUICOFF_OK;
+        }
+    }
+    tally_flush_run(&ok);
+    QO_ADD(w->c.tx_packets, ok.packets);
+    QO_ADD(w->c.tx_bytes, ok.bytes);
+    *ok_out = (unsigned)ok.packets;
+    return true;
+}
+
 static unsigned protect_chunk(struct quicoff_worker *w, struct quicoff_pkt *pkts,
                               struct quicoff_result *res, unsigned n)
 {
+    unsigned trained;
+    if (protect_train(w, pkts, res, n, &trained))
+        return trained;
     const struct quicoff_table *t = w->table;
     struct tx_state s[QO_CHUNK];
     /* the level-by-level passes only where the table outgrows the cache

@@ -308,6 +308,27 @@ static void test_tx(void)
                r[3].status == QUICOFF_KEY_PHASE_UNAVAILABLE &&
                r[4].status == QUICOFF_USAGE_LIMIT_REACHED,
            "key update: started by the host, the old phase refused after it");
+
+        /* A burst of one connection's short headers under its current key
+         * takes the burst's train path (protect.c, protect_train); prepare
+         * runs the stages. PN lengths 1..4, payloads of 3 (the least the
+         * sample allows with a 1-byte PN) to 1,400 bytes, the usage
+         * threshold (5 packets) crossed in the middle. */
+        conf(&c, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, s, d1, sizeof(d1), 800 + si);
+        c.usage_threshold = 5;
+        quicoff_conn_t train = add2(&a, &b, &c);
+        n = 0;
+        for (unsigned i = 0; i < 10; i++)
+            tp[n++] = (struct txp){train,     0, d1,     sizeof(d1),
+                                   1 + i % 4, 0, 40 + i, (size_t[]){3, 20, 64, 1400}[i % 4]};
+        tx_batch("train", &a, &b, tp, n, &train, 1, r);
+        unsigned okn = 0, limited = 0;
+        for (unsigned i = 0; i < n; i++) {
+            okn += r[i].status == QUICOFF_OK && i < 4;
+            limited += r[i].status == QUICOFF_USAGE_LIMIT_REACHED && i >= 4;
+        }
+        ok(okn == 4 && limited == 6, "%s train: 4 ok, 6 past the threshold (%u, %u)",
+           quicoff_suite_name(s), okn, limited);
         env_fini(&a);
         env_fini(&b);
     }
@@ -386,6 +407,45 @@ static void rx_batch(const char *what, struct env *a, struct env *b, const struc
         memcpy(out, rb, n * sizeof(rb[0]));
 }
 
+/* A burst of one connection's short headers all under its current keys
+ * takes the burst's train path (protect.c, unprotect_train); prepare always
+ * runs the stages, so rx_batch compares the two. PN lengths 1..4, payloads
+ * of 3 (the least the sample allows with a 1-byte PN) to 1,200 bytes, two tampered tags, and the connection's usage
+ * threshold (2 authentication failures) crossed in the middle: the packets
+ * after the second failure are USAGE_LIMIT_REACHED, as the stages have it. */
+static void test_rx_train(quicoff_suite_t s, struct env *a, struct env *b, struct env *peer,
+                          unsigned si)
+{
+    uint8_t d[CID_LEN];
+    tp_cid(si * 10 + 8, d, sizeof(d));
+    struct quicoff_conn_config c;
+    conf(&c, QUICOFF_DIR_RX, QUICOFF_LEVEL_ONE_RTT, s, d, sizeof(d), 700 + si);
+    c.usage_threshold = 2;
+    quicoff_conn_t conn = add2(a, b, &c), pc;
+    c.direction = QUICOFF_DIR_TX;
+    c.usage_threshold = 0;
+    quicoff_conn_add(peer->t, &c, &pc);
+    static struct wire w[MAXB];
+    const unsigned n = 12;
+    for (unsigned pn = 0; pn < n; pn++) {
+        peer_send(peer, pc, 0, d, sizeof(d), 0, 1 + pn % 4, pn,
+                  (size_t[]){3, 20, 64, 1200}[pn % 4], &w[pn]);
+        if (pn == 3 || pn == 7)
+            w[pn].b[w[pn].len - 1 - pn] ^= 0x40; /* a tag byte */
+    }
+    struct quicoff_result r[MAXB];
+    rx_batch("train", a, b, w, n, &conn, 1, NULL, r);
+    unsigned okn = 0, failed = 0, limited = 0;
+    for (unsigned i = 0; i < n; i++) {
+        okn += r[i].status == QUICOFF_OK && i < 7;
+        failed += r[i].status == QUICOFF_AUTH_FAILED && (i == 3 || i == 7);
+        limited += r[i].status == QUICOFF_USAGE_LIMIT_REACHED && i > 7;
+    }
+    ok(okn == 6 && failed == 2 && limited == 4,
+       "%s train: 6 ok, 2 authentication failures, 4 past the threshold (%u, %u, %u)",
+       quicoff_suite_name(s), okn, failed, limited);
+}
+
 static void test_rx(void)
 {
     for (unsigned si = 0; si < 4; si++) {
@@ -440,6 +500,7 @@ static void test_rx(void)
         w[n++].len = 1 + sizeof(d1) + 10;
         struct quicoff_result r[MAXB];
         rx_batch(quicoff_suite_name(s), &a, &b, w, n, conns, 3, NULL, r);
+        test_rx_train(s, &a, &b, &peer, si);
         ok(r[0].status == QUICOFF_OK && r[1].status == QUICOFF_OK &&
                (r[1].flags & QUICOFF_FLAG_LONG_HEADER) && r[12].status == QUICOFF_OK &&
                r[13].status == QUICOFF_AUTH_FAILED && (r[13].flags & QUICOFF_FLAG_PASS_FAILED) &&
