@@ -924,7 +924,11 @@ struct train {
     struct qo_keyset *ks;
     uint8_t mask[QO_CHUNK][5];
     uint8_t first[QO_CHUNK]; /* the unmasked first byte */
+    uint32_t pnm[QO_CHUNK];  /* the PN field's mask word (pn_mask) */
     uint64_t pn[QO_CHUNK];
+    unsigned kp;               /* the key phase slot of the current keys: every packet's */
+    qo_aead_op_t op[QO_CHUNK]; /* packet i's open; one algorithm and key, so no aead_batch */
+    int opened[QO_CHUNK];      /* its result */
 };
 
 /* Pass 1, nothing written: every packet a short header with the fixed bit,
@@ -975,16 +979,22 @@ QO_STAGE bool train_decode(const struct quicoff_table *t, const struct quicoff_p
     const unsigned cid = t->local_cid_len;
     const uint64_t largest = QO_GET(tr->c->largest_pn);
     const uint32_t cur = atomic_load_explicit(&tr->c->cur_gen, memory_order_acquire);
+    /* the slot holding the current generation (at most one does); a packet
+     * whose phase bit names the other needs next or old keys */
+    const struct qo_keyslot *ph = tr->ks->phase;
+    tr->kp = ph[1].present && ph[1].gen == cur;
+    if (!ph[tr->kp].present || ph[tr->kp].gen != cur)
+        return false;
     for (unsigned i = 0; i < n; i++) {
         const uint8_t *d = pkts[i].data + pkts[i].offset;
         uint8_t first = d[0] ^ (tr->mask[i][0] & 0x1f);
         unsigned pn_len = (first & 3) + 1;
-        uint64_t truncated = (qo_load_be32(d + 1 + cid) ^ pn_mask(tr->mask[i], pn_len)) >>
-                             (8 * (4 - pn_len));
+        if (((first >> 2) & 1) != tr->kp)
+            return false;
+        tr->pnm[i] = pn_mask(tr->mask[i], pn_len);
+        uint64_t truncated = (qo_load_be32(d + 1 + cid) ^ tr->pnm[i]) >> (8 * (4 - pn_len));
         tr->pn[i] = qo_pn_decode(largest, truncated, pn_len * 8);
         tr->first[i] = first;
-        if (rx_key_choice(&tr->ks->phase[(first >> 2) & 1], cur, tr->pn[i], tr->c) != KEYS_CURRENT)
-            return false;
     }
     return true;
 }
@@ -992,28 +1002,33 @@ QO_STAGE bool train_decode(const struct quicoff_table *t, const struct quicoff_p
 /* Pass 3: results, headers unmasked, the opens queued (as rx_unmask and
  * rx_aead_op do for one packet). */
 QO_STAGE void train_queue(const struct quicoff_table *t, struct quicoff_pkt *pkts,
-                          struct quicoff_result *res, unsigned n, const struct train *tr,
-                          struct aead_batch *b)
+                          struct quicoff_result *res, unsigned n, struct train *tr)
 {
-    const unsigned cid = t->local_cid_len;
+    const unsigned cid = t->local_cid_len, kp = tr->kp;
     const struct qo_keyset *ks = tr->ks;
     const quicoff_conn_t conn = qo_handle(tr->c);
+    void *ctx = qo_keyset_aead_ctx(ks, kp);
+    /* the nonce of PN 0 (each packet's is it ^ PN), with the op's zeroed tail */
+    uint8_t nonce0[sizeof(tr->op[0].nonce)] = {0};
+    build_nonce(nonce0, ks, ks->phase[kp].iv, 0);
+    const uint64_t low0 = qo_load_be64(nonce0 + 4);
     for (unsigned i = 0; i < n; i++) {
         struct quicoff_pkt *p = &pkts[i];
         uint8_t *d = p->data + p->offset;
-        unsigned pn_len = (tr->first[i] & 3) + 1, kp = (tr->first[i] >> 2) & 1;
+        unsigned pn_len = (tr->first[i] & 3) + 1;
         uint32_t pn_off = p->offset + 1 + cid, payload_off = pn_off + pn_len;
         train_result(&res[i], p, cid, kp, pn_len, tr->pn[i], conn, ks->user);
         d[0] = tr->first[i];
-        xor_pn_field(d + 1 + cid, pn_mask(tr->mask[i], pn_len));
-        qo_aead_op_t *op = aead_queue(b, ks->aead, ks->keys[kp].key, i);
-        *op = (qo_aead_op_t){.ctx = qo_keyset_aead_ctx(ks, kp),
-                             .aad = d,
-                             .aad_len = payload_off - p->offset,
-                             .data = p->data + payload_off,
-                             .len = p->end - QUICOFF_TAG_LEN - payload_off,
-                             .tag = p->data + p->end - QUICOFF_TAG_LEN};
-        build_nonce(op->nonce, ks, ks->phase[kp].iv, tr->pn[i]);
+        xor_pn_field(d + 1 + cid, tr->pnm[i]);
+        qo_aead_op_t *op = &tr->op[i];
+        op->ctx = ctx;
+        op->aad = d;
+        op->aad_len = payload_off - p->offset;
+        op->data = p->data + payload_off;
+        op->len = p->end - QUICOFF_TAG_LEN - payload_off;
+        op->tag = p->data + p->end - QUICOFF_TAG_LEN;
+        memcpy(op->nonce, nonce0, sizeof(nonce0));
+        qo_store_be64(op->nonce + 4, low0 ^ tr->pn[i]);
     }
 }
 
@@ -1021,17 +1036,17 @@ QO_STAGE void train_queue(const struct quicoff_table *t, struct quicoff_pkt *pkt
  * packet of the current keys). */
 QO_STAGE void train_outcome(struct quicoff_worker *w, struct quicoff_pkt *pkts,
                             struct quicoff_result *res, unsigned n, const struct train *tr,
-                            const struct aead_batch *b, struct tally *ok)
+                            struct tally *ok)
 {
     const struct qo_keyset *ks = tr->ks;
     for (unsigned i = 0; i < n; i++) {
         struct quicoff_result *r = &res[i];
         struct qo_slot *c = state_of(tr->c, ks); /* NULL: overtaken by a replace */
-        if (b->result[i] != 0) {
+        if (tr->opened[i] != 0) {
             /* Put the header back as received; the backend left the payload. */
             pkts[i].data[pkts[i].offset] ^= tr->mask[i][0] & 0x1f;
-            xor_pn_field(pkts[i].data + r->pn_off, pn_mask(tr->mask[i], r->pn_len));
-            if (b->result[i] == OPEN_ENGINE_FAILED) {
+            xor_pn_field(pkts[i].data + r->pn_off, tr->pnm[i]);
+            if (tr->opened[i] == OPEN_ENGINE_FAILED) {
                 r->status = QUICOFF_BACKEND_UNAVAILABLE;
                 continue;
             }
@@ -1060,12 +1075,10 @@ static bool unprotect_train(struct quicoff_worker *w, struct quicoff_pkt *pkts,
     struct train tr;
     if (!train_masks(w->table, pkts, n, &tr) || !train_decode(w->table, pkts, n, &tr))
         return false;
-    struct aead_batch b;
-    b.n = 0;
-    train_queue(w->table, pkts, res, n, &tr, &b);
-    aead_run(&b, false, w->scratch, w->backend_state);
+    train_queue(w->table, pkts, res, n, &tr);
+    aead_run_group(tr.ks->aead, false, tr.op, n, tr.opened, w->scratch, w->backend_state);
     struct tally ok = TALLY_INIT;
-    train_outcome(w, pkts, res, n, &tr, &b, &ok);
+    train_outcome(w, pkts, res, n, &tr, &ok);
     tally_flush_run(&ok);
     QO_ADD(w->c.rx_packets, ok.packets);
     QO_ADD(w->c.rx_bytes, ok.bytes);
@@ -1420,31 +1433,37 @@ static bool protect_train(struct quicoff_worker *w, struct quicoff_pkt *pkts,
     struct qo_slot *c = state_of(tr.c, ks); /* NULL: overtaken by a replace */
     if (c) /* the chunk's key uses, counted before the seals as tx_prepare does */
         QO_ADD(c->key_packets[kp], n);
-    struct aead_batch b;
-    b.n = 0;
+    qo_aead_op_t ops[QO_CHUNK]; /* one algorithm and key, so no aead_batch */
+    int sealed[QO_CHUNK];
+    void *actx = qo_keyset_aead_ctx(ks, kp);
+    /* the nonce of PN 0 (each packet's is it ^ PN), with the op's zeroed tail */
+    uint8_t nonce0[sizeof(ops[0].nonce)] = {0};
+    build_nonce(nonce0, ks, ks->phase[kp].iv, 0);
+    const uint64_t low0 = qo_load_be64(nonce0 + 4);
     for (unsigned i = 0; i < n; i++) {
         struct quicoff_pkt *p = &pkts[i];
         uint8_t *d = p->data + p->offset;
         unsigned pn_len = (d[0] & 3) + 1;
         uint32_t pn_off = p->offset + 1 + cid, payload_off = pn_off + pn_len;
         train_result(&res[i], p, cid, kp, pn_len, p->pn, p->conn, ks->user);
-        qo_aead_op_t *op = aead_queue(&b, ks->aead, ks->keys[kp].key, i);
-        *op = (qo_aead_op_t){.ctx = qo_keyset_aead_ctx(ks, kp),
-                             .aad = d,
-                             .aad_len = payload_off - p->offset,
-                             .data = p->data + payload_off,
-                             .len = p->end - payload_off,
-                             .tag = p->data + p->end};
-        build_nonce(op->nonce, ks, ks->phase[kp].iv, p->pn);
+        qo_aead_op_t *op = &ops[i];
+        op->ctx = actx;
+        op->aad = d;
+        op->aad_len = payload_off - p->offset;
+        op->data = p->data + payload_off;
+        op->len = p->end - payload_off;
+        op->tag = p->data + p->end;
+        memcpy(op->nonce, nonce0, sizeof(nonce0));
+        qo_store_be64(op->nonce + 4, low0 ^ p->pn);
     }
-    aead_run(&b, true, w->scratch, w->backend_state);
+    aead_run_group(ks->aead, true, ops, n, sealed, w->scratch, w->backend_state);
     /* header protection from the ciphertext samples of the sealed packets */
     void *ctx[QO_CHUNK];
     const uint8_t *sample[QO_CHUNK];
     uint8_t mask[QO_CHUNK][5];
     unsigned idx[QO_CHUNK], m = 0;
     for (unsigned i = 0; i < n; i++) {
-        if (b.result[i] != 0) {
+        if (sealed[i] != 0) {
             res[i].status = QUICOFF_BACKEND_UNAVAILABLE; /* counted nowhere, as tx_finish */
             continue;
         }
