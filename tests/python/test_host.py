@@ -93,7 +93,7 @@ def pair():
     fake = FakeOffload(b)
     fake.start()
     port = host.OffloadPort(
-        sock=a, src_mac=HOST_MAC, offload_mac=OFFLOAD_MAC, ack_timeout=0.005, max_tries=4
+        sock=a, src_mac=HOST_MAC, offload_mac=OFFLOAD_MAC, ack_timeout=0.02, max_tries=4
     )
     yield port, fake
     fake.stop = True
@@ -131,12 +131,14 @@ def test_lost_answer_is_retried_with_the_identical_frame(pair):
     port, fake = pair
     fake.mode = "lose_first"
     r = port.add(**add(2, "tx"))
-    assert r.success and r.tries == 2
-    assert fake.frames[0] == fake.frames[1]
-    assert port.counters["retries"] == 1
+    # At least one retry; more when the fake's answer to the first one comes
+    # later than the next timeout (a loaded machine): every try the same frame.
+    assert r.success and r.tries >= 2
+    assert 2 <= len(fake.frames) <= r.tries and len(set(fake.frames)) == 1
+    assert port.counters["retries"] == r.tries - 1
     fake.mode = "forget"
     r = port.add(**add(3, "tx"))
-    assert (r.status, r.success, r.tries) == ("exists", True, 2)
+    assert (r.status, r.success) == ("exists", True) and r.tries >= 2
     r = port.remove(3, "tx")
     assert (r.status, r.success) == ("unknown_connection", True)
 
