@@ -255,19 +255,24 @@ static void test_add_ack(void)
 
 static void test_lost_ack(void)
 {
-    start(10, 6);
+    start(20, 6);
     atomic_store(&fake.mode, FAKE_LOSE_FIRST);
     struct quicoff_wire_msg m;
     struct quicoff_host_reply r;
     add_msg(&m, QUICOFF_DIR_TX, 2);
     quicoff_host_status_t st = quicoff_host_request(host, &m, &r, NULL);
-    ok(st == QUICOFF_HOST_OK && r.tries == 2, "lost ACK: answered at try %u", r.tries);
-    ok(fake_frames() == 2 && fake.lens[0] == fake.lens[1] &&
-           memcmp(fake.frames[0], fake.frames[1], fake.lens[0]) == 0,
-       "the retry is the identical frame (same request ID)");
+    /* at least one retry; more when the fake's answer to the first comes
+     * after the next timeout (a loaded machine): every try the same frame */
+    ok(st == QUICOFF_HOST_OK && r.tries >= 2, "lost ACK: answered at try %u", r.tries);
+    unsigned seen = fake_frames(), same = 0;
+    for (unsigned i = 1; i < seen; i++)
+        same += fake.lens[i] == fake.lens[0] &&
+                memcmp(fake.frames[i], fake.frames[0], fake.lens[0]) == 0;
+    ok(seen >= 2 && seen <= r.tries && same == seen - 1,
+       "every retry is the identical frame (same request ID): %u of %u", same, seen - 1);
     struct quicoff_host_stats s;
     quicoff_host_get_stats(host, &s);
-    ok(s.retries == 1, "one retry counted");
+    ok(s.retries == r.tries - 1, "the retries counted (%llu)", (unsigned long long)s.retries);
     ok(kept_frames_wiped(), "kept frame wiped after the answer");
 
     /* the offload forgot the first try: a retried ADD meets `exists`, a
@@ -275,7 +280,7 @@ static void test_lost_ack(void)
     atomic_store(&fake.mode, FAKE_FORGET);
     add_msg(&m, QUICOFF_DIR_TX, 3);
     st = quicoff_host_request(host, &m, &r, NULL);
-    ok(st == QUICOFF_HOST_OK && r.status == QUICOFF_EXISTS && r.success && r.tries == 2,
+    ok(st == QUICOFF_HOST_OK && r.status == QUICOFF_EXISTS && r.success && r.tries >= 2,
        "forgotten ADD: exists on the retry is success");
     quicoff_wire_msg_init(&m, QUICOFF_WIRE_REMOVE);
     m.direction = QUICOFF_DIR_TX;
