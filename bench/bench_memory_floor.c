@@ -5,9 +5,13 @@
  * docs/benchmarks.md), for the engine's layout and for layouts it could
  * have: no crypto, no parsing, only the loads.
  *
- * Each packet walks four dependent levels, as unprotect does: its index
- * cell (one line), its slot, its keyset's hot lines, then the key schedules
- * the keyset leads to. A burst of 32 packets asks for one level of all its
+ * Each packet walks four levels, as unprotect does: its index cell (one
+ * line), its slot, its keyset's hot lines, then the key schedules the
+ * keyset leads to.  In most rows every level's address comes from the
+ * entry's number, so no level waits for the one before; the "*-chased" rows
+ * read each address from the level before (the slot's from the cell, the
+ * keyset's from the slot, or with two levels both from the cell), as the
+ * engine's pointers are. A burst of 32 packets asks for one level of all its
  * packets (prefetch, into L2 as the engine asks: index.h, qo_prefetch_far)
  * before it reads that level for any, the engine's level-by-level prefetch
  * (protect.c), so the misses of a level overlap.
@@ -45,27 +49,34 @@ struct layout {
     unsigned slot_lines, keyset_lines, schedule_lines;
     int compute; /* expand the burst's key schedules from the raw keys read */
     int l1;      /* prefetch into L1 (prefetcht0), as the engine did before qo_prefetch_far */
+    int chase;   /* each level's address read from the level before, as the engine's are */
 };
 
 static const struct layout layouts[] = {
     {"engine", "today: slot 2 lines, keyset 3, HP round keys 3, GCM round keys and H powers 7", 2,
-     3, 10, 0, 0},
-    {"schedules-trimmed", "GCM context with nr beside the round keys: 6 GCM lines", 2, 3, 9, 0, 0},
-    {"compact-entry", "slot and keyset hot parts 1 and 2 lines, schedules as today", 1, 2, 10, 0,
+     3, 10, 0, 0, 0},
+    {"schedules-trimmed", "GCM context with nr beside the round keys: 6 GCM lines", 2, 3, 9, 0, 0,
      0},
-    {"keys-on-the-fly", "raw keys in the keyset (5 lines), schedules expanded per packet", 2, 5, 0,
+    {"compact-entry", "slot and keyset hot parts 1 and 2 lines, schedules as today", 1, 2, 10, 0,
      0, 0},
+    {"keys-on-the-fly", "raw keys in the keyset (5 lines), schedules expanded per packet", 2, 5, 0,
+     0, 0, 0},
     {"keys-on-the-fly-computed", "the same, and the schedules computed (AEAD + HP, lanes)", 2, 5,
-     0, 1, 0},
-    {"minimum", "index cell, 1 slot line, 2 keyset lines, nothing else", 1, 2, 0, 0, 0},
+     0, 1, 0, 0},
+    {"minimum", "index cell, 1 slot line, 2 keyset lines, nothing else", 1, 2, 0, 0, 0, 0},
     /* what a table whose key schedules are computed per burst reads (protect.c) */
     {"engine-computed", "today, schedules computed: slot 2, keyset 3 (hot pair + the key line)", 2,
-     3, 0, 1, 0},
-    {"pair-computed", "the raw keys inside the keyset's hot pair: slot 2, keyset 2", 2, 2, 0, 1,
+     3, 0, 1, 0, 0},
+    {"pair-computed", "the raw keys inside the keyset's hot pair: slot 2, keyset 2", 2, 2, 0, 1, 0,
      0},
     {"line-computed", "that, and the slot's per-packet state in one line: slot 1, keyset 2", 1, 2,
-     0, 1, 0},
-    {"engine-computed-l1", "engine-computed with the prefetches into L1, not L2", 2, 3, 0, 1, 1},
+     0, 1, 0, 0},
+    {"engine-computed-l1", "engine-computed with the prefetches into L1, not L2", 2, 3, 0, 1, 1,
+     0},
+    {"engine-computed-chased", "engine-computed, each level found through the one before", 2, 3, 0,
+     1, 0, 1},
+    {"two-levels-chased", "the same with the keyset found from the cell (cell -> slot + keyset)",
+     2, 3, 0, 1, 0, 2},
 };
 
 /* Per-burst scratch of the computing layout: an AES-GCM context and an AES
@@ -139,12 +150,19 @@ static inline uint64_t read_lines(const uint8_t *p, unsigned lines)
     return s;
 }
 
+static inline uint32_t load_index(const uint8_t *p)
+{
+    uint32_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+}
+
 /* ns per packet of one window of at least min_ns. */
 static double run(const struct layout *L, uint32_t n, uint8_t *cells, uint8_t *slots,
                   uint8_t *keysets, size_t keyset_size, struct scratch *sc, uint64_t min_ns,
                   uint64_t *sink)
 {
-    uint32_t idx[BURST];
+    uint32_t idx[BURST], sl[BURST], kx[BURST];
     const uint8_t *ksp[BURST];
     uint64_t packets = 0, t0 = bench_now_ns(), t = t0, s = 0;
     while (t - t0 < min_ns) {
@@ -153,25 +171,37 @@ static double run(const struct layout *L, uint32_t n, uint8_t *cells, uint8_t *s
                 idx[i] = next_conn(n);
                 prefetch_line(cells + (size_t)idx[i] * 2 * 64, L->l1); /* 2 cells per entry */
             }
+            /* chase: the slot's index is in the cell (and with chase 2 the
+             * keyset's too), the keyset's in the slot, as the engine's
+             * pointers are; else both are the entry's own index */
             for (int i = 0; i < BURST; i++) {
-                s += cells[(size_t)idx[i] * 2 * 64];
-                prefetch_lines(slots + (size_t)idx[i] * 128, L->slot_lines, L->l1);
+                const uint8_t *cell = cells + (size_t)idx[i] * 2 * 64;
+                s += cell[0];
+                sl[i] = L->chase ? load_index(cell) : idx[i];
+                kx[i] = L->chase == 2 ? load_index(cell + 4) : idx[i];
+                prefetch_lines(slots + (size_t)sl[i] * 128, L->slot_lines, L->l1);
+                if (L->chase == 2)
+                    prefetch_lines(keysets + (size_t)kx[i] * keyset_size, L->keyset_lines, L->l1);
             }
             for (int i = 0; i < BURST; i++) {
-                s += read_lines(slots + (size_t)idx[i] * 128, L->slot_lines);
-                prefetch_lines(keysets + (size_t)idx[i] * keyset_size, L->keyset_lines, L->l1);
+                const uint8_t *slot = slots + (size_t)sl[i] * 128;
+                s += read_lines(slot, L->slot_lines);
+                if (L->chase == 1)
+                    kx[i] = load_index(slot + 4);
+                if (L->chase != 2)
+                    prefetch_lines(keysets + (size_t)kx[i] * keyset_size, L->keyset_lines, L->l1);
             }
             for (int i = 0; i < BURST; i++) {
-                const uint8_t *ks = keysets + (size_t)idx[i] * keyset_size;
+                const uint8_t *ks = keysets + (size_t)kx[i] * keyset_size;
                 s += read_lines(ks, L->keyset_lines);
                 prefetch_lines(ks + 64 * L->keyset_lines, L->schedule_lines, L->l1);
             }
             for (int i = 0; i < BURST; i++)
-                s += read_lines(keysets + (size_t)idx[i] * keyset_size + 64 * L->keyset_lines,
+                s += read_lines(keysets + (size_t)kx[i] * keyset_size + 64 * L->keyset_lines,
                                 L->schedule_lines);
             if (L->compute) {
                 for (int i = 0; i < BURST; i++)
-                    ksp[i] = keysets + (size_t)idx[i] * keyset_size;
+                    ksp[i] = keysets + (size_t)kx[i] * keyset_size;
                 compute_schedules(sc, ksp, L->keyset_lines);
                 s += sc->gcm[BURST - 1][0] + sc->hp[BURST - 1][0];
             }
@@ -221,6 +251,14 @@ int main(int argc, char **argv)
     uint8_t *cells = huge_zeroed((size_t)n * 2 * 64);
     uint8_t *slots = huge_zeroed((size_t)n * 128);
     uint8_t *keysets = huge_zeroed((size_t)n * keyset_size);
+    /* For the chased rows: entry i's slot and keyset at random places, their
+     * indices in its cell (slot, keyset) and in its slot (keyset). */
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t a = next_conn(n), b = next_conn(n);
+        memcpy(cells + (size_t)i * 2 * 64, &a, 4);
+        memcpy(cells + (size_t)i * 2 * 64 + 4, &b, 4);
+        memcpy(slots + (size_t)a * 128 + 4, &b, 4);
+    }
     size_t nl = sizeof(layouts) / sizeof(layouts[0]);
     double v[sizeof(layouts) / sizeof(layouts[0])][64];
     uint64_t sink = 0;
