@@ -567,18 +567,29 @@ module quicoff_rx #(
     reg         st_found;
     integer si;
     reg [SW-1:0] sp;
+    // The earlier slots are searched as a tree, not a chain of NS - 1
+    // priority muxes (that chain was the core's deepest path): leaf e is
+    // the slot e + 1 before ds, and each level keeps the nearer of a pair
+    // that matches, so the pick is the chain's.
+    reg [NS-1:0]  pf;
+    reg [128*NS-1:0] pd;
+    integer       pw;
     always @* begin
+        for (si = 0; si < NS; si = si + 1) begin
+            sp = ds - si[SW-1:0] - 1'b1;
+            pf[si] = (si < NS - 1) && infl[sp] && eidx_s[sp] == eidx_s[ds];
+            pd[128*si +: 128] = stn_s[sp];
+        end
+        for (pw = NS / 2; pw >= 1; pw = pw / 2)
+            for (si = 0; si < pw; si = si + 1) begin
+                pd[128*si +: 128] = pf[2*si] ? pd[256*si +: 128] : pd[256*si + 128 +: 128];
+                pf[si] = pf[2*si] || pf[2*si + 1];
+            end
         st_use = r2_st;
-        st_found = 1'b0;
         for (si = 3; si >= 0; si = si - 1)
             if (wbh_v[si] && wbh_i[si] == eidx_s[ds]) st_use = wbh_d[si];
-        for (si = NS - 1; si >= 1; si = si - 1) begin
-            sp = ds - si[SW-1:0];
-            if (infl[sp] && eidx_s[sp] == eidx_s[ds]) begin
-                st_use = stn_s[sp];
-                st_found = 1'b1;
-            end
-        end
+        st_found = pf[0];
+        if (pf[0]) st_use = pd[127:0];
     end
 
     // ------------------------------------------------------------------
