@@ -212,7 +212,6 @@ module quicoff_rx #(
     reg          is4_s [0:NS-1], is6_s [0:NS-1];
     reg [15:0]   l3_s [0:NS-1], l4_s [0:NS-1], q_s [0:NS-1], udpend_s [0:NS-1], udplen_s [0:NS-1],
                  pnoff_s [0:NS-1], iptot_s [0:NS-1];
-    reg [3:0]    ihl_s [0:NS-1];
     reg [EW-1:0] eidx_s [0:NS-1];
     reg [159:0]  lkey_s [0:NS-1];          // lookup key
     reg          a256_s [0:NS-1], fpass_s [0:NS-1];
@@ -231,13 +230,32 @@ module quicoff_rx #(
     reg [7:0]    first_s [0:NS-1];         // the QUIC first byte, protected
     reg [31:0]   pnb_s [0:NS-1];           // the 4 bytes at the PN offset, protected, first at [31:24]
     reg [20:0]   psum_s [0:NS-1];          // UDP pseudo-header addresses + ports, 16-bit word sum
-    reg [20:0]   ipsum_s [0:NS-1];         // IPv4 header words but total length and checksum, summed
+    reg [20:0]   ipsum_s [0:NS-1];         // IPv4 header words but the checksum, summed (the total length rewritten)
+    reg [15:0]   hsum_s [0:NS-1];          // UDP checksum terms known at decode, folded (see "checksum terms")
     reg          zcs_s [0:NS-1];           // IPv4 with a UDP checksum of 0 (none)
     reg [127:0]  stn_s [0:NS-1];           // PN state after the frame, if it authenticates
     reg [3:0]    ost_s [0:NS-1];           // finish's results for egress
     reg          omod_s [0:NS-1], okupd_s [0:NS-1], oprev_s [0:NS-1], odrop_s [0:NS-1];
     reg [15:0]   olen_s [0:NS-1], ipcs_s [0:NS-1], udpcs_s [0:NS-1];
     reg [2:0]    epoch;
+    // The UDP checksum's terms known at decode (the AAD's word sums, the
+    // pseudo-header sum, the length and the constant) are summed over the
+    // clocks after D_PN4 as a tree, four clocks (cs_v: one bit a stage), and
+    // folded into hsum_s; finish then adds two folded 16-bit terms. The
+    // partial sums are folded ones' complement, so the result is the one-sum
+    // form's bit for bit (every total is positive and under 2^32).
+    reg [3:0]    cs_v;
+    reg [SW-1:0] cs_s [0:3];
+    reg [255:0]  cs_aad;
+    reg [4*18-1:0] cs_w;
+    reg [22:0]   cs_m, cs_m2;
+    reg [19:0]   cs_x;
+    reg [23:0]   cs_y;
+    reg [15:0]   ipt_q;                    // P_3: the rewritten IPv4 total length term
+    // finish's operands, read at ts in T_IDLE (final by then: T_IDLE
+    // leaves when the last keystream block, and so ptsum_s, is in)
+    reg [15:0]   tf_pt, tf_h, tf_ip;
+    reg [16:0]   tf_a;
     localparam B_IDLE = 3'd0, B_GCM = 3'd4;
     reg [2:0]   bst;
     // decode takes four clocks a frame (D_IDLE reads the entry; D_PN2 picks
@@ -549,18 +567,29 @@ module quicoff_rx #(
     reg         st_found;
     integer si;
     reg [SW-1:0] sp;
+    // The earlier slots are searched as a tree, not a chain of NS - 1
+    // priority muxes (that chain was the core's deepest path): leaf e is
+    // the slot e + 1 before ds, and each level keeps the nearer of a pair
+    // that matches, so the pick is the chain's.
+    reg [NS-1:0]  pf;
+    reg [128*NS-1:0] pd;
+    integer       pw;
     always @* begin
+        for (si = 0; si < NS; si = si + 1) begin
+            sp = ds - si[SW-1:0] - 1'b1;
+            pf[si] = (si < NS - 1) && infl[sp] && eidx_s[sp] == eidx_s[ds];
+            pd[128*si +: 128] = stn_s[sp];
+        end
+        for (pw = NS / 2; pw >= 1; pw = pw / 2)
+            for (si = 0; si < pw; si = si + 1) begin
+                pd[128*si +: 128] = pf[2*si] ? pd[256*si +: 128] : pd[256*si + 128 +: 128];
+                pf[si] = pf[2*si] || pf[2*si + 1];
+            end
         st_use = r2_st;
-        st_found = 1'b0;
         for (si = 3; si >= 0; si = si - 1)
             if (wbh_v[si] && wbh_i[si] == eidx_s[ds]) st_use = wbh_d[si];
-        for (si = NS - 1; si >= 1; si = si - 1) begin
-            sp = ds - si[SW-1:0];
-            if (infl[sp] && eidx_s[sp] == eidx_s[ds]) begin
-                st_use = stn_s[sp];
-                st_found = 1'b1;
-            end
-        end
+        st_found = pf[0];
+        if (pf[0]) st_use = pd[127:0];
     end
 
     // ------------------------------------------------------------------
@@ -583,7 +612,8 @@ module quicoff_rx #(
     integer i;
     reg [61:0]  expected, cnd, pwin, hwin;
     reg [31:0]  s32;
-    reg [255:0] aw;
+    reg [255:0] aw, aadn;
+    reg [15:0]  tf_f;
     reg [15:0]  L_n, P_n;
     reg [1:0]   mode_n;
     reg         kpu_n;
@@ -598,6 +628,7 @@ module quicoff_rx #(
         cnt_we <= 1'b0;
         restart <= 0;
         wbh_v <= {wbh_v[2:0], 1'b0};
+        cs_v <= {cs_v[2:0], 1'b0};
         wbh_d[1] <= wbh_d[0]; wbh_d[2] <= wbh_d[1]; wbh_d[3] <= wbh_d[2];
         wbh_i[1] <= wbh_i[0]; wbh_i[2] <= wbh_i[1]; wbh_i[3] <= wbh_i[2];
         // AES results into their slots
@@ -623,6 +654,7 @@ module quicoff_rx #(
             epoch <= 0;
             cb_next <= 0;
             wbh_v <= 0;
+            cs_v <= 0;
             for (i = 0; i < 8; i = i + 1) cnt_g[i] <= 0;
         end else begin
             // ---------------- ingress
@@ -653,6 +685,7 @@ module quicoff_rx #(
                 pst <= P_3;
             end
             P_3: begin
+                ipt_q <= (ihl != 0) ? iptot - 16'd16 : 16'd0;   // the total length, rewritten
                 ips_h <= {{2'd0, ips_g[0*18 +: 18]} + {2'd0, ips_g[1*18 +: 18]}
                         + ({2'd0, ips_g[2*18 +: 18]} + {2'd0, ips_g[3*18 +: 18]}),
                           {2'd0, ips_g[4*18 +: 18]} + {2'd0, ips_g[5*18 +: 18]}
@@ -678,11 +711,11 @@ module quicoff_rx #(
                 first_s[ps] <= f_first;
                 psum_s[ps]  <= f_psum;
                 zcs_s[ps]   <= f_zcs;
-                ipsum_s[ps] <= {1'b0, ips_h[20 +: 20]} + {1'b0, ips_h[0 +: 20]};
+                ipsum_s[ps] <= {1'b0, ips_h[20 +: 20]} + {1'b0, ips_h[0 +: 20]} + {5'd0, ipt_q};
                 dl_s[ps] <= cfg_dcid_len;
                 is4_s[ps] <= is4; is6_s[ps] <= is6;
                 l3_s[ps] <= l3; l4_s[ps] <= l4; q_s[ps] <= q; udpend_s[ps] <= udp_end;
-                udplen_s[ps] <= udplen; pnoff_s[ps] <= pn_off; iptot_s[ps] <= iptot; ihl_s[ps] <= ihl;
+                udplen_s[ps] <= udplen; pnoff_s[ps] <= pn_off; iptot_s[ps] <= iptot;
                 pstat[ps] <= p_pass ? ST_PASS : ST_MALFORMED;
                 pok[ps] <= !(p_pass || p_malf);
                 pdone[ps] <= 1'b1;
@@ -841,9 +874,13 @@ module quicoff_rx #(
                 hlen_s[ds] <= 16'd1 + dl_s[ds] + pn_len;
                 // the DCID bytes are the lookup key's (a DCID length of 0 has none)
                 for (i = 0; i < 32; i = i + 1)
-                    aad_s[ds][8*i +: 8] <= (i == 0) ? first_u :
-                                           (i < 1 + dl_s[ds]) ? lkey_s[ds][159 - 8*((i + 19) % 20) -: 8] :
-                                           (i < 1 + dl_s[ds] + pn_len) ? pnb_u[31 - 8*(i - 1 - dl_s[ds]) -: 8] : 8'd0;
+                    aadn[8*i +: 8] = (i == 0) ? first_u :
+                                     (i < 1 + dl_s[ds]) ? lkey_s[ds][159 - 8*((i + 19) % 20) -: 8] :
+                                     (i < 1 + dl_s[ds] + pn_len) ? pnb_u[31 - 8*(i - 1 - dl_s[ds]) -: 8] : 8'd0;
+                aad_s[ds] <= aadn;
+                cs_aad  <= aadn;
+                cs_s[0] <= ds;
+                cs_v[0] <= 1'b1;
                 got_s[ds]   <= 0;
                 ptsum_s[ds] <= 0;
                 ddone[ds] <= 1'b1;
@@ -851,6 +888,27 @@ module quicoff_rx #(
                 dst <= D_IDLE;
             end
             endcase
+
+            // ---------------- checksum terms of the slot decoded 1-4 clocks ago
+            if (cs_v[0]) begin
+                for (i = 0; i < 4; i = i + 1)
+                    cs_w[18*i +: 18] <= ({2'd0, cs_aad[64*i +: 8], cs_aad[64*i + 8 +: 8]}
+                                       + {2'd0, cs_aad[64*i + 16 +: 8], cs_aad[64*i + 24 +: 8]})
+                                      + ({2'd0, cs_aad[64*i + 32 +: 8], cs_aad[64*i + 40 +: 8]}
+                                       + {2'd0, cs_aad[64*i + 48 +: 8], cs_aad[64*i + 56 +: 8]});
+                // psum + 2 * (udplen - 16) + 17
+                cs_m <= {2'd0, psum_s[cs_s[0]]} + {6'd0, udplen_s[cs_s[0]], 1'b0} - 23'd15;
+            end
+            if (cs_v[1]) begin
+                cs_x  <= ({2'd0, cs_w[0 +: 18]} + {2'd0, cs_w[18 +: 18]})
+                       + ({2'd0, cs_w[36 +: 18]} + {2'd0, cs_w[54 +: 18]});
+                cs_m2 <= cs_m;
+            end
+            if (cs_v[2])
+                cs_y <= {4'd0, cs_x} + {1'd0, cs_m2};
+            if (cs_v[3])
+                hsum_s[cs_s[3]] <= fold16({8'd0, cs_y});
+            cs_s[1] <= cs_s[0]; cs_s[2] <= cs_s[1]; cs_s[3] <= cs_s[2];
 
             // ---------------- GCM of slot bs
             case (bst)
@@ -923,6 +981,11 @@ module quicoff_rx #(
             end
 
             // ---------------- finish
+            // (registered every clock; T_FIN uses what T_IDLE read)
+            s32   = fold16(ptsum_s[ts]);
+            tf_pt <= P_s[ts][0] ? {s32[7:0], s32[15:8]} : s32[15:0];
+            tf_h  <= hsum_s[ts];
+            tf_ip <= ~fold16({11'd0, ipsum_s[ts]});
             case (tst)
             T_IDLE: if (bdone[ts] && !tdone[ts]) begin
                 if (!cand[ts] || kpu_s[ts]) begin
@@ -981,15 +1044,13 @@ module quicoff_rx #(
                     endcase
                 end
                 // checksums of the rewritten frame (used only when it is modified)
-                s32 = fold16(ptsum_s[ts]);
-                if (P_s[ts][0]) s32 = {s32[7:0], s32[15:8]};
-                s32 = s32 + sum_words16(aad_s[ts][127:0]) + sum_words16(aad_s[ts][255:128])
-                    + psum_s[ts] + 2 * (udplen_s[ts] - 16'd16) + 17;
+                // the plaintext's folded sum and hsum_s, added ones' complement
+                // (the end-around carry picks the sum + 1)
+                tf_a = {1'b0, tf_pt} + {1'b0, tf_h};
+                tf_f = tf_a[16] ? tf_pt + tf_h + 16'd1 : tf_a[15:0];
                 udpcs_s[ts] <= zcs_s[ts] ? 16'd0 :
-                               (~fold16(s32) == 16'd0) ? 16'hffff : ~fold16(s32);
-                s32 = ipsum_s[ts];
-                if (ihl_s[ts] != 0) s32 = s32 + (iptot_s[ts] - 16'd16);   // the total length, rewritten
-                ipcs_s[ts] <= ~fold16(s32);
+                               (tf_f == 16'hffff) ? 16'hffff : ~tf_f;
+                ipcs_s[ts] <= tf_ip;
                 tdone[ts] <= 1'b1;
                 ts <= ts + 1'b1;
                 tst <= T_IDLE;
