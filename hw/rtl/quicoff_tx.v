@@ -88,6 +88,15 @@ module quicoff_tx #(
     // helpers (bswap, popc, sum_words16, fold16 are shared)
     `include "qo_util.vh"
 
+    // Lane i of a beat is below n (i < n, n 16 bits): every lane when n >= 16,
+    // else those below n[3:0]. One 16-bit test and a 4-input decode per lane,
+    // where 16 separate 16-bit comparisons were a carry chain each (as
+    // quicoff_rx's).
+    function [15:0] lanes_below;
+        input [15:0] n;
+        lanes_below = (|n[15:4]) ? 16'hffff : ~(16'hffff << n[3:0]);
+    endfunction
+
     // ------------------------------------------------------------------
     // control port (AXI4-Lite registers, staging words, events) and entry memories
     wire [4:0]    cfg_dcid_len;
@@ -332,7 +341,7 @@ module quicoff_tx #(
     end
     wire [127:0] ks_j = ksb_v ? ksb_d : ks_hq;
     reg  [127:0] gh_in, ctm, mask_j;
-    reg  [15:0]  rem;
+    reg  [15:0]  rem, lb_rem;
     wire [127:0] gh_prod;
     qo_gf128_mul ghm (.a(Y ^ gh_in), .b(h_s[hs]), .p(gh_prod));
     integer ci, oi;
@@ -342,7 +351,8 @@ module quicoff_tx #(
         gh_in = 128'd0;
         ctm   = 128'd0;
         rem   = L_h - {jj[11:0], 4'b0};
-        for (ci = 0; ci < 16; ci = ci + 1) mask_j[8*ci +: 8] = (ci < rem) ? 8'hff : 8'h00;
+        lb_rem = lanes_below(rem);
+        for (ci = 0; ci < 16; ci = ci + 1) mask_j[8*ci +: 8] = {8{lb_rem[ci]}};
         if (g < hblk)
             gh_in = bswap(g[0] ? aad_s[hs][255:128] : aad_s[hs][127:0]);
         else if (g < hblk + nblk_h) begin
@@ -358,14 +368,20 @@ module quicoff_tx #(
     // part was kept by GHASH as it passed (csamp_s)
     wire [15:0]  L_ss = L_s[ss];
     wire [2:0]   pnl_ss = pnl_s[ss];
+    // Byte xi of the sample is payload byte rel = 4 - pn_len + xi: the
+    // ciphertext's (csamp_s byte xi) while rel < L, else tag byte rel - L.
+    // A frame that reaches seal has L >= 4 - pn_len (decode's length check),
+    // so rel < L is xi < L + pn_len - 4, and rel - L < 16: tag byte
+    // (xi + 4 - pn_len - L) mod 16, one rotation of the tag for every lane.
+    wire [15:0]  samp_n   = L_ss + pnl_ss - 16'd4;
+    wire [15:0]  samp_lb  = lanes_below(samp_n);
+    wire [3:0]   samp_rot = 4'd4 - pnl_ss - L_ss[3:0];
+    wire [255:0] samp_t2  = {tagf_s[ss], tagf_s[ss]} >> {samp_rot, 3'b000};
     reg  [127:0] samp;
-    reg  [15:0]  rel;
     integer xi;
     always @* begin
-        for (xi = 0; xi < 16; xi = xi + 1) begin
-            rel = 16'd4 - pnl_ss + xi;
-            samp[8*xi +: 8] = (rel < L_ss) ? csamp_s[ss][8*xi +: 8] : tagf_s[ss] >> (8*(rel - L_ss));
-        end
+        for (xi = 0; xi < 16; xi = xi + 1)
+            samp[8*xi +: 8] = samp_lb[xi] ? csamp_s[ss][8*xi +: 8] : samp_t2[8*xi +: 8];
     end
 
     // the HP key of the seal stage's entry: port 1 serves decode, so the
@@ -712,33 +728,69 @@ module quicoff_tx #(
         ra_ks = {kb_nx[11:0], 4'b0} - P_s[os_nx][3:0];   // the keystream byte of the beat's first byte
     end
     wire [15:0]  P_o = P_s[os], L_o = L_s[os], q_o = q_s[os], l4_o = l4_s[os], flen_o = flen_a[16*os +: 16];
+    wire [15:0]  pnoff_o = pnoff_s[os];
+    wire [2:0]   pnl_o = pnl_s[os];
+    wire [39:0]  mask_o = mask_s[os];
     wire [15:0]  udpcs_o = udpcs_s[os];
-    wire [255:0] aad_o = aad_s[os];
     wire [127:0] tagf_o = tagf_s[os];
     wire         fr_mod = omod_s[os];
     wire [15:0]  ob   = {k[11:0], 4'b0};
+    // Byte {k, oi} of the frame. Every region bound and rewritten field is
+    // compared once per beat (its beat number against k) and once per byte
+    // lane (its low 4 bits against the constant oi), as quicoff_rx's egress,
+    // instead of a 16-bit adder and comparators per lane. The equality
+    // targets keep the carry of their 32-bit sum (the byte number is 16
+    // bits), so a field past 64 KiB matches nothing, as before.
+    wire [11:0]  kk   = k[11:0];
+    wire [15:0]  E_o  = P_o + L_o;                  // payload end (the tag's start), 16 bits as before
+    wire [16:0]  Et_o = {1'b0, E_o} + 17'd16;       // the tag's end: past 64 KiB no byte is the tag's
+    wire         k_gtP = kk > P_o[15:4], k_eqP = kk == P_o[15:4];
+    wire         k_ltE = kk < E_o[15:4], k_eqE = kk == E_o[15:4];
+    wire         k_eqT = kk == Et_o[15:4];
+    // the tag's bytes: lane oi of a beat in the tag shows tag byte
+    // (16 k + oi - E) mod 16, so one rotation by -E mod 16 serves every lane
+    wire [3:0]   tag_rot = 4'd0 - E_o[3:0];
+    wire [255:0] tag_2x  = {tagf_o, tagf_o} >> {tag_rot, 3'b000};
+    wire [127:0] tag_w   = tag_2x[127:0];
+    // The header's plaintext bytes are the frame's own (the AAD kept at
+    // parse is bytes q.. of the frame), so egress masks the frame's bytes
+    // where finish masked the AAD: the first byte's low 5 bits and the
+    // pn_len bytes at pn_off.
+    wire [16:0]  f_q   = {1'b0, q_o};
+    wire [16:0]  f_pn0 = pnoff_o + 17'd0, f_pn1 = pnoff_o + 17'd1, f_pn2 = pnoff_o + 17'd2, f_pn3 = pnoff_o + 17'd3;
+    wire [16:0]  f_u6  = l4_o + 17'd6,    f_u7  = l4_o + 17'd7;
+    function hit;   // is byte (kk, lane) the 17-bit position f?
+        input [16:0] f;
+        input [11:0] kb;
+        input [3:0]  lane;
+        hit = !f[16] && kb == f[15:4] && lane == f[3:0];
+    endfunction
     reg  [127:0] odata;
-    reg  [15:0]  bi;
     always @* begin
         odata = obuf;
-        bi = 16'd0;
         oi = 0;          // (assigned on every path: a loop variable is a latch to Yosys otherwise)
         if (fr_mod) begin
             for (oi = 0; oi < 16; oi = oi + 1) begin
-                bi = ob + oi;
-                if (bi >= P_o && bi < P_o + L_o)               odata[8*oi +: 8] = obuf[8*oi +: 8] ^ ksa[8*oi +: 8];
-                if (bi >= P_o + L_o && bi < P_o + L_o + 16'd16) odata[8*oi +: 8] = tagf_o[8*(bi - P_o - L_o) +: 8];
-                if (bi >= q_o && bi < P_o)                     odata[8*oi +: 8] = aad_o[8*(bi - q_o) +: 8];
-                if (bi == l4_o + 6)                            odata[8*oi +: 8] = udpcs_o[15:8];
-                if (bi == l4_o + 7)                            odata[8*oi +: 8] = udpcs_o[7:0];
+                if ((k_gtP || (k_eqP && oi >= P_o[3:0])) && (k_ltE || (k_eqE && oi < E_o[3:0])))
+                    odata[8*oi +: 8] = obuf[8*oi +: 8] ^ ksa[8*oi +: 8];
+                if (!Et_o[16] && ((k_eqE && oi >= E_o[3:0]) || (k_eqT && oi < E_o[3:0])))
+                    odata[8*oi +: 8] = tag_w[8*oi +: 8];
+                if (hit(f_q, kk, oi))                      odata[8*oi +: 8] = obuf[8*oi +: 8] ^ (mask_o[39:32] & 8'h1f);
+                if (pnl_o > 3'd0 && hit(f_pn0, kk, oi))    odata[8*oi +: 8] = obuf[8*oi +: 8] ^ mask_o[31:24];
+                if (pnl_o > 3'd1 && hit(f_pn1, kk, oi))    odata[8*oi +: 8] = obuf[8*oi +: 8] ^ mask_o[23:16];
+                if (pnl_o > 3'd2 && hit(f_pn2, kk, oi))    odata[8*oi +: 8] = obuf[8*oi +: 8] ^ mask_o[15:8];
+                if (pnl_o > 3'd3 && hit(f_pn3, kk, oi))    odata[8*oi +: 8] = obuf[8*oi +: 8] ^ mask_o[7:0];
+                if (hit(f_u6, kk, oi))                     odata[8*oi +: 8] = udpcs_o[15:8];
+                if (hit(f_u7, kk, oi))                     odata[8*oi +: 8] = udpcs_o[7:0];
             end
         end
     end
     wire        olast = (ob + 16'd16 >= flen_o);
     wire [15:0] orem  = flen_o - ob;
+    wire [15:0] lb_o  = lanes_below(orem);
     genvar gi;
     generate for (gi = 0; gi < NB; gi = gi + 1) begin : keep
-        assign m_axis_tkeep[gi] = !olast || (gi < orem);
+        assign m_axis_tkeep[gi] = !olast || lb_o[gi];
     end endgenerate
     assign m_axis_tdata  = odata;
     assign m_axis_tvalid = ost && !drp[os];
