@@ -288,20 +288,29 @@ module quicoff_tx #(
 
     // the entry's state as the frames before this one leave it: the nearest
     // earlier frame of the same entry still in flight, else a write-back
-    // too recent for the table read, else the table
-    reg [127:0]  wbh_d [0:3];
+    // too recent for the table read, else the table. Only bits [2:0]
+    // (cur_phase, other) can differ from the table's: TX changes no other
+    // bit of the state (a frame's state is the state it read with [2:0]
+    // set), and commands, which write the whole state, run with the
+    // pipeline empty and clear the write-back history. So the search over
+    // the slots in flight carries 3 bits, stn3_s, and the rest comes from
+    // the table read (stn_s, read by finish only, stays in one LUT RAM
+    // instead of one copy per slot the search reads).
+    reg [2:0]    wbh_d [0:3];
     reg [EW-1:0] wbh_i [0:3];
     reg [3:0]    wbh_v;
-    reg [127:0]  st_use;
+    reg [2:0]    stn3_s [0:NS-1];
+    reg [2:0]    st_lo;
+    wire [127:0] st_use = {r2_st[127:3], st_lo};
     integer si;
     reg [SW-1:0] sp;
     always @* begin
-        st_use = r2_st;
+        st_lo = r2_st[2:0];
         for (si = 3; si >= 0; si = si - 1)
-            if (wbh_v[si] && wbh_i[si] == tidx_s[ds][EW-1:0]) st_use = wbh_d[si];
+            if (wbh_v[si] && wbh_i[si] == tidx_s[ds][EW-1:0]) st_lo = wbh_d[si];
         for (si = NS - 1; si >= 1; si = si - 1) begin
             sp = ds - si[SW-1:0];
-            if (infl[sp] && eidx_s[sp] == tidx_s[ds][EW-1:0]) st_use = stn_s[sp];
+            if (infl[sp] && eidx_s[sp] == tidx_s[ds][EW-1:0]) st_lo = stn3_s[sp];
         end
     end
 
@@ -540,6 +549,7 @@ module quicoff_tx #(
                     cand[ds] <= 1'b1;
                     infl[ds] <= 1'b1;
                     stn_s[ds] <= updn ? {stu[127:3], kpn, OT_PREV} : stu;
+                    stn3_s[ds] <= updn ? {kpn, OT_PREV} : stu[2:0];
                 end
                 pkey_s[ds]  <= r2_k[351:96];   // key slot kpn (rd2_kp)
                 nonce_s[ds] <= r2_k[95:0] ^ {34'd0, tpn_s[ds]};
@@ -657,7 +667,7 @@ module quicoff_tx #(
                         st_we    <= 1'b1;
                         st_wdata <= stn_s[ts];
                         wbh_v[0] <= 1'b1;
-                        wbh_d[0] <= stn_s[ts];
+                        wbh_d[0] <= stn_s[ts][2:0];
                         wbh_i[0] <= eidx_s[ts];
                         okupd_s[ts] <= 1'b1;
                         ev_push <= 1'b1;
