@@ -171,11 +171,24 @@ module quicoff_tx #(
     reg [95:0]   nonce_s [0:NS-1];
     reg [15:0]   P_s [0:NS-1], L_s [0:NS-1], nblk_s [0:NS-1], hlen_s [0:NS-1];
     reg [255:0]  aad_s [0:NS-1];           // plaintext header, frame byte order (from parse); masked at finish
+    // GHASH's copy of the plaintext header: written by parse only and read
+    // by GHASH only, so it is one LUT RAM, where GHASH's read of aad_s
+    // (written by parse and finish, so flip-flops) was a 256-bit 16:1
+    // multiplexer
+    reg [255:0]  aadg_s [0:NS-1];
+    reg [255:0]  aad_p;
     reg [127:0]  stn_s [0:NS-1];           // the entry's state after this frame
     reg [127:0]  h_s [0:NS-1], ej0_s [0:NS-1], tagf_s [0:NS-1];
     reg [15:0]   got_s [0:NS-1];           // H, E(K, J0) and keystream blocks out of the AES pipeline
     reg [127:0]  csamp_s [0:NS-1];         // ciphertext from 4 - pn_len bytes into the payload (GHASH)
     reg [31:0]   ctsum_s [0:NS-1];
+    // GHASH works on one frame at a time: its running ciphertext sum and
+    // first sample part are registers, and each step writes the slot's
+    // entry whole, so csamp_s and ctsum_s have one write port and no read
+    // of their own (one LUT RAM each rather than a copy per read port, or
+    // flip-flops for two writers)
+    reg [127:0]  cs0;
+    reg [31:0]   cts;
     reg [39:0]   mask_s [0:NS-1];
     reg [3:0]    ost_s [0:NS-1];
     reg          omod_s [0:NS-1], okupd_s [0:NS-1];
@@ -363,7 +376,7 @@ module quicoff_tx #(
         lb_rem = lanes_below(rem);
         for (ci = 0; ci < 16; ci = ci + 1) mask_j[8*ci +: 8] = {8{lb_rem[ci]}};
         if (g < hblk)
-            gh_in = bswap(g[0] ? aad_s[hs][255:128] : aad_s[hs][127:0]);
+            gh_in = bswap(g[0] ? aadg_s[hs][255:128] : aadg_s[hs][127:0]);
         else if (g < hblk + nblk_h) begin
             ctm   = (win_h ^ ks_j) & mask_j;   // ciphertext = plaintext ^ keystream
             gh_in = bswap(ctm);
@@ -474,7 +487,9 @@ module quicoff_tx #(
                 // (checksum) would otherwise read from the header
                 first_s[ps] <= f_first;
                 for (i = 0; i < 32; i = i + 1)       // the AAD: first byte, DCID, PN
-                    aad_s[ps][8*i +: 8] <= (i < 1 + cfg_dcid_len + f_first[1:0] + 1) ? f_qhdr[8*i +: 8] : 8'd0;
+                    aad_p[8*i +: 8] = (i < 1 + cfg_dcid_len + f_first[1:0] + 1) ? f_qhdr[8*i +: 8] : 8'd0;
+                aad_s[ps]  <= aad_p;
+                aadg_s[ps] <= aad_p;
                 psum_s[ps] <= f_psum;
                 zcs_s[ps]  <= f_zcs;
                 dl_s[ps] <= cfg_dcid_len;
@@ -559,7 +574,6 @@ module quicoff_tx #(
                 nblk_s[ds]  <= (L_n + 16'd15) >> 4;
                 hlen_s[ds]  <= 16'd1 + dl_s[ds] + pnl;
                 got_s[ds]   <= 0;
-                ctsum_s[ds] <= 0;
                 mval[ds]    <= 1'b0;
                 ddone[ds] <= 1'b1;
                 ds <= ds + 1'b1;
@@ -605,6 +619,8 @@ module quicoff_tx #(
                 end else begin
                     Y <= 128'd0;
                     g <= 0;
+                    cts <= 32'd0;
+                    ctsum_s[hs] <= 32'd0;    // (a frame without ciphertext blocks)
                     hst <= H_GH;
                 end
             end
@@ -612,12 +628,16 @@ module quicoff_tx #(
                 Y <= gh_prod;
                 g <= g + 1;
                 if (g >= hblk && g < hblk + nblk_h) begin
-                    ctsum_s[hs] <= ctsum_s[hs] + sum_words16(ctm);
+                    cts         <= cts + sum_words16(ctm);
+                    ctsum_s[hs] <= cts + sum_words16(ctm);
                     // the HP sample's ciphertext bytes, from 4 - pn_len into
                     // the payload: within blocks 0 and 1 (bytes past the
                     // ciphertext are the tag's, taken at seal)
-                    if (jj == 16'd0) csamp_s[hs] <= ctm >> {3'd4 - pnl_s[hs], 3'b000};
-                    if (jj == 16'd1) csamp_s[hs] <= csamp_s[hs] | (ctm << {5'd12 + pnl_s[hs], 3'b000});
+                    if (jj == 16'd0) begin
+                        cs0         <= ctm >> {3'd4 - pnl_s[hs], 3'b000};
+                        csamp_s[hs] <= ctm >> {3'd4 - pnl_s[hs], 3'b000};
+                    end
+                    if (jj == 16'd1) csamp_s[hs] <= cs0 | (ctm << {5'd12 + pnl_s[hs], 3'b000});
                 end
                 if (g == hblk + nblk_h) begin
                     tagf_s[hs] <= bswap(gh_prod ^ ej0_s[hs]);   // E(K, J0) is out before keystream 0
