@@ -170,12 +170,13 @@ module quicoff_tx #(
     reg [255:0]  pkey_s [0:NS-1];
     reg [95:0]   nonce_s [0:NS-1];
     reg [15:0]   P_s [0:NS-1], L_s [0:NS-1], nblk_s [0:NS-1], hlen_s [0:NS-1];
-    reg [255:0]  aad_s [0:NS-1];           // plaintext header, frame byte order (from parse); masked at finish
-    // GHASH's copy of the plaintext header: written by parse only and read
-    // by GHASH only, so it is one LUT RAM, where GHASH's read of aad_s
-    // (written by parse and finish, so flip-flops) was a 256-bit 16:1
-    // multiplexer
-    reg [255:0]  aadg_s [0:NS-1];
+    // The plaintext header, frame byte order, from parse: GHASH's AAD and
+    // finish's checksum read it. Written by parse only (egress masks the
+    // frame's own header bytes, so finish no longer writes the masked
+    // header back), so it is LUT RAM, one copy per reader, where two
+    // writers made it 4,096 flip-flops with a 2:1 multiplexer each and a
+    // 256-bit 16:1 multiplexer per read.
+    reg [255:0]  aad_s [0:NS-1];
     reg [255:0]  aad_p;
     reg [127:0]  stn_s [0:NS-1];           // the entry's state after this frame
     reg [127:0]  h_s [0:NS-1], ej0_s [0:NS-1], tagf_s [0:NS-1];
@@ -376,7 +377,7 @@ module quicoff_tx #(
         lb_rem = lanes_below(rem);
         for (ci = 0; ci < 16; ci = ci + 1) mask_j[8*ci +: 8] = {8{lb_rem[ci]}};
         if (g < hblk)
-            gh_in = bswap(g[0] ? aadg_s[hs][255:128] : aadg_s[hs][127:0]);
+            gh_in = bswap(g[0] ? aad_s[hs][255:128] : aad_s[hs][127:0]);
         else if (g < hblk + nblk_h) begin
             ctm   = (win_h ^ ks_j) & mask_j;   // ciphertext = plaintext ^ keystream
             gh_in = bswap(ctm);
@@ -488,8 +489,7 @@ module quicoff_tx #(
                 first_s[ps] <= f_first;
                 for (i = 0; i < 32; i = i + 1)       // the AAD: first byte, DCID, PN
                     aad_p[8*i +: 8] = (i < 1 + cfg_dcid_len + f_first[1:0] + 1) ? f_qhdr[8*i +: 8] : 8'd0;
-                aad_s[ps]  <= aad_p;
-                aadg_s[ps] <= aad_p;
+                aad_s[ps] <= aad_p;
                 psum_s[ps] <= f_psum;
                 zcs_s[ps]  <= f_zcs;
                 dl_s[ps] <= cfg_dcid_len;
@@ -716,7 +716,6 @@ module quicoff_tx #(
                     + psum_s[ts] + 2 * udplen_s[ts] + 17;
                 udpcs_s[ts] <= zcs_s[ts] ? 16'd0 :
                                (~fold16(s32) == 16'd0) ? 16'hffff : ~fold16(s32);
-                aad_s[ts] <= mh;         // the output header is the masked one
                 tdone[ts] <= 1'b1;
                 ts <= ts + 1'b1;
             end
