@@ -327,6 +327,17 @@ module quicoff_tx #(
             if (infl[sp] && eidx_s[sp] == tidx_s[ds][EW-1:0]) st_lo = stn3_s[sp];
         end
     end
+    // the frame's state after it (D_CHK's updn: the host starts a key
+    // update), written in D_CHK for every frame (only protected frames,
+    // infl, are read), with one write enable (see GHASH's results below)
+    wire         kpn_d  = first_s[ds][2];
+    wire         updn_d = kpn_d != st_use[2] && st_use[1:0] == OT_NEXT;
+    wire [127:0] stn_d  = updn_d ? {st_use[127:3], kpn_d, OT_PREV} : st_use;
+    always @(posedge clk)
+        if (!rst && dst == D_CHK) begin
+            stn_s[ds]  <= stn_d;
+            stn3_s[ds] <= stn_d[2:0];
+        end
 
     // ------------------------------------------------------------------
     // GCM issue (slot gs): H, E(K, J0), keystream
@@ -384,6 +395,34 @@ module quicoff_tx #(
         end else
             gh_in = {48'd0, hlen_h[12:0], 3'b000, 48'd0, L_h[12:0], 3'b000};
     end
+
+    // GHASH's per-slot results are written in every clock of H_GH, with the
+    // step's value (the one held when there is no step): the last write is
+    // the frame's last step, and no other stage reads slot hs before
+    // hdone. (A write under a condition inside a case branch of the main
+    // block made Yosys map each of these LUT RAMs one bit per
+    // TRELLIS_DPR16X4, four times the cells; a single write enable here
+    // maps four bits per cell.)
+    reg [31:0]  cts_nx;
+    reg [127:0] cs_nx;
+    always @* begin
+        cts_nx = cts;
+        cs_nx  = cs0;
+        if (h_step && g >= hblk && g < hblk + nblk_h) begin
+            cts_nx = cts + sum_words16(ctm);
+            // the HP sample's ciphertext bytes, from 4 - pn_len into the
+            // payload: within blocks 0 and 1 (bytes past the ciphertext
+            // are the tag's, taken at seal)
+            if (jj == 16'd0) cs_nx = ctm >> {3'd4 - pnl_s[hs], 3'b000};
+            if (jj == 16'd1) cs_nx = cs0 | (ctm << {5'd12 + pnl_s[hs], 3'b000});
+        end
+    end
+    always @(posedge clk)
+        if (!rst && hst == H_GH) begin
+            ctsum_s[hs] <= cts_nx;
+            csamp_s[hs] <= cs_nx;
+            tagf_s[hs]  <= bswap(gh_prod ^ ej0_s[hs]);   // E(K, J0) is out before keystream 0
+        end
 
     // ------------------------------------------------------------------
     // seal (slot ss): the HP sample is 16 bytes of ciphertext || tag from
@@ -563,8 +602,6 @@ module quicoff_tx #(
                 end else begin
                     cand[ds] <= 1'b1;
                     infl[ds] <= 1'b1;
-                    stn_s[ds] <= updn ? {stu[127:3], kpn, OT_PREV} : stu;
-                    stn3_s[ds] <= updn ? {kpn, OT_PREV} : stu[2:0];
                 end
                 pkey_s[ds]  <= r2_k[351:96];   // key slot kpn (rd2_kp)
                 nonce_s[ds] <= r2_k[95:0] ^ {34'd0, tpn_s[ds]};
@@ -620,27 +657,15 @@ module quicoff_tx #(
                     Y <= 128'd0;
                     g <= 0;
                     cts <= 32'd0;
-                    ctsum_s[hs] <= 32'd0;    // (a frame without ciphertext blocks)
                     hst <= H_GH;
                 end
             end
             H_GH: if (h_step) begin
                 Y <= gh_prod;
                 g <= g + 1;
-                if (g >= hblk && g < hblk + nblk_h) begin
-                    cts         <= cts + sum_words16(ctm);
-                    ctsum_s[hs] <= cts + sum_words16(ctm);
-                    // the HP sample's ciphertext bytes, from 4 - pn_len into
-                    // the payload: within blocks 0 and 1 (bytes past the
-                    // ciphertext are the tag's, taken at seal)
-                    if (jj == 16'd0) begin
-                        cs0         <= ctm >> {3'd4 - pnl_s[hs], 3'b000};
-                        csamp_s[hs] <= ctm >> {3'd4 - pnl_s[hs], 3'b000};
-                    end
-                    if (jj == 16'd1) csamp_s[hs] <= cs0 | (ctm << {5'd12 + pnl_s[hs], 3'b000});
-                end
+                cts <= cts_nx;        // (ctsum_s, csamp_s and tagf_s: below)
+                cs0 <= cs_nx;
                 if (g == hblk + nblk_h) begin
-                    tagf_s[hs] <= bswap(gh_prod ^ ej0_s[hs]);   // E(K, J0) is out before keystream 0
                     hdone[hs] <= 1'b1;
                     hs <= hs + 1'b1;
                     hst <= H_IDLE;
