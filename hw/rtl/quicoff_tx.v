@@ -88,6 +88,15 @@ module quicoff_tx #(
     // helpers (bswap, popc, sum_words16, fold16 are shared)
     `include "qo_util.vh"
 
+    // Lane i of a beat is below n (i < n, n 16 bits): every lane when n >= 16,
+    // else those below n[3:0]. One 16-bit test and a 4-input decode per lane,
+    // where 16 separate 16-bit comparisons were a carry chain each (as
+    // quicoff_rx's).
+    function [15:0] lanes_below;
+        input [15:0] n;
+        lanes_below = (|n[15:4]) ? 16'hffff : ~(16'hffff << n[3:0]);
+    endfunction
+
     // ------------------------------------------------------------------
     // control port (AXI4-Lite registers, staging words, events) and entry memories
     wire [4:0]    cfg_dcid_len;
@@ -161,12 +170,26 @@ module quicoff_tx #(
     reg [255:0]  pkey_s [0:NS-1];
     reg [95:0]   nonce_s [0:NS-1];
     reg [15:0]   P_s [0:NS-1], L_s [0:NS-1], nblk_s [0:NS-1], hlen_s [0:NS-1];
-    reg [255:0]  aad_s [0:NS-1];           // plaintext header, frame byte order (from parse); masked at finish
+    // The plaintext header, frame byte order, from parse: GHASH's AAD and
+    // finish's checksum read it. Written by parse only (egress masks the
+    // frame's own header bytes, so finish no longer writes the masked
+    // header back), so it is LUT RAM, one copy per reader, where two
+    // writers made it 4,096 flip-flops with a 2:1 multiplexer each and a
+    // 256-bit 16:1 multiplexer per read.
+    reg [255:0]  aad_s [0:NS-1];
+    reg [255:0]  aad_p;
     reg [127:0]  stn_s [0:NS-1];           // the entry's state after this frame
     reg [127:0]  h_s [0:NS-1], ej0_s [0:NS-1], tagf_s [0:NS-1];
     reg [15:0]   got_s [0:NS-1];           // H, E(K, J0) and keystream blocks out of the AES pipeline
     reg [127:0]  csamp_s [0:NS-1];         // ciphertext from 4 - pn_len bytes into the payload (GHASH)
     reg [31:0]   ctsum_s [0:NS-1];
+    // GHASH works on one frame at a time: its running ciphertext sum and
+    // first sample part are registers, and each step writes the slot's
+    // entry whole, so csamp_s and ctsum_s have one write port and no read
+    // of their own (one LUT RAM each rather than a copy per read port, or
+    // flip-flops for two writers)
+    reg [127:0]  cs0;
+    reg [31:0]   cts;
     reg [39:0]   mask_s [0:NS-1];
     reg [3:0]    ost_s [0:NS-1];
     reg          omod_s [0:NS-1], okupd_s [0:NS-1];
@@ -279,22 +302,42 @@ module quicoff_tx #(
 
     // the entry's state as the frames before this one leave it: the nearest
     // earlier frame of the same entry still in flight, else a write-back
-    // too recent for the table read, else the table
-    reg [127:0]  wbh_d [0:3];
+    // too recent for the table read, else the table. Only bits [2:0]
+    // (cur_phase, other) can differ from the table's: TX changes no other
+    // bit of the state (a frame's state is the state it read with [2:0]
+    // set), and commands, which write the whole state, run with the
+    // pipeline empty and clear the write-back history. So the search over
+    // the slots in flight carries 3 bits, stn3_s, and the rest comes from
+    // the table read (stn_s, read by finish only, stays in one LUT RAM
+    // instead of one copy per slot the search reads).
+    reg [2:0]    wbh_d [0:3];
     reg [EW-1:0] wbh_i [0:3];
     reg [3:0]    wbh_v;
-    reg [127:0]  st_use;
+    reg [2:0]    stn3_s [0:NS-1];
+    reg [2:0]    st_lo;
+    wire [127:0] st_use = {r2_st[127:3], st_lo};
     integer si;
     reg [SW-1:0] sp;
     always @* begin
-        st_use = r2_st;
+        st_lo = r2_st[2:0];
         for (si = 3; si >= 0; si = si - 1)
-            if (wbh_v[si] && wbh_i[si] == tidx_s[ds][EW-1:0]) st_use = wbh_d[si];
+            if (wbh_v[si] && wbh_i[si] == tidx_s[ds][EW-1:0]) st_lo = wbh_d[si];
         for (si = NS - 1; si >= 1; si = si - 1) begin
             sp = ds - si[SW-1:0];
-            if (infl[sp] && eidx_s[sp] == tidx_s[ds][EW-1:0]) st_use = stn_s[sp];
+            if (infl[sp] && eidx_s[sp] == tidx_s[ds][EW-1:0]) st_lo = stn3_s[sp];
         end
     end
+    // the frame's state after it (D_CHK's updn: the host starts a key
+    // update), written in D_CHK for every frame (only protected frames,
+    // infl, are read), with one write enable (see GHASH's results below)
+    wire         kpn_d  = first_s[ds][2];
+    wire         updn_d = kpn_d != st_use[2] && st_use[1:0] == OT_NEXT;
+    wire [127:0] stn_d  = updn_d ? {st_use[127:3], kpn_d, OT_PREV} : st_use;
+    always @(posedge clk)
+        if (!rst && dst == D_CHK) begin
+            stn_s[ds]  <= stn_d;
+            stn3_s[ds] <= stn_d[2:0];
+        end
 
     // ------------------------------------------------------------------
     // GCM issue (slot gs): H, E(K, J0), keystream
@@ -332,7 +375,7 @@ module quicoff_tx #(
     end
     wire [127:0] ks_j = ksb_v ? ksb_d : ks_hq;
     reg  [127:0] gh_in, ctm, mask_j;
-    reg  [15:0]  rem;
+    reg  [15:0]  rem, lb_rem;
     wire [127:0] gh_prod;
     qo_gf128_mul ghm (.a(Y ^ gh_in), .b(h_s[hs]), .p(gh_prod));
     integer ci, oi;
@@ -342,7 +385,8 @@ module quicoff_tx #(
         gh_in = 128'd0;
         ctm   = 128'd0;
         rem   = L_h - {jj[11:0], 4'b0};
-        for (ci = 0; ci < 16; ci = ci + 1) mask_j[8*ci +: 8] = (ci < rem) ? 8'hff : 8'h00;
+        lb_rem = lanes_below(rem);
+        for (ci = 0; ci < 16; ci = ci + 1) mask_j[8*ci +: 8] = {8{lb_rem[ci]}};
         if (g < hblk)
             gh_in = bswap(g[0] ? aad_s[hs][255:128] : aad_s[hs][127:0]);
         else if (g < hblk + nblk_h) begin
@@ -352,20 +396,54 @@ module quicoff_tx #(
             gh_in = {48'd0, hlen_h[12:0], 3'b000, 48'd0, L_h[12:0], 3'b000};
     end
 
+    // GHASH's per-slot results are written in every clock of H_GH, with the
+    // step's value (the one held when there is no step): the last write is
+    // the frame's last step, and no other stage reads slot hs before
+    // hdone. (A write under a condition inside a case branch of the main
+    // block made Yosys map each of these LUT RAMs one bit per
+    // TRELLIS_DPR16X4, four times the cells; a single write enable here
+    // maps four bits per cell.)
+    reg [31:0]  cts_nx;
+    reg [127:0] cs_nx;
+    always @* begin
+        cts_nx = cts;
+        cs_nx  = cs0;
+        if (h_step && g >= hblk && g < hblk + nblk_h) begin
+            cts_nx = cts + sum_words16(ctm);
+            // the HP sample's ciphertext bytes, from 4 - pn_len into the
+            // payload: within blocks 0 and 1 (bytes past the ciphertext
+            // are the tag's, taken at seal)
+            if (jj == 16'd0) cs_nx = ctm >> {3'd4 - pnl_s[hs], 3'b000};
+            if (jj == 16'd1) cs_nx = cs0 | (ctm << {5'd12 + pnl_s[hs], 3'b000});
+        end
+    end
+    always @(posedge clk)
+        if (!rst && hst == H_GH) begin
+            ctsum_s[hs] <= cts_nx;
+            csamp_s[hs] <= cs_nx;
+            tagf_s[hs]  <= bswap(gh_prod ^ ej0_s[hs]);   // E(K, J0) is out before keystream 0
+        end
+
     // ------------------------------------------------------------------
     // seal (slot ss): the HP sample is 16 bytes of ciphertext || tag from
     // 4 - pn_len bytes into the payload (RFC 9001 5.4.2); the ciphertext
     // part was kept by GHASH as it passed (csamp_s)
     wire [15:0]  L_ss = L_s[ss];
     wire [2:0]   pnl_ss = pnl_s[ss];
+    // Byte xi of the sample is payload byte rel = 4 - pn_len + xi: the
+    // ciphertext's (csamp_s byte xi) while rel < L, else tag byte rel - L.
+    // A frame that reaches seal has L >= 4 - pn_len (decode's length check),
+    // so rel < L is xi < L + pn_len - 4, and rel - L < 16: tag byte
+    // (xi + 4 - pn_len - L) mod 16, one rotation of the tag for every lane.
+    wire [15:0]  samp_n   = L_ss + pnl_ss - 16'd4;
+    wire [15:0]  samp_lb  = lanes_below(samp_n);
+    wire [3:0]   samp_rot = 4'd4 - pnl_ss - L_ss[3:0];
+    wire [255:0] samp_t2  = {tagf_s[ss], tagf_s[ss]} >> {samp_rot, 3'b000};
     reg  [127:0] samp;
-    reg  [15:0]  rel;
     integer xi;
     always @* begin
-        for (xi = 0; xi < 16; xi = xi + 1) begin
-            rel = 16'd4 - pnl_ss + xi;
-            samp[8*xi +: 8] = (rel < L_ss) ? csamp_s[ss][8*xi +: 8] : tagf_s[ss] >> (8*(rel - L_ss));
-        end
+        for (xi = 0; xi < 16; xi = xi + 1)
+            samp[8*xi +: 8] = samp_lb[xi] ? csamp_s[ss][8*xi +: 8] : samp_t2[8*xi +: 8];
     end
 
     // the HP key of the seal stage's entry: port 1 serves decode, so the
@@ -449,7 +527,8 @@ module quicoff_tx #(
                 // (checksum) would otherwise read from the header
                 first_s[ps] <= f_first;
                 for (i = 0; i < 32; i = i + 1)       // the AAD: first byte, DCID, PN
-                    aad_s[ps][8*i +: 8] <= (i < 1 + cfg_dcid_len + f_first[1:0] + 1) ? f_qhdr[8*i +: 8] : 8'd0;
+                    aad_p[8*i +: 8] = (i < 1 + cfg_dcid_len + f_first[1:0] + 1) ? f_qhdr[8*i +: 8] : 8'd0;
+                aad_s[ps] <= aad_p;
                 psum_s[ps] <= f_psum;
                 zcs_s[ps]  <= f_zcs;
                 dl_s[ps] <= cfg_dcid_len;
@@ -523,7 +602,6 @@ module quicoff_tx #(
                 end else begin
                     cand[ds] <= 1'b1;
                     infl[ds] <= 1'b1;
-                    stn_s[ds] <= updn ? {stu[127:3], kpn, OT_PREV} : stu;
                 end
                 pkey_s[ds]  <= r2_k[351:96];   // key slot kpn (rd2_kp)
                 nonce_s[ds] <= r2_k[95:0] ^ {34'd0, tpn_s[ds]};
@@ -533,7 +611,6 @@ module quicoff_tx #(
                 nblk_s[ds]  <= (L_n + 16'd15) >> 4;
                 hlen_s[ds]  <= 16'd1 + dl_s[ds] + pnl;
                 got_s[ds]   <= 0;
-                ctsum_s[ds] <= 0;
                 mval[ds]    <= 1'b0;
                 ddone[ds] <= 1'b1;
                 ds <= ds + 1'b1;
@@ -579,22 +656,16 @@ module quicoff_tx #(
                 end else begin
                     Y <= 128'd0;
                     g <= 0;
+                    cts <= 32'd0;
                     hst <= H_GH;
                 end
             end
             H_GH: if (h_step) begin
                 Y <= gh_prod;
                 g <= g + 1;
-                if (g >= hblk && g < hblk + nblk_h) begin
-                    ctsum_s[hs] <= ctsum_s[hs] + sum_words16(ctm);
-                    // the HP sample's ciphertext bytes, from 4 - pn_len into
-                    // the payload: within blocks 0 and 1 (bytes past the
-                    // ciphertext are the tag's, taken at seal)
-                    if (jj == 16'd0) csamp_s[hs] <= ctm >> {3'd4 - pnl_s[hs], 3'b000};
-                    if (jj == 16'd1) csamp_s[hs] <= csamp_s[hs] | (ctm << {5'd12 + pnl_s[hs], 3'b000});
-                end
+                cts <= cts_nx;        // (ctsum_s, csamp_s and tagf_s: below)
+                cs0 <= cs_nx;
                 if (g == hblk + nblk_h) begin
-                    tagf_s[hs] <= bswap(gh_prod ^ ej0_s[hs]);   // E(K, J0) is out before keystream 0
                     hdone[hs] <= 1'b1;
                     hs <= hs + 1'b1;
                     hst <= H_IDLE;
@@ -641,7 +712,7 @@ module quicoff_tx #(
                         st_we    <= 1'b1;
                         st_wdata <= stn_s[ts];
                         wbh_v[0] <= 1'b1;
-                        wbh_d[0] <= stn_s[ts];
+                        wbh_d[0] <= stn_s[ts][2:0];
                         wbh_i[0] <= eidx_s[ts];
                         okupd_s[ts] <= 1'b1;
                         ev_push <= 1'b1;
@@ -670,7 +741,6 @@ module quicoff_tx #(
                     + psum_s[ts] + 2 * udplen_s[ts] + 17;
                 udpcs_s[ts] <= zcs_s[ts] ? 16'd0 :
                                (~fold16(s32) == 16'd0) ? 16'hffff : ~fold16(s32);
-                aad_s[ts] <= mh;         // the output header is the masked one
                 tdone[ts] <= 1'b1;
                 ts <= ts + 1'b1;
             end
@@ -712,33 +782,69 @@ module quicoff_tx #(
         ra_ks = {kb_nx[11:0], 4'b0} - P_s[os_nx][3:0];   // the keystream byte of the beat's first byte
     end
     wire [15:0]  P_o = P_s[os], L_o = L_s[os], q_o = q_s[os], l4_o = l4_s[os], flen_o = flen_a[16*os +: 16];
+    wire [15:0]  pnoff_o = pnoff_s[os];
+    wire [2:0]   pnl_o = pnl_s[os];
+    wire [39:0]  mask_o = mask_s[os];
     wire [15:0]  udpcs_o = udpcs_s[os];
-    wire [255:0] aad_o = aad_s[os];
     wire [127:0] tagf_o = tagf_s[os];
     wire         fr_mod = omod_s[os];
     wire [15:0]  ob   = {k[11:0], 4'b0};
+    // Byte {k, oi} of the frame. Every region bound and rewritten field is
+    // compared once per beat (its beat number against k) and once per byte
+    // lane (its low 4 bits against the constant oi), as quicoff_rx's egress,
+    // instead of a 16-bit adder and comparators per lane. The equality
+    // targets keep the carry of their 32-bit sum (the byte number is 16
+    // bits), so a field past 64 KiB matches nothing, as before.
+    wire [11:0]  kk   = k[11:0];
+    wire [15:0]  E_o  = P_o + L_o;                  // payload end (the tag's start), 16 bits as before
+    wire [16:0]  Et_o = {1'b0, E_o} + 17'd16;       // the tag's end: past 64 KiB no byte is the tag's
+    wire         k_gtP = kk > P_o[15:4], k_eqP = kk == P_o[15:4];
+    wire         k_ltE = kk < E_o[15:4], k_eqE = kk == E_o[15:4];
+    wire         k_eqT = kk == Et_o[15:4];
+    // the tag's bytes: lane oi of a beat in the tag shows tag byte
+    // (16 k + oi - E) mod 16, so one rotation by -E mod 16 serves every lane
+    wire [3:0]   tag_rot = 4'd0 - E_o[3:0];
+    wire [255:0] tag_2x  = {tagf_o, tagf_o} >> {tag_rot, 3'b000};
+    wire [127:0] tag_w   = tag_2x[127:0];
+    // The header's plaintext bytes are the frame's own (the AAD kept at
+    // parse is bytes q.. of the frame), so egress masks the frame's bytes
+    // where finish masked the AAD: the first byte's low 5 bits and the
+    // pn_len bytes at pn_off.
+    wire [16:0]  f_q   = {1'b0, q_o};
+    wire [16:0]  f_pn0 = pnoff_o + 17'd0, f_pn1 = pnoff_o + 17'd1, f_pn2 = pnoff_o + 17'd2, f_pn3 = pnoff_o + 17'd3;
+    wire [16:0]  f_u6  = l4_o + 17'd6,    f_u7  = l4_o + 17'd7;
+    function hit;   // is byte (kk, lane) the 17-bit position f?
+        input [16:0] f;
+        input [11:0] kb;
+        input [3:0]  lane;
+        hit = !f[16] && kb == f[15:4] && lane == f[3:0];
+    endfunction
     reg  [127:0] odata;
-    reg  [15:0]  bi;
     always @* begin
         odata = obuf;
-        bi = 16'd0;
         oi = 0;          // (assigned on every path: a loop variable is a latch to Yosys otherwise)
         if (fr_mod) begin
             for (oi = 0; oi < 16; oi = oi + 1) begin
-                bi = ob + oi;
-                if (bi >= P_o && bi < P_o + L_o)               odata[8*oi +: 8] = obuf[8*oi +: 8] ^ ksa[8*oi +: 8];
-                if (bi >= P_o + L_o && bi < P_o + L_o + 16'd16) odata[8*oi +: 8] = tagf_o[8*(bi - P_o - L_o) +: 8];
-                if (bi >= q_o && bi < P_o)                     odata[8*oi +: 8] = aad_o[8*(bi - q_o) +: 8];
-                if (bi == l4_o + 6)                            odata[8*oi +: 8] = udpcs_o[15:8];
-                if (bi == l4_o + 7)                            odata[8*oi +: 8] = udpcs_o[7:0];
+                if ((k_gtP || (k_eqP && oi >= P_o[3:0])) && (k_ltE || (k_eqE && oi < E_o[3:0])))
+                    odata[8*oi +: 8] = obuf[8*oi +: 8] ^ ksa[8*oi +: 8];
+                if (!Et_o[16] && ((k_eqE && oi >= E_o[3:0]) || (k_eqT && oi < E_o[3:0])))
+                    odata[8*oi +: 8] = tag_w[8*oi +: 8];
+                if (hit(f_q, kk, oi))                      odata[8*oi +: 8] = obuf[8*oi +: 8] ^ (mask_o[39:32] & 8'h1f);
+                if (pnl_o > 3'd0 && hit(f_pn0, kk, oi))    odata[8*oi +: 8] = obuf[8*oi +: 8] ^ mask_o[31:24];
+                if (pnl_o > 3'd1 && hit(f_pn1, kk, oi))    odata[8*oi +: 8] = obuf[8*oi +: 8] ^ mask_o[23:16];
+                if (pnl_o > 3'd2 && hit(f_pn2, kk, oi))    odata[8*oi +: 8] = obuf[8*oi +: 8] ^ mask_o[15:8];
+                if (pnl_o > 3'd3 && hit(f_pn3, kk, oi))    odata[8*oi +: 8] = obuf[8*oi +: 8] ^ mask_o[7:0];
+                if (hit(f_u6, kk, oi))                     odata[8*oi +: 8] = udpcs_o[15:8];
+                if (hit(f_u7, kk, oi))                     odata[8*oi +: 8] = udpcs_o[7:0];
             end
         end
     end
     wire        olast = (ob + 16'd16 >= flen_o);
     wire [15:0] orem  = flen_o - ob;
+    wire [15:0] lb_o  = lanes_below(orem);
     genvar gi;
     generate for (gi = 0; gi < NB; gi = gi + 1) begin : keep
-        assign m_axis_tkeep[gi] = !olast || (gi < orem);
+        assign m_axis_tkeep[gi] = !olast || lb_o[gi];
     end endgenerate
     assign m_axis_tdata  = odata;
     assign m_axis_tvalid = ost && !drp[os];

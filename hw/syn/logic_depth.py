@@ -17,7 +17,10 @@ instead: every LUT4, carry cell and LUT-RAM cell is charged to the
 registers and memories it feeds (through other combinational cells), split
 evenly when it feeds several, in nextpnr's LUT4 units (a CCU2C is 2, a
 TRELLIS_DPR16X4 4). That says which block the LUTs are spent on before
-cutting area.
+cutting area. --lutram-sink treats LUT RAM as a sink too (its write is
+clocked): the logic feeding a LUT-RAM array is charged to it, and its own
+cells to "LUTRAM <name>", instead of both passing through its asynchronous
+read to whatever reads it (the TX core keeps most per-slot fields there).
 """
 
 import argparse
@@ -171,10 +174,21 @@ def main():
     ap.add_argument("--families", type=int, default=25)
     ap.add_argument("--json")
     ap.add_argument("--area", action="store_true", help="rank families by the LUT4s feeding them")
+    ap.add_argument(
+        "--lutram-sink",
+        action="store_true",
+        help="with --area: LUT RAM is a sink, its cells charged to 'LUTRAM <name>'",
+    )
     a = ap.parse_args()
     cells, names = load(a.netlist, a.top)
     if a.area:
+        if a.lutram_sink:
+            SEQUENTIAL.add("TRELLIS_DPR16X4")
         total = area(cells)
+        if a.lutram_sink:
+            for cname, c in cells.items():
+                if c["type"] == "TRELLIS_DPR16X4":
+                    total["LUTRAM " + cname.rsplit(".", 2)[0]] += LUT4_UNITS["TRELLIS_DPR16X4"]
         ranked = [{"to": f, "lut4": round(v, 1)} for f, v in total.most_common()]
         for r in ranked[: a.families]:
             print("%9.0f LUT4  %s" % (r["lut4"], r["to"]))
