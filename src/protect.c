@@ -911,8 +911,8 @@ static inline void train_result(struct quicoff_result *r, const struct quicoff_p
  * carry every packet's state through memory from pass to pass and decide
  * per packet what is decided once for a train (the entry, its keys, its
  * state); here the chunk takes four passes with that state held once
- * (docs/benchmarks.md, "A train's own path": 0.75x the time of the stages
- * at 64 bytes).  The outcome is the stages', packet for packet (the burst
+ * (docs/benchmarks.md, "A train's own path": about 0.72x the time of the
+ * stages at 64 bytes).  The outcome is the stages', packet for packet (the burst
  * and the split API, which always runs the stages, are compared result by
  * result in tests/c/test_split.c).  Anything else (a second connection, a
  * long header, a clear fixed bit, a packet too short, next or old keys, the
