@@ -766,6 +766,37 @@ QO_STAGE void rx_queue_open(struct quicoff_pkt *p, const struct quicoff_result *
     rx_aead_op(p, r, s, aead_queue(b, s->ks->aead, s->ks->keys[s->kp].key, pkt));
 }
 
+/* An open that failed, its header already put back as received: the
+ * status (the engine's failure is not the packet's fault and is not
+ * counted), the fail action's flag, the count (c: state_of's). Shared by
+ * rx_outcome and the train's outcome. */
+static inline void rx_open_failed(struct quicoff_worker *w, struct qo_slot *c,
+                                  const struct qo_keyset *ks, struct quicoff_result *r, int opened)
+{
+    if (opened == OPEN_ENGINE_FAILED) {
+        r->status = QUICOFF_BACKEND_UNAVAILABLE;
+        return;
+    }
+    if (ks->fail_action == QUICOFF_FAIL_PASS)
+        r->flags |= QUICOFF_FLAG_PASS_FAILED;
+    r->status = QUICOFF_AUTH_FAILED;
+    count_failure(w, c, QUICOFF_AUTH_FAILED);
+}
+
+/* An authentic packet's status: OK, or USAGE_LIMIT_REACHED once its
+ * connection's authentication failures reach the threshold (read per
+ * packet: a failure earlier in the chunk counts). */
+static inline void rx_open_ok(struct quicoff_worker *w, const struct qo_slot *conn,
+                              const struct qo_keyset *ks, struct quicoff_result *r)
+{
+    if (QO_GET(conn->auth_failures) >= ks->threshold) {
+        QO_ADD(w->c.usage_limit_reached, 1);
+        r->status = QUICOFF_USAGE_LIMIT_REACHED;
+    } else {
+        r->status = QUICOFF_OK;
+    }
+}
+
 /* Stage 6: the packet's outcome after the open: key phase change, largest
  * PN, counters, status. */
 QO_STAGE void rx_outcome(struct quicoff_worker *w, struct quicoff_pkt *p, struct quicoff_result *r,
@@ -788,14 +819,7 @@ QO_STAGE void rx_outcome(struct quicoff_worker *w, struct quicoff_pkt *p, struct
         /* Put the header back as received; the backend left the payload. */
         d[p->offset] = s->saved_first;
         xor_pn_field(d + h->pn_off, pn_mask(s->mask, pn_len));
-        if (s->opened == OPEN_ENGINE_FAILED) { /* not the packet's fault: not counted */
-            r->status = QUICOFF_BACKEND_UNAVAILABLE;
-            return;
-        }
-        if (ks->fail_action == QUICOFF_FAIL_PASS)
-            r->flags |= QUICOFF_FLAG_PASS_FAILED;
-        r->status = QUICOFF_AUTH_FAILED;
-        count_failure(w, c, QUICOFF_AUTH_FAILED);
+        rx_open_failed(w, c, ks, r, s->opened);
         return;
     }
     if (c == NULL) {
@@ -818,12 +842,7 @@ QO_STAGE void rx_outcome(struct quicoff_worker *w, struct quicoff_pkt *p, struct
     tally_packet(ok, c, pn, payload_len, (int)kp);
     r->payload_off = payload_off;
     r->payload_len = payload_len;
-    if (QO_GET(s->c->auth_failures) >= ks->threshold) {
-        QO_ADD(w->c.usage_limit_reached, 1);
-        r->status = QUICOFF_USAGE_LIMIT_REACHED;
-    } else {
-        r->status = QUICOFF_OK;
-    }
+    rx_open_ok(w, s->c, ks, r);
 }
 
 /* Stages 1-4 of a chunk, up to the open: shared by the burst and prepare
@@ -1046,25 +1065,13 @@ QO_STAGE void train_outcome(struct quicoff_worker *w, struct quicoff_pkt *pkts,
             /* Put the header back as received; the backend left the payload. */
             pkts[i].data[pkts[i].offset] ^= tr->mask[i][0] & 0x1f;
             xor_pn_field(pkts[i].data + r->pn_off, tr->pnm[i]);
-            if (tr->opened[i] == OPEN_ENGINE_FAILED) {
-                r->status = QUICOFF_BACKEND_UNAVAILABLE;
-                continue;
-            }
-            if (ks->fail_action == QUICOFF_FAIL_PASS)
-                r->flags |= QUICOFF_FLAG_PASS_FAILED;
-            r->status = QUICOFF_AUTH_FAILED;
-            count_failure(w, c, QUICOFF_AUTH_FAILED);
+            rx_open_failed(w, c, ks, r, tr->opened[i]);
             continue;
         }
         r->payload_off = r->pn_off + r->pn_len;
         r->payload_len = pkts[i].end - QUICOFF_TAG_LEN - r->payload_off;
         tally_packet(ok, c, r->pn, r->payload_len, r->key_phase);
-        if (QO_GET(tr->c->auth_failures) >= ks->threshold) {
-            QO_ADD(w->c.usage_limit_reached, 1);
-            r->status = QUICOFF_USAGE_LIMIT_REACHED;
-        } else {
-            r->status = QUICOFF_OK;
-        }
+        rx_open_ok(w, tr->c, ks, r);
     }
 }
 
