@@ -784,12 +784,12 @@ static inline void rx_open_failed(struct quicoff_worker *w, struct qo_slot *c,
 }
 
 /* An authentic packet's status: OK, or USAGE_LIMIT_REACHED once its
- * connection's authentication failures reach the threshold (read per
- * packet: a failure earlier in the chunk counts). */
-static inline void rx_open_ok(struct quicoff_worker *w, const struct qo_slot *conn,
+ * connection's authentication failures (failures: read per packet, so that a
+ * failure earlier in the chunk counts) reach the threshold. */
+static inline void rx_open_ok(struct quicoff_worker *w, uint64_t failures,
                               const struct qo_keyset *ks, struct quicoff_result *r)
 {
-    if (QO_GET(conn->auth_failures) >= ks->threshold) {
+    if (failures >= ks->threshold) {
         QO_ADD(w->c.usage_limit_reached, 1);
         r->status = QUICOFF_USAGE_LIMIT_REACHED;
     } else {
@@ -842,7 +842,7 @@ QO_STAGE void rx_outcome(struct quicoff_worker *w, struct quicoff_pkt *p, struct
     tally_packet(ok, c, pn, payload_len, (int)kp);
     r->payload_off = payload_off;
     r->payload_len = payload_len;
-    rx_open_ok(w, s->c, ks, r);
+    rx_open_ok(w, QO_GET(s->c->auth_failures), ks, r);
 }
 
 /* Stages 1-4 of a chunk, up to the open: shared by the burst and prepare
@@ -942,9 +942,6 @@ struct train {
     struct qo_slot *c;
     struct qo_keyset *ks;
     uint8_t mask[QO_CHUNK][5];
-    uint8_t first[QO_CHUNK]; /* the unmasked first byte */
-    uint32_t pnm[QO_CHUNK];  /* the PN field's mask word (pn_mask) */
-    uint64_t pn[QO_CHUNK];
     unsigned kp;               /* the key phase slot of the current keys: every packet's */
     qo_aead_op_t op[QO_CHUNK]; /* packet i's open; one algorithm and key, so no aead_batch */
     int opened[QO_CHUNK];      /* its result */
@@ -990,13 +987,10 @@ QO_STAGE bool train_masks(const struct quicoff_table *t, const struct quicoff_pk
     return true;
 }
 
-/* Pass 2, nothing written: PN decoding and the key choice. False: a
- * packet needs other than the current keys. */
-QO_STAGE bool train_decode(const struct quicoff_table *t, const struct quicoff_pkt *pkts,
-                           unsigned n, struct train *tr)
+/* Pass 2, nothing written: the key choice. False: a packet's phase bit
+ * names other than the current keys. */
+QO_STAGE bool train_keys(const struct quicoff_pkt *pkts, unsigned n, struct train *tr)
 {
-    const unsigned cid = t->local_cid_len;
-    const uint64_t largest = QO_GET(tr->c->largest_pn);
     const uint32_t cur = atomic_load_explicit(&tr->c->cur_gen, memory_order_acquire);
     /* the slot holding the current generation (at most one does); a packet
      * whose phase bit names the other needs next or old keys */
@@ -1004,28 +998,21 @@ QO_STAGE bool train_decode(const struct quicoff_table *t, const struct quicoff_p
     tr->kp = ph[1].present && ph[1].gen == cur;
     if (!ph[tr->kp].present || ph[tr->kp].gen != cur)
         return false;
-    for (unsigned i = 0; i < n; i++) {
-        const uint8_t *d = pkts[i].data + pkts[i].offset;
-        uint8_t first = d[0] ^ (tr->mask[i][0] & 0x1f);
-        unsigned pn_len = (first & 3) + 1;
-        if (((first >> 2) & 1) != tr->kp)
-            return false;
-        tr->pnm[i] = pn_mask(tr->mask[i], pn_len);
-        uint64_t truncated = (qo_load_be32(d + 1 + cid) ^ tr->pnm[i]) >> (8 * (4 - pn_len));
-        tr->pn[i] = qo_pn_decode(largest, truncated, pn_len * 8);
-        tr->first[i] = first;
-    }
-    return true;
+    unsigned other = 0;
+    for (unsigned i = 0; i < n; i++)
+        other |= ((pkts[i].data[pkts[i].offset] ^ tr->mask[i][0]) >> 2) ^ tr->kp;
+    return (other & 1) == 0;
 }
 
-/* Pass 3: results, headers unmasked, the opens queued (as rx_unmask and
- * rx_aead_op do for one packet). */
+/* Pass 3: PN decoding, results, headers unmasked, the opens queued (as
+ * rx_unmask and rx_aead_op do for one packet). */
 QO_STAGE void train_queue(const struct quicoff_table *t, struct quicoff_pkt *pkts,
                           struct quicoff_result *res, unsigned n, struct train *tr)
 {
     const unsigned cid = t->local_cid_len, kp = tr->kp;
     const struct qo_keyset *ks = tr->ks;
     const quicoff_conn_t conn = qo_handle(tr->c);
+    const uint64_t largest = QO_GET(tr->c->largest_pn);
     void *ctx = qo_keyset_aead_ctx(ks, kp);
     /* the nonce of PN 0 (each packet's is it ^ PN), with the op's zeroed tail */
     uint8_t nonce0[sizeof(tr->op[0].nonce)] = {0};
@@ -1034,11 +1021,15 @@ QO_STAGE void train_queue(const struct quicoff_table *t, struct quicoff_pkt *pkt
     for (unsigned i = 0; i < n; i++) {
         struct quicoff_pkt *p = &pkts[i];
         uint8_t *d = p->data + p->offset;
-        unsigned pn_len = (tr->first[i] & 3) + 1;
+        const uint8_t first = d[0] ^ (tr->mask[i][0] & 0x1f);
+        const unsigned pn_len = (first & 3) + 1;
+        const uint32_t pnm = pn_mask(tr->mask[i], pn_len);
+        const uint32_t field = qo_load_be32(d + 1 + cid) ^ pnm;
+        const uint64_t pn = qo_pn_decode(largest, field >> (8 * (4 - pn_len)), pn_len * 8);
         uint32_t pn_off = p->offset + 1 + cid, payload_off = pn_off + pn_len;
-        train_result(&res[i], p, cid, kp, pn_len, tr->pn[i], conn, ks->user);
-        d[0] = tr->first[i];
-        xor_pn_field(d + 1 + cid, tr->pnm[i]);
+        train_result(&res[i], p, cid, kp, pn_len, pn, conn, ks->user);
+        d[0] = first;
+        qo_store_be32(d + 1 + cid, field);
         qo_aead_op_t *op = &tr->op[i];
         op->ctx = ctx;
         op->aad = d;
@@ -1047,31 +1038,51 @@ QO_STAGE void train_queue(const struct quicoff_table *t, struct quicoff_pkt *pkt
         op->len = p->end - QUICOFF_TAG_LEN - payload_off;
         op->tag = p->data + p->end - QUICOFF_TAG_LEN;
         memcpy(op->nonce, nonce0, sizeof(nonce0));
-        qo_store_be64(op->nonce + 4, low0 ^ tr->pn[i]);
+        qo_store_be64(op->nonce + 4, low0 ^ pn);
     }
 }
 
 /* Pass 4, after the opens: each packet's outcome (rx_outcome's, for a
- * packet of the current keys). */
+ * packet of the current keys), and the train's sums in ok (fresh): one
+ * connection, so its run is the whole train and needs no per-packet
+ * bookkeeping (tally_packet's). */
 QO_STAGE void train_outcome(struct quicoff_worker *w, struct quicoff_pkt *pkts,
                             struct quicoff_result *res, unsigned n, const struct train *tr,
                             struct tally *ok)
 {
     const struct qo_keyset *ks = tr->ks;
+    /* NULL: overtaken by a replace (state_of). Checked once: the train's
+     * writes to the state are the one flush after this loop. */
+    struct qo_slot *c = state_of(tr->c, ks);
+    /* the entry's failures so far; this worker is their only writer, so
+     * reloaded only after a failure here */
+    uint64_t failures = QO_GET(tr->c->auth_failures);
+    uint64_t packets = 0, bytes = 0, largest = 0;
     for (unsigned i = 0; i < n; i++) {
         struct quicoff_result *r = &res[i];
-        struct qo_slot *c = state_of(tr->c, ks); /* NULL: overtaken by a replace */
         if (tr->opened[i] != 0) {
             /* Put the header back as received; the backend left the payload. */
             pkts[i].data[pkts[i].offset] ^= tr->mask[i][0] & 0x1f;
-            xor_pn_field(pkts[i].data + r->pn_off, tr->pnm[i]);
+            xor_pn_field(pkts[i].data + r->pn_off, pn_mask(tr->mask[i], r->pn_len));
             rx_open_failed(w, c, ks, r, tr->opened[i]);
+            failures = QO_GET(tr->c->auth_failures);
             continue;
         }
         r->payload_off = r->pn_off + r->pn_len;
         r->payload_len = pkts[i].end - QUICOFF_TAG_LEN - r->payload_off;
-        tally_packet(ok, c, r->pn, r->payload_len, r->key_phase);
-        rx_open_ok(w, tr->c, ks, r);
+        packets++;
+        bytes += r->payload_len;
+        largest = r->pn > largest ? r->pn : largest;
+        rx_open_ok(w, failures, ks, r);
+    }
+    ok->packets = packets;
+    ok->bytes = bytes;
+    if (c && packets) {
+        ok->run = c;
+        ok->run_packets = packets;
+        ok->run_bytes = bytes;
+        ok->run_key_packets[tr->kp] = packets;
+        ok->run_largest = largest;
     }
 }
 
@@ -1080,7 +1091,7 @@ static bool unprotect_train(struct quicoff_worker *w, struct quicoff_pkt *pkts,
                             struct quicoff_result *res, unsigned n, unsigned *ok_out)
 {
     struct train tr;
-    if (!train_masks(w->table, pkts, n, &tr) || !train_decode(w->table, pkts, n, &tr))
+    if (!train_masks(w->table, pkts, n, &tr) || !train_keys(pkts, n, &tr))
         return false;
     train_queue(w->table, pkts, res, n, &tr);
     aead_run_group(tr.ks->aead, false, tr.op, n, tr.opened, w->scratch, w->backend_state);
@@ -1479,7 +1490,9 @@ static bool protect_train(struct quicoff_worker *w, struct quicoff_pkt *pkts,
         idx[m++] = i;
     }
     train_hp_masks(ks->hp, ctx, sample, mask, m);
-    struct tally ok = TALLY_INIT;
+    /* the train's sums: one connection, so its run is the whole train
+     * (the tally's per-packet bookkeeping is not needed) */
+    uint64_t bytes = 0, largest = 0;
     for (unsigned k = 0; k < m; k++) {
         unsigned i = idx[k];
         struct quicoff_pkt *p = &pkts[i];
@@ -1489,13 +1502,21 @@ static bool protect_train(struct quicoff_worker *w, struct quicoff_pkt *pkts,
         r->payload_off = r->pn_off + r->pn_len;
         r->payload_len = p->end - r->payload_off;
         r->packet_end = p->end + QUICOFF_TAG_LEN;
-        tally_packet(&ok, state_of(tr.c, ks), p->pn, r->payload_len, -1);
+        bytes += r->payload_len;
+        largest = p->pn > largest ? p->pn : largest;
         if (tr.used + i + 1 >= ks->threshold) {
             QO_ADD(w->c.usage_limit_reached, 1);
             r->status = QUICOFF_USAGE_LIMIT_REACHED;
         } else {
             r->status = QUICOFF_OK;
         }
+    }
+    struct tally ok = {.packets = m, .bytes = bytes};
+    if (c && m) { /* c: state_of's, checked before the key uses were counted */
+        ok.run = c;
+        ok.run_packets = m;
+        ok.run_bytes = bytes;
+        ok.run_largest = largest;
     }
     tally_flush_run(&ok);
     QO_ADD(w->c.tx_packets, ok.packets);
