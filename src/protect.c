@@ -942,6 +942,7 @@ struct train {
     struct qo_slot *c;
     struct qo_keyset *ks;
     uint8_t mask[QO_CHUNK][5];
+    uint64_t failures;         /* the entry's authentication failures before the train */
     unsigned kp;               /* the key phase slot of the current keys: every packet's */
     qo_aead_op_t op[QO_CHUNK]; /* packet i's open; one algorithm and key, so no aead_batch */
     int opened[QO_CHUNK];      /* its result */
@@ -977,7 +978,8 @@ QO_STAGE bool train_masks(const struct quicoff_table *t, const struct quicoff_pk
     if (!tr->c)
         return false;
     tr->ks = s0.ks;
-    if (QO_GET(tr->c->auth_failures) >= tr->ks->hard_limit)
+    tr->failures = QO_GET(tr->c->auth_failures);
+    if (tr->failures >= tr->ks->hard_limit)
         return false;
     const qo_hp_algo_t *hp = tr->ks->hp;
     void *ctx[QO_CHUNK];
@@ -1056,7 +1058,7 @@ QO_STAGE void train_outcome(struct quicoff_worker *w, struct quicoff_pkt *pkts,
     struct qo_slot *c = state_of(tr->c, ks);
     /* the entry's failures so far; this worker is their only writer, so
      * reloaded only after a failure here */
-    uint64_t failures = QO_GET(tr->c->auth_failures);
+    uint64_t failures = tr->failures;
     uint64_t packets = 0, bytes = 0, largest = 0;
     for (unsigned i = 0; i < n; i++) {
         struct quicoff_result *r = &res[i];
