@@ -156,14 +156,15 @@ long_build() {   # direction dir: the Verilator model + tb_long.cpp, reused whil
 long_one() {   # rx|tx packets: one direction's long run; figures in $OUT/long_<rx|tx>.json
     local d=$1 n=$2 seed=${QO_SEED:-}
     [ -n "$seed" ] || { [ "$d" = rx ] && seed=7 || seed=8; }
-    local dir=$here/hw/tb/build/long_$d t0=$SECONDS
+    local dir=$here/hw/tb/build/long_$d t0=$SECONDS hash
+    hash=$(long_rtl_hash "$d")   # taken before the build: the RTL this run is of
     long_build "$d" "$dir" || return 1
     local t1=$SECONDS
     (cd hw/tb && nice -n 10 "$PY" "long/gen_$d.py" "$dir/script.txt" "$n" --seed "$seed") >"$dir/gen.json"
     local t2=$SECONDS rc=0
     nice -n 10 "$dir/tb_long" "$dir/script.txt" "$seed" >"$dir/tb.json" || rc=$?
     local t3=$SECONDS
-    "$PY" - "$d" "$dir/gen.json" "$dir/tb.json" "$OUT/long_$d.json" $((t1 - t0)) $((t2 - t1)) $((t3 - t2)) "$LONG_REUSED" <<'PYEOF' || rc=1
+    "$PY" - "$d" "$dir/gen.json" "$dir/tb.json" "$OUT/long_$d.json" $((t1 - t0)) $((t2 - t1)) $((t3 - t2)) "$LONG_REUSED" "$hash" <<'PYEOF' || rc=1
 import json, sys
 d = sys.argv[1]
 gen, tb = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
@@ -171,7 +172,8 @@ build_s, gen_s, sim_s, reused = (int(x) for x in sys.argv[5:9])
 rep = {"design": f"quicoff_{d} (DATA_W=128), Verilator C++ testbench hw/tb/long/tb_long.cpp",
        "packets": tb["input_frames"], "frames_compared": tb["frames"], "mismatches": tb["mismatches"],
        "expected_frames": gen["expected_frames"], "cycles": tb["cycles"],
-       "control_writes": tb["control_writes"], "readbacks_checked": tb["readbacks_checked"]}
+       "control_writes": tb["control_writes"], "readbacks_checked": tb["readbacks_checked"],
+       "rtl_hash": sys.argv[9]}   # long_rtl_hash: report says whether the run is of the current RTL
 # what the generator counted: statuses, key updates, DCID lengths (and for TX
 # the frames sent in key phase 1 and RX of what TX produced)
 rep.update({k: v for k, v in gen.items() if k not in ("input_frames", "expected_frames")})
@@ -194,6 +196,11 @@ rtl_sources() {   # rx | tx: the files that core's synthesis reads
         rx) echo "$SHARED_RTL hw/rtl/quicoff_rx.v hw/syn/qo_pnr_wrap.v" ;;
         tx) echo "$SHARED_RTL hw/rtl/quicoff_tx.v hw/syn/qo_pnr_wrap_tx.v" ;;
     esac
+}
+
+long_rtl_hash() {   # rx | tx: the RTL a long run simulates (the core without the pin harness)
+    # shellcheck disable=SC2086  # the list is word-split on purpose
+    cat $SHARED_RTL "hw/rtl/quicoff_$1.v" hw/rtl/*.vh | sha256sum | cut -c1-16
 }
 
 rtl_hash() {   # rx | tx: what that core's synthesis figures were made from
@@ -286,9 +293,10 @@ report() {
     [ -s "$OUT/sim_stats.json" ] || test_ || true
     # QO_NO_SYNTH=1: report what synthesis produced so far, start nothing
     [ -n "${QO_NO_SYNTH:-}" ] || synth
-    "$PY" - "$OUT" "$file" "$(rtl_hash rx)" "$(rtl_hash tx)" <<'PYEOF'
+    "$PY" - "$OUT" "$file" "$(rtl_hash rx)" "$(rtl_hash tx)" "$(long_rtl_hash rx)" "$(long_rtl_hash tx)" <<'PYEOF'
 import json, os, subprocess, sys
 out, file, now = sys.argv[1], sys.argv[2], {"rx": sys.argv[3], "tx": sys.argv[4]}
+now_long = {"rx": sys.argv[5], "tx": sys.argv[6]}
 
 def synthesized_from(core):
     try:
@@ -406,13 +414,23 @@ if os.path.exists(f"{out}/sim_stats_w32.json"):
         "note": "not placed and routed separately: the derived rate assumes the 128-bit core's routed fmax"}
     rep["widths_built"].append(32)
 # the long runs at HDL speed (tools/hw.sh long): their frames count in sim.packets and sim.mismatches
+# when they are of this RTL (their rtl_hash, long_rtl_hash's); one of other RTL is shown, not counted
+long_old = []
 for d in ("rx", "tx"):
     if os.path.exists(f"{out}/long_{d}.json"):
         lr = json.load(open(f"{out}/long_{d}.json"))
+        lr["of_this_rtl"] = lr.get("rtl_hash") == now_long[d]
         rep["sim"][f"long_run_{d}"] = lr
+        if not lr["of_this_rtl"]:
+            long_old.append(d.upper())
+            continue
         rep["sim"]["packets"] += lr["packets"]
         rep["sim"][f"{d}_frames"] += lr["packets"]
         rep["sim"]["mismatches"] += lr["mismatches"]
+if long_old:
+    rep["sim"]["long_run_note"] = ("the long run of %s is of other RTL than the simulated one (or older than "
+                                   "long runs recording their RTL): not counted in packets and mismatches"
+                                   % " and ".join(long_old))
 try:
     res = json.load(open(f"{out}/test_results.json"))
     rep["sim"]["tests"], rep["sim"]["failed"] = res["tests"], res["failed"]
