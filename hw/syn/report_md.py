@@ -51,11 +51,20 @@ if e.get("fmax_mhz"):
     print(
         f"| LFE5UM-85F RX (with pin harness): fmax after routing / LUT4 / FF / DP16KD | {e['fmax_mhz']} MHz / {e['lut']} / {e['ff']} / {e['bram_dp16kd']} | 83.33 MHz (Zynq-7020) |"
     )
+et = r.get("ecp5_85f_tx") or {}
+if et.get("fmax_mhz"):
+    old_t = "" if et.get("of_this_rtl", True) else " [older RTL]"
+    print(
+        f"| LFE5UM-85F TX{old_t} (with pin harness): fmax after routing / LUT4 / FF / DP16KD | {et['fmax_mhz']} MHz / {et['lut']} / {et['ff']} / {et['bram_dp16kd']} | - |"
+    )
 if r.get("gbps_at_fmax"):
     g = r["gbps_at_fmax"]
     print(
-        f"| line rate at fmax, 1,400-byte packets | {g} Gbit/s | {FPGA_PROTOTYPE['gbps']} Gbit/s (32 bit x 83.33 MHz) |"
+        f"| line rate at fmax, 1,400-byte packets (RX) | {g} Gbit/s | {FPGA_PROTOTYPE['gbps']} Gbit/s (32 bit x 83.33 MHz) |"
     )
+gt = (r.get("gbps_at_fmax_by_direction") or {}).get("tx")
+if gt:
+    print(f"| line rate at fmax, 1,400-byte packets (TX) | {gt} Gbit/s | - |")
     if rx:
         print(
             f"| xc7 LUT per Gbit/s (RX) | {rx['lut'] / g:.0f} | {FPGA_PROTOTYPE['lut'] / FPGA_PROTOTYPE['gbps']:.0f} |"
