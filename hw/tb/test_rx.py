@@ -427,13 +427,13 @@ async def rx_perf(dut):
     # the 512-bit build (four 128-bit cores, frames dispatched by connection)
     # is measured on traffic over four connections, one per core, in turn;
     # the narrower builds on one connection
-    n_conn = 4 if bus_bytes == 64 else 1
+    n_conn = int(os.environ.get("QO_PERF_CONNS", "4" if bus_bytes == 64 else "1"))
     senders, conns = [], {}
     for i in range(n_conn):
         dcid = rng.randbytes(dl)
-        if n_conn > 1:
-            dcid = dcid[:-1] + bytes([dcid[-1] ^ (w512_lane(dcid) ^ i)])
-            assert w512_lane(dcid) == i
+        if bus_bytes == 64:
+            dcid = dcid[:-1] + bytes([dcid[-1] ^ (w512_lane(dcid) ^ (i % 4))])
+            assert w512_lane(dcid) == i % 4
         s = Sender(rng, "aes-128-gcm", dcid, rng.randbytes(32), ("192.0.2.7", 4433), False)
         h = drv.add_connection("rx", s.suite, s.dcid, keys=s.gens[0], next_keys=s.gens[1])
         key20 = drv._conns[h].key20
@@ -513,7 +513,13 @@ async def rx_perf(dut):
     )
     assert env.mismatches == 0
     for size, r in res.items():
-        assert r["cycles_per_packet"] <= r["beats"] + 2 and r["input_idle_max"] <= 2, (
+        # the 512-bit build takes a beat per clock over four connections; fewer
+        # share fewer cores, whose rate is one 128-bit word per clock each
+        limit, idle = r["beats"], 2
+        if bus_bytes == 64 and n_conn < 4:
+            # (the input then waits for the cores: idle clocks between frames)
+            limit, idle = max(limit, -(-r["frame_bytes"] // 16) / n_conn), r["input_idle_max"]
+        assert r["cycles_per_packet"] <= limit + 2 and r["input_idle_max"] <= idle, (
             f"{size}-byte packets: {r} -- not one beat per clock with at most 2 idle cycles"
         )
 
