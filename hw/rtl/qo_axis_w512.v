@@ -315,34 +315,48 @@ module quicoff_rx_w512 #(
     wire [4:0] dcid_len;               // the table's DCID length, snooped from 0x004
 
     // ------------------------------------------------------------ dispatch
-    // two beats held: P0 (oldest) leaves when its frame's core is known
-    reg  [511:0] d0, d1;
-    reg  [63:0]  k0, k1;
-    reg          v0, v1, l0, l1, f0, f1;   // valid, last, first beat of a frame
+    // Three beats held, P2 (newest) to P0 (oldest, the one that leaves). A
+    // frame's first beat moves from P1 to P0 only with its second beat in P2
+    // (or being its frame's last), and its core, hashed from P1 and P2, is
+    // registered beside it (lane0): the hash has a clock of its own, apart
+    // from the decision to send a beat (the first place and route of the
+    // wrapper, hash and decision in one clock, gave 39.45 MHz).
+    reg  [511:0] d0, d1, d2;
+    reg  [63:0]  k0, k1, k2;
+    reg          v0, v1, v2, l0, l1, l2, f0, f1, f2;   // valid, last, first beat of a frame
     reg          in_first;
     reg  [1:0]   cur;                      // core of the frame being dispatched
+    reg  [1:0]   lane0;                    // core of P0's frame, when P0 is its first beat
     wire [1:0]   lane;
-    qo_w512_hash hsh (.w({d1, d0}), .dcid_len(dcid_len), .lane(lane));
+    qo_w512_hash hsh (.w({d2, d1}), .dcid_len(dcid_len), .lane(lane));
     wire [N-1:0] in_full;
     wire         ord_full, ord_empty;
-    wire [1:0]   tgt  = f0 ? lane : cur;
-    wire         known = !f0 || l0 || v1;  // a first beat waits for the second (or its last)
-    wire         leave = v0 && known && !in_full[tgt] && !(f0 && ord_full);
-    wire         shift = !v0 || leave;
-    assign s_axis_tready = !v1 || shift;
+    wire [1:0]   tgt   = f0 ? lane0 : cur;
+    wire         leave = v0 && !in_full[tgt] && !(f0 && ord_full);
+    wire         adv0  = !v0 || leave;                      // P0 frees
+    wire         take1 = adv0 && v1 && (!f1 || l1 || v2);   // P1 moves to P0
+    wire         adv1  = !v1 || take1;
+    wire         take2 = adv1 && v2;                        // P2 moves to P1
+    wire         adv2  = !v2 || take2;
+    assign s_axis_tready = adv2;
     wire         in_fire = s_axis_tvalid && s_axis_tready;
     always @(posedge clk) begin
         if (rst) begin
-            v0 <= 0; v1 <= 0; in_first <= 1'b1; cur <= 0;
+            v0 <= 0; v1 <= 0; v2 <= 0; in_first <= 1'b1; cur <= 0;
         end else begin
             if (in_fire) in_first <= s_axis_tlast;
-            if (leave && f0) cur <= lane;
-            if (shift) begin
-                v0 <= v1; d0 <= d1; k0 <= k1; l0 <= l1; f0 <= f1;
-                v1 <= in_fire;
-                if (in_fire) begin d1 <= s_axis_tdata; k1 <= s_axis_tkeep; l1 <= s_axis_tlast; f1 <= in_first; end
-            end else if (in_fire) begin
-                v1 <= 1'b1; d1 <= s_axis_tdata; k1 <= s_axis_tkeep; l1 <= s_axis_tlast; f1 <= in_first;
+            if (leave && f0) cur <= lane0;
+            if (adv0) begin
+                v0 <= take1;
+                if (take1) begin d0 <= d1; k0 <= k1; l0 <= l1; f0 <= f1; lane0 <= lane; end
+            end
+            if (adv1) begin
+                v1 <= take2;
+                if (take2) begin d1 <= d2; k1 <= k2; l1 <= l2; f1 <= f2; end
+            end
+            if (adv2) begin
+                v2 <= in_fire;
+                if (in_fire) begin d2 <= s_axis_tdata; k2 <= s_axis_tkeep; l2 <= s_axis_tlast; f2 <= in_first; end
             end
         end
     end
@@ -350,7 +364,7 @@ module quicoff_rx_w512 #(
     // the order FIFO: core numbers of the frames in input order
     wire [1:0] ord_c;
     wire       ord_pop;
-    qo_fifo #(.W(2), .AW(OAW)) ord (.clk(clk), .rst(rst), .we(leave && f0), .wd(lane),
+    qo_fifo #(.W(2), .AW(OAW)) ord (.clk(clk), .rst(rst), .we(leave && f0), .wd(lane0),
         .re(ord_pop), .rd(ord_c), .empty(ord_empty), .full(ord_full));
 
     // ------------------------------------------------------------ cores
