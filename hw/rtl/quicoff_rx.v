@@ -86,6 +86,10 @@ module quicoff_rx #(
     input  wire              m_axis_tready,
     output wire              m_axis_tlast,
     output wire [7:0]        m_axis_tuser,
+    // one clock per frame that egress passes over without sending (fail action
+    // drop, or longer than the buffer), in output order: quicoff_rx_w512's
+    // in-order merge needs to know that a frame will not come
+    output wire              m_drop,
     // AXI4-Lite control port
     input  wire [11:0]       s_axil_awaddr,
     input  wire              s_axil_awvalid,
@@ -1182,4 +1186,5 @@ module quicoff_rx #(
     // tuser: [3:0] status, [4] key update (this frame made the next keys current),
     // [5] decrypted with the previous generation's keys, [7:6] 0
     assign m_axis_tuser  = {2'b00, oprev_s[os], okupd_s[os], ost_s[os]};
+    assign m_drop        = tdone[os] && odrop_s[os];
 endmodule

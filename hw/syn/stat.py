@@ -58,10 +58,15 @@ def xc7(path, top):
     def walk(name, k):
         inst[name] += k
         for t, c in mods[name].get("num_cells_by_type", {}).items():
-            if t in mods:
-                walk(t, k * c)
+            if mod(t):
+                walk(mod(t), k * c)
 
-    subs = {t for m in mods.values() for t in m.get("num_cells_by_type", {}) if t in mods}
+    def mod(t):
+        # a cell names a plain module without the leading backslash of its
+        # module's key (`qo_w512_in` vs `\qo_w512_in`), a derived one with it
+        return t if t in mods else ("\\" + t if "\\" + t in mods else None)
+
+    subs = {mod(t) for m in mods.values() for t in m.get("num_cells_by_type", {}) if mod(t)}
     for name in mods:
         if name not in subs:
             walk(name, 1)

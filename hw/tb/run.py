@@ -39,6 +39,8 @@ SOURCES = {
     "quicoff_rx": SHARED + ["quicoff_rx.v"],
     "quicoff_tx": SHARED + ["quicoff_tx.v"],
     "quicoff_rx_w32": SHARED + ["quicoff_rx.v", "qo_axis_w32.v"],
+    "quicoff_rx_w512": SHARED + ["quicoff_rx.v", "qo_axis_w512.v"],
+    "quicoff_tx_w512": SHARED + ["quicoff_tx.v", "quicoff_rx.v", "qo_axis_w512.v"],
     "qo_loop": SHARED + ["quicoff_tx.v", "quicoff_rx.v", "qo_loop.v"],
 }
 
