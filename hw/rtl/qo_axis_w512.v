@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // quicoff_rx_w512: the DATA_W = 512 build of the receive path. Four 128-bit
 // quicoff_rx cores behind one 512-bit AXI4-Stream, as multi-engine NIC crypto
-// blocks and seed 002's ideal NIC ("RSS by DCID") do it: a frame goes to the
+// blocks and an ideal QUIC NIC ("RSS by DCID") do it: a frame goes to the
 // core its connection hashes to, so every frame of one connection meets the
 // same core (its PN state, key phase, key-update detection and counters stay
 // exact there), and the frames leave in input order.
