@@ -1460,52 +1460,72 @@ static bool protect_train(struct quicoff_worker *w, struct quicoff_pkt *pkts,
     uint8_t nonce0[sizeof(ops[0].nonce)] = {0};
     build_nonce(nonce0, ks, ks->phase[kp].iv, 0);
     const uint64_t low0 = qo_load_be64(nonce0 + 4);
+    void *ctx[QO_CHUNK];
+    const uint8_t *sample[QO_CHUNK];
+    uint64_t bytes = 0, largest = 0;
     for (unsigned i = 0; i < n; i++) {
         struct quicoff_pkt *p = &pkts[i];
         uint8_t *d = p->data + p->offset;
         unsigned pn_len = (d[0] & 3) + 1;
         uint32_t pn_off = p->offset + 1 + cid, payload_off = pn_off + pn_len;
-        train_result(&res[i], p, cid, kp, pn_len, p->pn, p->conn, ks->user);
+        struct quicoff_result *r = &res[i];
+        train_result(r, p, cid, kp, pn_len, p->pn, p->conn, ks->user);
+        /* a sealed packet's, written now so that a train with no failure
+         * (the usual case) needs only the header masks and the status
+         * after the seals */
+        r->payload_off = payload_off;
+        r->payload_len = p->end - payload_off;
+        r->packet_end = p->end + QUICOFF_TAG_LEN;
+        bytes += r->payload_len;
+        largest = p->pn > largest ? p->pn : largest;
+        ctx[i] = qo_keyset_hp_ctx(ks);
+        sample[i] = d + 1 + cid + 4;
         qo_aead_op_t *op = &ops[i];
         op->ctx = actx;
         op->aad = d;
         op->aad_len = payload_off - p->offset;
         op->data = p->data + payload_off;
-        op->len = p->end - payload_off;
+        op->len = r->payload_len;
         op->tag = p->data + p->end;
         memcpy(op->nonce, nonce0, sizeof(nonce0));
         qo_store_be64(op->nonce + 4, low0 ^ p->pn);
     }
     aead_run_group(ks->aead, true, ops, n, sealed, w->scratch, w->backend_state);
-    /* header protection from the ciphertext samples of the sealed packets */
-    void *ctx[QO_CHUNK];
-    const uint8_t *sample[QO_CHUNK];
-    uint8_t mask[QO_CHUNK][5];
-    unsigned idx[QO_CHUNK], m = 0;
-    for (unsigned i = 0; i < n; i++) {
-        if (sealed[i] != 0) {
-            res[i].status = QUICOFF_BACKEND_UNAVAILABLE; /* counted nowhere, as tx_finish */
-            continue;
+    /* header protection from the ciphertext samples of the sealed packets
+     * (an engine failure, rare, leaves its packet out: unprotected, no
+     * payload in its result, counted nowhere, as tx_finish) */
+    int failed = 0;
+    for (unsigned i = 0; i < n; i++)
+        failed |= sealed[i];
+    unsigned idx[QO_CHUNK], m = n;
+    if (failed) {
+        m = 0;
+        bytes = largest = 0;
+        for (unsigned i = 0; i < n; i++) {
+            struct quicoff_result *r = &res[i];
+            if (sealed[i] != 0) {
+                r->status = QUICOFF_BACKEND_UNAVAILABLE;
+                r->payload_off = r->payload_len = 0;
+                r->packet_end = pkts[i].end;
+                continue;
+            }
+            bytes += r->payload_len;
+            largest = pkts[i].pn > largest ? pkts[i].pn : largest;
+            sample[m] = sample[i];
+            idx[m++] = i;
         }
-        ctx[m] = qo_keyset_hp_ctx(ks);
-        sample[m] = pkts[i].data + res[i].pn_off + 4;
-        idx[m++] = i;
+    } else {
+        for (unsigned i = 0; i < n; i++)
+            idx[i] = i;
     }
+    uint8_t mask[QO_CHUNK][5];
     train_hp_masks(ks->hp, ctx, sample, mask, m);
-    /* the train's sums: one connection, so its run is the whole train
-     * (the tally's per-packet bookkeeping is not needed) */
-    uint64_t bytes = 0, largest = 0;
     for (unsigned k = 0; k < m; k++) {
         unsigned i = idx[k];
         struct quicoff_pkt *p = &pkts[i];
         struct quicoff_result *r = &res[i];
         p->data[p->offset] ^= mask[k][0] & 0x1f;
         xor_pn_field(p->data + r->pn_off, pn_mask(mask[k], r->pn_len));
-        r->payload_off = r->pn_off + r->pn_len;
-        r->payload_len = p->end - r->payload_off;
-        r->packet_end = p->end + QUICOFF_TAG_LEN;
-        bytes += r->payload_len;
-        largest = p->pn > largest ? p->pn : largest;
         if (tr.used + i + 1 >= ks->threshold) {
             QO_ADD(w->c.usage_limit_reached, 1);
             r->status = QUICOFF_USAGE_LIMIT_REACHED;

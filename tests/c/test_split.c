@@ -313,14 +313,22 @@ static void test_tx(void)
          * takes the burst's train path (protect.c, protect_train); prepare
          * runs the stages. PN lengths 1..4, payloads of 3 (the least the
          * sample allows with a 1-byte PN) to 1,400 bytes, the usage
-         * threshold (5 packets) crossed in the middle. */
+         * threshold (5 packets) crossed in the middle, PNs out of order (the
+         * host's to choose: the largest is the train's largest, not its
+         * last). */
         conf(&c, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, s, d1, sizeof(d1), 800 + si);
         c.usage_threshold = 5;
         quicoff_conn_t train = add2(&a, &b, &c);
         n = 0;
         for (unsigned i = 0; i < 10; i++)
-            tp[n++] = (struct txp){train,     0, d1,     sizeof(d1),
-                                   1 + i % 4, 0, 40 + i, (size_t[]){3, 20, 64, 1400}[i % 4]};
+            tp[n++] = (struct txp){train,
+                                   0,
+                                   d1,
+                                   sizeof(d1),
+                                   1 + i % 4,
+                                   0,
+                                   40 + (i * 7) % 10,
+                                   (size_t[]){3, 20, 64, 1400}[i % 4]};
         tx_batch("train", &a, &b, tp, n, &train, 1, r);
         unsigned okn = 0, limited = 0;
         for (unsigned i = 0; i < n; i++) {
