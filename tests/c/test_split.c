@@ -214,6 +214,7 @@ struct txp {
     unsigned pn_len, kp;
     uint64_t pn;
     size_t payload;
+    uint64_t desc_pn_delta; /* the descriptor's PN is the header's + this (0: the same) */
 };
 
 static void tx_batch(const char *what, struct env *a, struct env *b, const struct txp *tp,
@@ -242,8 +243,11 @@ static void tx_batch(const char *what, struct env *a, struct env *b, const struc
         memset(ba[i], 0xee, BUF);
         size_t len = tp_build(ba[i], &h, payload, tp[i].payload, NULL);
         memcpy(bb[i], ba[i], BUF);
-        pa[i] = (struct quicoff_pkt){
-            .data = ba[i], .end = (uint32_t)len, .cap = BUF, .conn = tp[i].conn, .pn = tp[i].pn};
+        pa[i] = (struct quicoff_pkt){.data = ba[i],
+                                     .end = (uint32_t)len,
+                                     .cap = BUF,
+                                     .conn = tp[i].conn,
+                                     .pn = tp[i].pn + tp[i].desc_pn_delta};
         pb[i] = pa[i];
         pb[i].data = bb[i];
     }
@@ -283,10 +287,11 @@ static void test_tx(void)
                                    1 + i % 4,
                                    0,
                                    i,
-                                   (size_t[]){20, 64, 700, 1400}[i % 4]};
+                                   (size_t[]){20, 64, 700, 1400}[i % 4],
+                                   0};
         /* bad ones: a stale handle, a PN beyond 2^62 - 1 */
-        tp[n++] = (struct txp){conns[0] + (UINT64_C(1) << 32), 0, d1, sizeof(d1), 2, 0, 50, 40};
-        tp[n++] = (struct txp){conns[0], 0, d1, sizeof(d1), 1, 0, UINT64_C(1) << 62, 40};
+        tp[n++] = (struct txp){conns[0] + (UINT64_C(1) << 32), 0, d1, sizeof(d1), 2, 0, 50, 40, 0};
+        tp[n++] = (struct txp){conns[0], 0, d1, sizeof(d1), 1, 0, UINT64_C(1) << 62, 40, 0};
         struct quicoff_result r[MAXB];
         tx_batch(quicoff_suite_name(s), &a, &b, tp, n, conns, 3, r);
         ok(r[0].status == QUICOFF_OK && (r[1].flags & QUICOFF_FLAG_LONG_HEADER) &&
@@ -297,11 +302,11 @@ static void test_tx(void)
         /* the host starts a key update on conns[0] mid-burst, then keeps
          * the new phase; an old-phase packet after it is refused */
         n = 0;
-        tp[n++] = (struct txp){conns[0], 0, d1, sizeof(d1), 2, 0, 20, 100};
-        tp[n++] = (struct txp){conns[0], 0, d1, sizeof(d1), 2, 1, 21, 100};
-        tp[n++] = (struct txp){conns[0], 0, d1, sizeof(d1), 4, 1, 22, 1000};
-        tp[n++] = (struct txp){conns[0], 0, d1, sizeof(d1), 2, 0, 23, 100};
-        tp[n++] = (struct txp){conns[2], 0, d1, sizeof(d1), 2, 0, 24, 100};
+        tp[n++] = (struct txp){conns[0], 0, d1, sizeof(d1), 2, 0, 20, 100, 0};
+        tp[n++] = (struct txp){conns[0], 0, d1, sizeof(d1), 2, 1, 21, 100, 0};
+        tp[n++] = (struct txp){conns[0], 0, d1, sizeof(d1), 4, 1, 22, 1000, 0};
+        tp[n++] = (struct txp){conns[0], 0, d1, sizeof(d1), 2, 0, 23, 100, 0};
+        tp[n++] = (struct txp){conns[2], 0, d1, sizeof(d1), 2, 0, 24, 100, 0};
         tx_batch("key update", &a, &b, tp, n, conns, 3, r);
         ok(r[0].status == QUICOFF_OK && (r[1].flags & QUICOFF_FLAG_KEY_UPDATED) &&
                r[2].status == QUICOFF_OK && r[2].flags == 0 &&
@@ -328,7 +333,8 @@ static void test_tx(void)
                                    1 + i % 4,
                                    0,
                                    40 + (i * 7) % 10,
-                                   (size_t[]){3, 20, 64, 1400}[i % 4]};
+                                   (size_t[]){3, 20, 64, 1400}[i % 4],
+                                   0};
         tx_batch("train", &a, &b, tp, n, &train, 1, r);
         unsigned okn = 0, limited = 0;
         for (unsigned i = 0; i < n; i++) {
@@ -337,6 +343,44 @@ static void test_tx(void)
         }
         ok(okn == 4 && limited == 6, "%s train: 4 ok, 6 past the threshold (%u, %u)",
            quicoff_suite_name(s), okn, limited);
+
+        /* Chunks of one connection that are not trains: the stages' outcome,
+         * packet for packet (a train path that let them through would seal
+         * them with the chunk's first key and PN check and differ from the
+         * split API's). One packet whose header PN bytes are not its
+         * descriptor's PN's: malformed, the rest sealed. One packet of the
+         * other key phase, the next keys': it starts a key update, and the
+         * old phase's packets after it are refused. */
+        conf(&c, QUICOFF_DIR_TX, QUICOFF_LEVEL_ONE_RTT, s, d1, sizeof(d1), 900 + si);
+        quicoff_conn_t nt = add2(&a, &b, &c);
+        for (unsigned which = 0; which < 2; which++) {
+            n = 0;
+            for (unsigned i = 0; i < 6; i++)
+                tp[n++] = (struct txp){nt,
+                                       0,
+                                       d1,
+                                       sizeof(d1),
+                                       1 + i % 4,
+                                       which == 1 && i == 2,
+                                       60 + 10 * which + i,
+                                       64,
+                                       which == 0 && i == 3};
+            tx_batch(which ? "not a train: a key phase" : "not a train: a PN", &a, &b, tp, n, &nt,
+                     1, r);
+            unsigned as_expected = 0;
+            for (unsigned i = 0; i < n; i++) {
+                quicoff_status_t want = QUICOFF_OK;
+                if (which == 0 && i == 3)
+                    want = QUICOFF_MALFORMED;
+                if (which == 1 && i > 2)
+                    want = QUICOFF_KEY_PHASE_UNAVAILABLE;
+                as_expected += r[i].status == want;
+            }
+            ok(as_expected == n && (which == 0 || (r[2].flags & QUICOFF_FLAG_KEY_UPDATED)),
+               "%s, not a train: %s (%u/%u as expected)", quicoff_suite_name(s),
+               which ? "a key update mid-chunk" : "a PN field not the descriptor's", as_expected,
+               n);
+        }
         env_fini(&a);
         env_fini(&b);
     }
