@@ -326,15 +326,12 @@ static void test_tx(void)
         quicoff_conn_t train = add2(&a, &b, &c);
         n = 0;
         for (unsigned i = 0; i < 10; i++)
-            tp[n++] = (struct txp){train,
-                                   0,
-                                   d1,
-                                   sizeof(d1),
-                                   1 + i % 4,
-                                   0,
-                                   40 + (i * 7) % 10,
-                                   (size_t[]){3, 20, 64, 1400}[i % 4],
-                                   0};
+            tp[n++] = (struct txp){.conn = train,
+                                   .dcid = d1,
+                                   .dcid_len = sizeof(d1),
+                                   .pn_len = 1 + i % 4,
+                                   .pn = 40 + (i * 7) % 10,
+                                   .payload = (size_t[]){3, 20, 64, 1400}[i % 4]};
         tx_batch("train", &a, &b, tp, n, &train, 1, r);
         unsigned okn = 0, limited = 0;
         for (unsigned i = 0; i < n; i++) {
@@ -356,15 +353,14 @@ static void test_tx(void)
         for (unsigned which = 0; which < 2; which++) {
             n = 0;
             for (unsigned i = 0; i < 6; i++)
-                tp[n++] = (struct txp){nt,
-                                       0,
-                                       d1,
-                                       sizeof(d1),
-                                       1 + i % 4,
-                                       which == 1 && i == 2,
-                                       60 + 10 * which + i,
-                                       64,
-                                       which == 0 && i == 3};
+                tp[n++] = (struct txp){.conn = nt,
+                                       .dcid = d1,
+                                       .dcid_len = sizeof(d1),
+                                       .pn_len = 1 + i % 4,
+                                       .kp = which == 1 && i == 2,
+                                       .pn = 60 + 10 * which + i,
+                                       .payload = 64,
+                                       .desc_pn_delta = which == 0 && i == 3};
             tx_batch(which ? "not a train: a key phase" : "not a train: a PN", &a, &b, tp, n, &nt,
                      1, r);
             unsigned as_expected = 0;
