@@ -29,6 +29,14 @@
  * with the backend's own lane-wise expansion (gcm_vaes.c, four keys per
  * zmm), into per-burst scratch as a worker would (CPUs with VAES only).
  *
+ * Before the layouts it measures the machine itself: the latency of a
+ * dependent load at random in a working set the size of the keysets', and
+ * the rows "one-line", "two-lines", "three-lines" give what each random
+ * line a packet costs with the level passes (the slope a layout's line
+ * count is worth on this machine); "merged-computed" is the floor of a
+ * table whose slot and keyset hot parts (raw keys included) were one
+ * 128-byte entry.
+ *
  * usage: quicoff-bench-memory-floor [--connections N] [--repeats R] [--size BYTES] [--json FILE]
  */
 #include "bench_util.h"
@@ -47,36 +55,45 @@ struct layout {
     const char *name;
     const char *what;
     unsigned slot_lines, keyset_lines, schedule_lines;
-    int compute; /* expand the burst's key schedules from the raw keys read */
-    int l1;      /* prefetch into L1 (prefetcht0), as the engine did before qo_prefetch_far */
-    int chase;   /* each level's address read from the level before, as the engine's are */
+    int compute;      /* expand the burst's key schedules from the raw keys read */
+    int l1;           /* prefetch into L1 (prefetcht0), as the engine did before qo_prefetch_far */
+    int chase;        /* each level's address read from the level before, as the engine's are */
+    int keys_in_slot; /* compute from raw keys in the slot's second line (a merged hot entry) */
 };
 
 static const struct layout layouts[] = {
     {"engine", "today: slot 2 lines, keyset 3, HP round keys 3, GCM round keys and H powers 7", 2,
-     3, 10, 0, 0, 0},
+     3, 10, 0, 0, 0, 0},
     {"schedules-trimmed", "GCM context with nr beside the round keys: 6 GCM lines", 2, 3, 9, 0, 0,
-     0},
-    {"compact-entry", "slot and keyset hot parts 1 and 2 lines, schedules as today", 1, 2, 10, 0,
      0, 0},
-    {"keys-on-the-fly", "raw keys in the keyset (5 lines), schedules expanded per packet", 2, 5, 0,
+    {"compact-entry", "slot and keyset hot parts 1 and 2 lines, schedules as today", 1, 2, 10, 0,
      0, 0, 0},
+    {"keys-on-the-fly", "raw keys in the keyset (5 lines), schedules expanded per packet", 2, 5, 0,
+     0, 0, 0, 0},
     {"keys-on-the-fly-computed", "the same, and the schedules computed (AEAD + HP, lanes)", 2, 5,
-     0, 1, 0, 0},
-    {"minimum", "index cell, 1 slot line, 2 keyset lines, nothing else", 1, 2, 0, 0, 0, 0},
+     0, 1, 0, 0, 0},
+    {"minimum", "index cell, 1 slot line, 2 keyset lines, nothing else", 1, 2, 0, 0, 0, 0, 0},
     /* what a table whose key schedules are computed per burst reads (protect.c) */
     {"engine-computed", "today, schedules computed: slot 2, keyset 3 (hot pair + the key line)", 2,
-     3, 0, 1, 0, 0},
+     3, 0, 1, 0, 0, 0},
     {"pair-computed", "the raw keys inside the keyset's hot pair: slot 2, keyset 2", 2, 2, 0, 1, 0,
-     0},
+     0, 0},
     {"line-computed", "that, and the slot's per-packet state in one line: slot 1, keyset 2", 1, 2,
-     0, 1, 0, 0},
-    {"engine-computed-l1", "engine-computed with the prefetches into L1, not L2", 2, 3, 0, 1, 1,
+     0, 1, 0, 0, 0},
+    {"engine-computed-l1", "engine-computed with the prefetches into L1, not L2", 2, 3, 0, 1, 1, 0,
      0},
     {"engine-computed-chased", "engine-computed, each level found through the one before", 2, 3, 0,
-     1, 0, 1},
+     1, 0, 1, 0},
     {"two-levels-chased", "the same with the keyset found from the cell (cell -> slot + keyset)",
-     2, 3, 0, 1, 0, 2},
+     2, 3, 0, 1, 0, 2, 0},
+    /* the machine: what one, two, three random lines a packet cost, the
+     * slope a layout's line count is worth here */
+    {"one-line", "the index cell alone: one random line a packet", 0, 0, 0, 0, 0, 0, 0},
+    {"two-lines", "the index cell and one slot line", 1, 0, 0, 0, 0, 0, 0},
+    {"three-lines", "the index cell and a 128-byte entry (slot and keyset hot parts merged)", 2, 0,
+     0, 0, 0, 0, 0},
+    {"merged-computed", "three-lines, the raw keys in the entry's second line, schedules computed",
+     2, 0, 0, 1, 0, 0, 1},
 };
 
 /* Per-burst scratch of the computing layout: an AES-GCM context and an AES
@@ -157,6 +174,39 @@ static inline uint32_t load_index(const uint8_t *p)
     return v;
 }
 
+/* ns per load of a chain of dependent loads at random lines of buf (size
+ * bytes): the machine's memory latency, TLB misses included, for a working
+ * set the size of the keysets'. */
+static double latency(uint8_t *buf, size_t size, uint64_t *sink)
+{
+    const size_t lines = size / 64, steps = 2000000;
+    /* one cycle through every line (Sattolo's shuffle), each line's
+     * successor written into it, so the walk never finds a line in cache */
+    uint32_t *succ = malloc(lines * sizeof(*succ));
+    if (!succ) {
+        perror("malloc");
+        exit(1);
+    }
+    for (size_t i = 0; i < lines; i++)
+        succ[i] = (uint32_t)i;
+    for (size_t i = lines - 1; i > 0; i--) {
+        size_t j = next_conn((uint32_t)i), t = succ[i];
+        succ[i] = succ[j];
+        succ[j] = (uint32_t)t;
+    }
+    for (size_t i = 0; i < lines; i++) {
+        uint64_t next = succ[i];
+        memcpy(buf + i * 64 + 8, &next, sizeof(next));
+    }
+    free(succ);
+    uint64_t at = 0, t0 = bench_now_ns();
+    for (size_t k = 0; k < steps; k++)
+        memcpy(&at, buf + at * 64 + 8, sizeof(at));
+    uint64_t t1 = bench_now_ns();
+    *sink += at;
+    return (double)(t1 - t0) / (double)steps;
+}
+
 /* ns per packet of one window of at least min_ns. */
 static double run(const struct layout *L, uint32_t n, uint8_t *cells, uint8_t *slots,
                   uint8_t *keysets, size_t keyset_size, struct scratch *sc, uint64_t min_ns,
@@ -201,8 +251,9 @@ static double run(const struct layout *L, uint32_t n, uint8_t *cells, uint8_t *s
                                 L->schedule_lines);
             if (L->compute) {
                 for (int i = 0; i < BURST; i++)
-                    ksp[i] = keysets + (size_t)kx[i] * keyset_size;
-                compute_schedules(sc, ksp, L->keyset_lines);
+                    ksp[i] = L->keys_in_slot ? slots + (size_t)sl[i] * 128
+                                             : keysets + (size_t)kx[i] * keyset_size;
+                compute_schedules(sc, ksp, L->keys_in_slot ? 2 : L->keyset_lines);
                 s += sc->gcm[BURST - 1][0] + sc->hp[BURST - 1][0];
             }
             packets += BURST;
@@ -262,6 +313,11 @@ int main(int argc, char **argv)
     size_t nl = sizeof(layouts) / sizeof(layouts[0]);
     double v[sizeof(layouts) / sizeof(layouts[0])][64];
     uint64_t sink = 0;
+    /* on a copy's worth of memory of its own, so the chase's writes leave
+     * the layouts' data as it was */
+    uint8_t *chain = huge_zeroed((size_t)n * keyset_size);
+    double lat = latency(chain, (size_t)n * keyset_size, &sink);
+    free(chain);
     for (unsigned r = 0; r < repeats; r++) /* interleaved: every layout in each round */
         for (size_t k = 0; k < nl; k++)
             v[k][r] = layouts[k].compute && !can_compute
@@ -279,12 +335,15 @@ int main(int argc, char **argv)
     printf("%u connections, bursts of %d, %u interleaved rounds of 100 ms, %zu-byte packets; ns "
            "per packet\n",
            n, BURST, repeats, size);
+    printf("memory latency: %.1f ns a dependent load at random in %.0f MiB (transparent huge "
+           "pages)\n",
+           lat, (double)n * keyset_size / (1 << 20));
     printf("%-18s %5s %8s %8s %8s  %s\n", "layout", "lines", "median", "min", "max", "what");
     if (jf)
         fprintf(jf,
                 "{\"tool\": \"quicoff-bench-memory-floor\", \"connections\": %u, \"burst\": %d, "
-                "\"repeats\": %u, \"size\": %zu, \"layouts\": [",
-                n, BURST, repeats, size);
+                "\"repeats\": %u, \"size\": %zu, \"latency_ns\": %.2f, \"layouts\": [",
+                n, BURST, repeats, size, lat);
     for (size_t k = 0; k < nl; k++) {
         const struct layout *L = &layouts[k];
         unsigned lines = 1 + L->slot_lines + L->keyset_lines + L->schedule_lines;
