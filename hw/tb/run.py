@@ -35,6 +35,7 @@ SHARED = [
 ]
 SOURCES = {
     "qo_aes_pipe": ["qo_aes_pipe.v"],
+    "qo_aes_deep": ["qo_aes_deep.v", "qo_sbox_rom.v"],
     "qo_gf128_mul": ["qo_ghash.v"],
     "quicoff_rx": SHARED + ["quicoff_rx.v"],
     "quicoff_tx": SHARED + ["quicoff_tx.v"],

@@ -1,6 +1,7 @@
 # SPDX-License-Identifier: Apache-2.0
-"""qo_aes_pipe against FIPS-197 vectors and `cryptography` (random keys and blocks,
-AES-128 and AES-256 interleaved back to back, one block per clock), and
+"""qo_aes_pipe and qo_aes_deep against FIPS-197 vectors and `cryptography` (random
+keys and blocks, AES-128 and AES-256 interleaved back to back, one block per clock,
+results matched by tag whatever the latency), and
 qo_gf128_mul against a bit-serial model of NIST SP 800-38D Algorithm 1."""
 
 import os
@@ -10,6 +11,8 @@ import cocotb
 from cocotb.clock import Clock
 from cocotb.triggers import RisingEdge, Timer, ReadOnly
 from cryptography.hazmat.primitives.ciphers import Cipher, algorithms, modes
+
+from tb_common import set_stats
 
 N_RANDOM = int(os.environ.get("QO_N", "400"))
 
@@ -50,6 +53,8 @@ async def aes_vectors_and_random(dut):
     assert expect[0].hex() == "69c4e0d86a7b0430d8cdb78070b4c55a"
     assert expect[1].hex() == "8ea2b7ca516745bfeafc49904b496089"
     got = {}
+    seen_at = {}  # clock of each block's output, for the latency
+    clock = [0]
     dut.rst.value = 1
     dut.in_valid.value = 0
     for _ in range(20):
@@ -59,11 +64,15 @@ async def aes_vectors_and_random(dut):
     async def collect():
         while len(got) < len(cases):
             await RisingEdge(dut.clk)
+            clock[0] += 1
             await ReadOnly()
             if int(dut.out_valid.value):
-                got[int(dut.out_tag.value)] = int(dut.out_block.value).to_bytes(16, "big")
+                tag = int(dut.out_tag.value)
+                got[tag] = int(dut.out_block.value).to_bytes(16, "big")
+                seen_at.setdefault(tag, clock[0])
 
     mon = cocotb.start_soon(collect())
+    sent_at = clock[0] + 1  # block 0 is sampled at the next edge
     for i, (k, b) in enumerate(cases):
         dut.in_valid.value = 1
         dut.in_block.value = int.from_bytes(b, "big")
@@ -77,7 +86,12 @@ async def aes_vectors_and_random(dut):
     dut.in_valid.value = 0
     await mon
     bad = [i for i in expect if got.get(i) != expect[i]]
-    dut._log.info("AES blocks compared: %d, mismatches: %d", len(cases), len(bad))
+    # clocks from the edge that takes block 0 in to the one after which it is out
+    latency = seen_at[0] - sent_at + 1
+    dut._log.info(
+        "AES blocks compared: %d, mismatches: %d, latency %d clocks", len(cases), len(bad), latency
+    )
+    set_stats(f"aes_{dut._name}", blocks=len(cases), mismatches=len(bad), latency_cycles=latency)
     assert not bad, f"mismatching blocks: {bad[:5]}"
 
 
