@@ -49,4 +49,15 @@ static inline int qo_cpu_has_vaes_avx512(void)
     return qo_cpu_leaf7(0xe6, &b, &c) && (b & b7) == b7 && (c & c7) == c7;
 }
 
+/* An AMD core (or a Hygon one, the same design): CPUID leaf 0's vendor,
+ * "AuthenticAMD" / "HygonGenuine" in EBX, EDX, ECX. */
+static inline int qo_cpu_is_amd(void)
+{
+    unsigned a, b, c, d;
+    if (!__get_cpuid(0, &a, &b, &c, &d))
+        return 0;
+    return (b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163) ||
+           (b == 0x6f677948 && d == 0x6e65476e && c == 0x656e6975);
+}
+
 #endif

@@ -8,8 +8,23 @@
 
 #include "qo_bytes.h"
 
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#include "cpu_x86.h"
+#endif
+
 #include <stdlib.h>
 #include <string.h>
+
+bool qo_far_prefetch_into_l1;
+
+/* qo_prefetch_far's choice (index.h), made before any table exists: when
+ * the library is loaded, so the data path only ever reads the flag. */
+__attribute__((constructor)) static void choose_far_prefetch(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    qo_far_prefetch_into_l1 = qo_cpu_is_amd();
+#endif
+}
 
 uint32_t qo_table_hash(const struct quicoff_table *t, uint8_t level, const uint8_t *dcid,
                        size_t dcid_len, const struct quicoff_addr *addr)

@@ -154,17 +154,26 @@ struct qo_slot *qo_table_lookup_hashed(const struct quicoff_table *t, uint32_t h
                                        const struct quicoff_addr *addr, struct qo_keyset **ks_out);
 
 /*
- * A prefetch of a line that is probably in DRAM, asked for a pass or more
- * before it is read: into L2 (prefetcht1), not L1.  On Intel cores an L1
- * prefetch holds one of the L1's ~16 fill buffers for the whole DRAM round
- * trip, and with a burst's lines all in flight those buffers, not latency,
- * bounded the engine at 10^6 active connections; an L2 prefetch waits in
- * the L2's larger queue instead, and the later load finds the line one
- * level down (docs/benchmarks.md, "Prefetching into L2").
+ * Where a prefetch of a line that is probably in DRAM, asked for a pass or
+ * more before it is read, goes: L1 (prefetcht0) on AMD cores, L2
+ * (prefetcht1) on the others.  Chosen once, when the library is loaded
+ * (index.c), from the CPU's vendor, because the two disagree and by a lot:
+ * on an Intel Xeon an L1 prefetch holds one of the L1's ~16 fill buffers
+ * for the whole DRAM round trip, and with a burst's lines all in flight
+ * those buffers bounded the engine at 10^6 active connections (L2: 0.93-0.96x
+ * the time); on an AMD EPYC the L2 prefetches are what stall, and L1 takes
+ * 0.55x (protect) and 0.79x (unprotect) the time of L2 (docs/benchmarks.md,
+ * "Prefetching into L2" and "On AMD: into L1").  The test is a load of a
+ * read-only flag and a branch that always goes the same way.
  */
+extern bool qo_far_prefetch_into_l1;
+
 static inline void qo_prefetch_far(const void *p)
 {
-    __builtin_prefetch(p, 0, 2);
+    if (qo_far_prefetch_into_l1)
+        __builtin_prefetch(p, 0, 3);
+    else
+        __builtin_prefetch(p, 0, 2);
 }
 
 static inline void qo_table_prefetch(const struct quicoff_table *t, uint32_t hash)
@@ -175,11 +184,12 @@ static inline void qo_table_prefetch(const struct quicoff_table *t, uint32_t has
 
 /* The cache lines of [p, p + len): a burst asks for all the lines its
  * packets will read before it reads any, so the misses overlap.  Every
- * line, not one per 128-byte pair: on the AMD EPYC VM with L1 prefetches
- * one per pair had paid (the adjacent-line prefetcher brought the partner),
- * but on the Intel Xeon VM with the L2 prefetches above the partner is not
- * there in time, and a prefetch per line made 10^6 active 0.91-0.95x the
- * time of one per pair (docs/benchmarks.md, "Prefetching into L2"). */
+ * line, not one per 128-byte pair (counting on the adjacent-line prefetcher
+ * for the partner): on the Intel Xeon VM with L2 prefetches the partner was
+ * not there in time (one per line: 0.91-0.95x the time at 10^6 active), and
+ * on the AMD EPYC VM with L1 prefetches one per line is 0.93-0.94x the time
+ * of one per pair as well (docs/benchmarks.md, "Prefetching into L2", "On
+ * AMD: into L1"). */
 static inline void qo_prefetch_range(const void *p, size_t len)
 {
     const char *b = (const char *)((uintptr_t)p & ~(uintptr_t)(QO_CACHE_LINE - 1));

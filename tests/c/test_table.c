@@ -1703,6 +1703,22 @@ static void test_nonce_layouts(void)
     quicoff_table_destroy(t);
 }
 
+/* The far prefetches' level (index.h) against the kernel's word for the
+ * CPU's vendor, not CPUID read again: L1 on AMD and Hygon, L2 elsewhere. */
+static void test_far_prefetch_choice(void)
+{
+    char line[256], vendor[64] = "";
+    FILE *f = fopen("/proc/cpuinfo", "r");
+    while (f && fgets(line, sizeof(line), f))
+        if (sscanf(line, "vendor_id : %63s", vendor) == 1)
+            break;
+    if (f)
+        fclose(f);
+    bool amd = strcmp(vendor, "AuthenticAMD") == 0 || strcmp(vendor, "HygonGenuine") == 0;
+    check(qo_far_prefetch_into_l1 == amd, "far prefetches into %s on a CPU of vendor '%s'",
+          qo_far_prefetch_into_l1 ? "L1" : "L2", vendor);
+}
+
 int main(int argc, char **argv)
 {
     int quick = argc > 1 && strcmp(argv[1], "--quick") == 0;
@@ -1723,6 +1739,7 @@ int main(int argc, char **argv)
     subtest("TX usage threshold", test_tx_threshold);
     subtest("RX integrity threshold", test_rx_integrity);
     subtest("nonce layouts", test_nonce_layouts);
+    subtest("far prefetch level by CPU vendor", test_far_prefetch_choice);
     if (!quick) {
         subtest("AES-CCM hard limit", test_ccm_hard_limit);
         subtest("1,000,000 entries", test_capacity);
