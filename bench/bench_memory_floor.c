@@ -12,7 +12,7 @@
  * read each address from the level before (the slot's from the cell, the
  * keyset's from the slot, or with two levels both from the cell), as the
  * engine's pointers are. A burst of 32 packets asks for one level of all its
- * packets (prefetch, into L2 as the engine asks: index.h, qo_prefetch_far)
+ * packets (prefetch, into the level the engine asks for: index.h, qo_prefetch_far)
  * before it reads that level for any, the engine's level-by-level prefetch
  * (protect.c), so the misses of a level overlap.
  * Connections are drawn uniformly at random from N (default 10^6); every
@@ -41,6 +41,7 @@
  */
 #include "bench_util.h"
 #include "crypto.h"
+#include "index.h"
 
 #include <stdint.h>
 #include <stdio.h>
@@ -55,9 +56,9 @@ struct layout {
     const char *name;
     const char *what;
     unsigned slot_lines, keyset_lines, schedule_lines;
-    int compute;      /* expand the burst's key schedules from the raw keys read */
-    int l1;           /* prefetch into L1 (prefetcht0), as the engine did before qo_prefetch_far */
-    int chase;        /* each level's address read from the level before, as the engine's are */
+    int compute;     /* expand the burst's key schedules from the raw keys read */
+    int other_level; /* prefetch into the other level than the engine's (L2 on AMD, L1 elsewhere) */
+    int chase;       /* each level's address read from the level before, as the engine's are */
     int keys_in_slot; /* compute from raw keys in the slot's second line (a merged hot entry) */
 };
 
@@ -80,8 +81,9 @@ static const struct layout layouts[] = {
      0, 0},
     {"line-computed", "that, and the slot's per-packet state in one line: slot 1, keyset 2", 1, 2,
      0, 1, 0, 0, 0},
-    {"engine-computed-l1", "engine-computed with the prefetches into L1, not L2", 2, 3, 0, 1, 1, 0,
-     0},
+    {"engine-computed-other-level",
+     "engine-computed with the prefetches into the other level than the engine's", 2, 3, 0, 1, 1,
+     0, 0},
     {"engine-computed-chased", "engine-computed, each level found through the one before", 2, 3, 0,
      1, 0, 1, 0},
     {"two-levels-chased", "the same with the keyset found from the cell (cell -> slot + keyset)",
@@ -143,20 +145,21 @@ static inline uint32_t next_conn(uint32_t n)
     return (uint32_t)(rng % n);
 }
 
-/* Into L2 as the engine's level passes ask (index.h, qo_prefetch_far), or
- * into L1 for the row that shows what that choice is worth. */
-static inline void prefetch_line(const uint8_t *p, int l1)
+/* Into the level the engine's level passes ask for (index.h,
+ * qo_prefetch_far: L1 on AMD cores, L2 on the others), or into the other
+ * one for the row that shows what that choice is worth. */
+static inline void prefetch_line(const uint8_t *p, int other_level)
 {
-    if (l1)
+    if (qo_far_prefetch_into_l1 != (other_level != 0))
         __builtin_prefetch(p, 0, 3);
     else
         __builtin_prefetch(p, 0, 2);
 }
 
-static inline void prefetch_lines(const uint8_t *p, unsigned lines, int l1)
+static inline void prefetch_lines(const uint8_t *p, unsigned lines, int other_level)
 {
     for (unsigned l = 0; l < lines; l++)
-        prefetch_line(p + 64 * l, l1);
+        prefetch_line(p + 64 * l, other_level);
 }
 
 static inline uint64_t read_lines(const uint8_t *p, unsigned lines)
@@ -219,7 +222,8 @@ static double run(const struct layout *L, uint32_t n, uint8_t *cells, uint8_t *s
         for (int round = 0; round < 64; round++) {
             for (int i = 0; i < BURST; i++) {
                 idx[i] = next_conn(n);
-                prefetch_line(cells + (size_t)idx[i] * 2 * 64, L->l1); /* 2 cells per entry */
+                prefetch_line(cells + (size_t)idx[i] * 2 * 64,
+                              L->other_level); /* 2 cells per entry */
             }
             /* chase: the slot's index is in the cell (and with chase 2 the
              * keyset's too), the keyset's in the slot, as the engine's
@@ -229,9 +233,10 @@ static double run(const struct layout *L, uint32_t n, uint8_t *cells, uint8_t *s
                 s += cell[0];
                 sl[i] = L->chase ? load_index(cell) : idx[i];
                 kx[i] = L->chase == 2 ? load_index(cell + 4) : idx[i];
-                prefetch_lines(slots + (size_t)sl[i] * 128, L->slot_lines, L->l1);
+                prefetch_lines(slots + (size_t)sl[i] * 128, L->slot_lines, L->other_level);
                 if (L->chase == 2)
-                    prefetch_lines(keysets + (size_t)kx[i] * keyset_size, L->keyset_lines, L->l1);
+                    prefetch_lines(keysets + (size_t)kx[i] * keyset_size, L->keyset_lines,
+                                   L->other_level);
             }
             for (int i = 0; i < BURST; i++) {
                 const uint8_t *slot = slots + (size_t)sl[i] * 128;
@@ -239,12 +244,13 @@ static double run(const struct layout *L, uint32_t n, uint8_t *cells, uint8_t *s
                 if (L->chase == 1)
                     kx[i] = load_index(slot + 4);
                 if (L->chase != 2)
-                    prefetch_lines(keysets + (size_t)kx[i] * keyset_size, L->keyset_lines, L->l1);
+                    prefetch_lines(keysets + (size_t)kx[i] * keyset_size, L->keyset_lines,
+                                   L->other_level);
             }
             for (int i = 0; i < BURST; i++) {
                 const uint8_t *ks = keysets + (size_t)kx[i] * keyset_size;
                 s += read_lines(ks, L->keyset_lines);
-                prefetch_lines(ks + 64 * L->keyset_lines, L->schedule_lines, L->l1);
+                prefetch_lines(ks + 64 * L->keyset_lines, L->schedule_lines, L->other_level);
             }
             for (int i = 0; i < BURST; i++)
                 s += read_lines(keysets + (size_t)kx[i] * keyset_size + 64 * L->keyset_lines,
@@ -338,12 +344,16 @@ int main(int argc, char **argv)
     printf("memory latency: %.1f ns a dependent load at random in %.0f MiB (transparent huge "
            "pages)\n",
            lat, (double)n * keyset_size / (1 << 20));
+    printf("prefetches into %s, as the engine's on this CPU (index.h, qo_prefetch_far)\n",
+           qo_far_prefetch_into_l1 ? "L1" : "L2");
     printf("%-18s %5s %8s %8s %8s  %s\n", "layout", "lines", "median", "min", "max", "what");
     if (jf)
-        fprintf(jf,
-                "{\"tool\": \"quicoff-bench-memory-floor\", \"connections\": %u, \"burst\": %d, "
-                "\"repeats\": %u, \"size\": %zu, \"latency_ns\": %.2f, \"layouts\": [",
-                n, BURST, repeats, size, lat);
+        fprintf(
+            jf,
+            "{\"tool\": \"quicoff-bench-memory-floor\", \"connections\": %u, \"burst\": %d, "
+            "\"repeats\": %u, \"size\": %zu, \"latency_ns\": %.2f, \"prefetch_level\": \"%s\", "
+            "\"layouts\": [",
+            n, BURST, repeats, size, lat, qo_far_prefetch_into_l1 ? "L1" : "L2");
     for (size_t k = 0; k < nl; k++) {
         const struct layout *L = &layouts[k];
         unsigned lines = 1 + L->slot_lines + L->keyset_lines + L->schedule_lines;
