@@ -164,7 +164,7 @@ struct qo_slot *qo_table_lookup_hashed(const struct quicoff_table *t, uint32_t h
  * the time); on an AMD EPYC the L2 prefetches are what stall, and L1 takes
  * 0.55x (protect) and 0.79x (unprotect) the time of L2 (docs/benchmarks.md,
  * "Prefetching into L2" and "On AMD: into L1").  The test is a load of a
- * read-only flag and a branch that always goes the same way.
+ * flag written only at load and a branch that always goes the same way.
  */
 extern bool qo_far_prefetch_into_l1;
 
