@@ -240,3 +240,10 @@ def test_help_says_it_all():
         "not root and not netns and not slow",
     ):
         assert word in p.stdout, word
+
+
+def test_every_test_has_a_time_limit(pytestconfig):
+    # pytest-timeout's limit from pyproject.toml: a test that hangs fails and
+    # the run goes on (getini raises if the plugin is not installed)
+    limit = float(pytestconfig.getini("timeout"))
+    assert 0 < limit <= 1800, limit
