@@ -150,10 +150,12 @@ static inline uint32_t next_conn(uint32_t n)
  * one for the row that shows what that choice is worth. */
 static inline void prefetch_line(const uint8_t *p, int other_level)
 {
-    if (qo_far_prefetch_into_l1 != (other_level != 0))
-        __builtin_prefetch(p, 0, 3);
-    else
+    if (!other_level)
+        qo_prefetch_far(p); /* the engine's own, so the rows follow its choice */
+    else if (qo_far_prefetch_into_l1)
         __builtin_prefetch(p, 0, 2);
+    else
+        __builtin_prefetch(p, 0, 3);
 }
 
 static inline void prefetch_lines(const uint8_t *p, unsigned lines, int other_level)

@@ -11,6 +11,7 @@
 #define QUICOFF_CPU_X86_H
 
 #include <cpuid.h>
+#include <string.h>
 
 /* Leaf 1 ECX: PCLMULQDQ, SSSE3, SSE4.1, AES-NI, OSXSAVE, AVX. */
 #define QO_CPUID1_C_AVX_AES (1u << 1 | 1u << 9 | 1u << 19 | 1u << 25 | 1u << 27 | 1u << 28)
@@ -53,11 +54,13 @@ static inline int qo_cpu_has_vaes_avx512(void)
  * "AuthenticAMD" / "HygonGenuine" in EBX, EDX, ECX. */
 static inline int qo_cpu_is_amd(void)
 {
-    unsigned a, b, c, d;
-    if (!__get_cpuid(0, &a, &b, &c, &d))
+    unsigned a, r[3];
+    /* the vendor string is EBX, EDX, ECX in that order */
+    if (!__get_cpuid(0, &a, &r[0], &r[2], &r[1]))
         return 0;
-    return (b == 0x68747541 && d == 0x69746e65 && c == 0x444d4163) ||
-           (b == 0x6f677948 && d == 0x6e65476e && c == 0x656e6975);
+    char vendor[12];
+    memcpy(vendor, r, sizeof(vendor));
+    return memcmp(vendor, "AuthenticAMD", 12) == 0 || memcmp(vendor, "HygonGenuine", 12) == 0;
 }
 
 #endif
