@@ -1517,7 +1517,7 @@ QO_AESNI static inline void aes_mask(const __m128i *rk, int nr, const uint8_t *s
     for (int r = 1; r < nr; r++)
         b = _mm_aesenc_si128(b, rk[r]);
     _mm_storeu_si128((__m128i *)out, _mm_aesenclast_si128(b, rk[nr]));
-    memcpy(mask, out, 5);
+    qo_hp_mask_from_block(mask, out);
 }
 
 QO_AESNI static int hp_aes128_mask(void *ctx, const uint8_t sample[QUICOFF_SAMPLE_LEN],
@@ -1556,7 +1556,7 @@ QO_AESNI static inline void aes_masks(void *const ctx[], const uint8_t *const sa
                 b[l] = _mm_aesenc_si128(b[l], rk[l][r]);
         for (int l = 0; l < HP_LANES; l++) {
             _mm_storeu_si128((__m128i *)out[l], _mm_aesenclast_si128(b[l], rk[l][nr]));
-            memcpy(masks[i + l], out[l], 5);
+            qo_hp_mask_from_block(masks[i + l], out[l]);
         }
     }
     for (; i < n; i++)

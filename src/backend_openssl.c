@@ -376,7 +376,7 @@ static int hp_aes_mask(void *vctx, const uint8_t sample[QUICOFF_SAMPLE_LEN], uin
 
     if (!EVP_EncryptUpdate(c, block, &outl, sample, QUICOFF_SAMPLE_LEN) || outl != 16)
         return -1;
-    memcpy(mask, block, 5);
+    qo_hp_mask_from_block(mask, block);
     return 0;
 }
 

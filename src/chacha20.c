@@ -97,6 +97,15 @@ void qo_chacha20_block(const struct qo_chacha20_key *key, uint32_t counter,
         qo_store_le32(out + 4 * i, x[i] + in[i]);
 }
 
+/* w: keystream bytes 0..7, little-endian; the mask is bytes 0..4, stored as
+ * it is read (crypto.h, qo_hp_mask_put). */
+static inline void put_mask(uint8_t mask[5], uint64_t w)
+{
+    uint8_t b[8];
+    qo_store_le64(b, w);
+    qo_hp_mask_from_block(mask, b);
+}
+
 /* Portable: 16 words in scalars.  x86-64 has too few registers for them,
  * so the row-vector versions below are faster there. */
 static void mask_c(const struct qo_chacha20_key *key, const uint8_t sample[16], uint8_t mask[5])
@@ -106,8 +115,8 @@ static void mask_c(const struct qo_chacha20_key *key, const uint8_t sample[16], 
     init_state(x, key, qo_load_le32(sample), sample + 4);
     DOUBLE_ROUNDS(x);
     /* Only words 0 and 1 of the block are needed: the input there is C0, C1. */
-    qo_store_le32(mask, x[0] + C0);
-    mask[4] = (uint8_t)(x[1] + C1);
+    uint64_t w = (uint64_t)(x[1] + C1) << 32 | (uint32_t)(x[0] + C0);
+    put_mask(mask, w);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -157,8 +166,7 @@ static void mask_c(const struct qo_chacha20_key *key, const uint8_t sample[16], 
             d = _mm_shuffle_epi32(d, _MM_SHUFFLE(0, 3, 2, 1));                               \
         }                                                                                    \
         uint64_t w = (uint64_t)_mm_cvtsi128_si64(_mm_add_epi32(a, c0));                      \
-        qo_store_le32(mask, (uint32_t)w);                                                    \
-        mask[4] = (uint8_t)(w >> 32);                                                        \
+        put_mask(mask, w);                                                                   \
     }
 
 #define ROT_SHIFT(x, n) _mm_or_si128(_mm_slli_epi32(x, n), _mm_srli_epi32(x, 32 - (n)))
@@ -231,8 +239,7 @@ typedef uint32_t qo_v8 __attribute__((vector_size(32)));
         memcpy(w0, &x[0], sizeof(V));                                                         \
         memcpy(w1, &x[1], sizeof(V));                                                         \
         for (unsigned l = 0; l < n; l++) {                                                    \
-            qo_store_le32(masks[l], w0[l]);                                                   \
-            masks[l][4] = (uint8_t)w1[l];                                                     \
+            put_mask(masks[l], (uint64_t)w1[l] << 32 | w0[l]);                                \
         }                                                                                     \
     }
 

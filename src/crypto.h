@@ -26,6 +26,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 
 /* Scratch given to open(): a backend that cannot decrypt in place without
  * destroying the ciphertext on failure (OpenSSL CCM cleanses its output)
@@ -79,6 +80,35 @@ typedef struct qo_aead_algo {
     void (*expand)(void *const ctx[], const uint8_t *const key[], unsigned n, size_t aad_len,
                    size_t len);
 } qo_aead_algo_t;
+
+/*
+ * A header-protection mask is read as byte 0 (the first byte's bits) and
+ * bytes 1..4 as one 32-bit load (the PN field, protect.c's pn_mask).  Every
+ * writer stores it the same way: a 5-byte memcpy compiles to a store of
+ * bytes 0..3 and one of byte 4, and a load of bytes 1..4 that spans two
+ * stores still in the store buffer cannot be forwarded from them, which
+ * stalls the load until both reach the cache (docs/benchmarks.md, "Masks
+ * stored as they are read").
+ */
+static inline void qo_hp_mask_put(uint8_t mask[5], uint8_t first, uint32_t pn_bytes_ne)
+{
+    mask[0] = first;
+    memcpy(mask + 1, &pn_bytes_ne, 4);
+}
+
+/* Mask bytes 0..4 from a cipher's output block (AES-ECB: its first 5 bytes). */
+static inline void qo_hp_mask_from_block(uint8_t mask[5], const uint8_t *block)
+{
+    uint32_t w;
+    memcpy(&w, block + 1, 4);
+    qo_hp_mask_put(mask, block[0], w);
+}
+
+/* A mask copied with the same two stores (and loads matching its writer's). */
+static inline void qo_hp_mask_copy(uint8_t dst[5], const uint8_t src[5])
+{
+    qo_hp_mask_from_block(dst, src);
+}
 
 typedef struct qo_hp_algo {
     const char *name; /* "aes-128-ecb", "aes-256-ecb", "chacha20" */

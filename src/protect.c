@@ -305,7 +305,7 @@ static void hp_run_group(struct hp_batch *b, unsigned k, bool done[])
     }
     a->mask_burst(ctx, sample, out, m);
     for (unsigned i = 0; i < m; i++)
-        memcpy(b->out[idx[i]], out[i], 5);
+        qo_hp_mask_copy(b->out[idx[i]], out[i]);
 }
 
 static void compute_masks(struct hp_batch *b)
@@ -324,7 +324,7 @@ static void compute_masks(struct hp_batch *b)
                 hp_run_group(b, k, done);
     }
     for (unsigned k = 0; k < n; k++)
-        memcpy(b->dest[k], b->out[k], 5);
+        qo_hp_mask_copy(b->dest[k], b->out[k]);
 }
 
 /* ------------------------------------------------------------------ AEAD */
