@@ -138,7 +138,9 @@ module quicoff_rx #(
         end
     endfunction
 
-    function [31:0] qo_hash;
+    // The lookup hash: five xorshift32 rounds over the key, seeded
+    // (rtl_driver.rtl_hash computes the same, to place entries).
+    function [31:0] qo_hash_rounds;
         input [31:0]  seed;
         input [159:0] k;
         reg [31:0] h;
@@ -146,7 +148,39 @@ module quicoff_rx #(
         begin
             h = seed;
             for (i = 0; i < 5; i = i + 1) h = xs32(h ^ k[159 - 32*i -: 32]);
-            qo_hash = h;
+            qo_hash_rounds = h;
+        end
+    endfunction
+
+    // The rounds are XORs and shifts only, so every hash bit is the XOR of a
+    // fixed set of the 192 seed and key bits: HASH_MASKS holds those sets
+    // (bit j of mask b: does input bit j reach hash bit b), made at
+    // elaboration from the rounds themselves. As masks, each bit is one
+    // balanced XOR tree of 5-6 LUT levels; as five rounds in series the
+    // synthesized hash was 7 LUT + 9 mux levels deep, the lookup's bucket
+    // address among the deepest paths of the core.
+    function [32*192-1:0] hash_masks;
+        input integer unused;
+        reg [191:0] e;
+        reg [31:0]  h;
+        integer j, b;
+        begin
+            hash_masks = 0;
+            for (j = 0; j < 192; j = j + 1) begin
+                e = 192'd1 << j;
+                h = qo_hash_rounds(e[191:160], e[159:0]);
+                for (b = 0; b < 32; b = b + 1) hash_masks[192*b + j] = h[b];
+            end
+        end
+    endfunction
+    localparam [32*192-1:0] HASH_MASKS = hash_masks(0);
+
+    function [31:0] qo_hash;
+        input [31:0]  seed;
+        input [159:0] k;
+        integer b;
+        begin
+            for (b = 0; b < 32; b = b + 1) qo_hash[b] = ^({seed, k} & HASH_MASKS[192*b +: 192]);
         end
     endfunction
 
@@ -429,6 +463,8 @@ module quicoff_rx #(
         .dcid_len(cfg_dcid_len), .udph(f_udph), .qhdr(), .first(f_first), .dcid(f_dcid), .pnb(f_pnb),
         .samp(f_samp), .psum(f_psum), .zcs(f_zcs));
     reg [159:0] lkey;
+    reg [159:0] lkey_f;          // the lookup slot's key, for F_ENT2's compare
+    reg         short_f;         // its datagram too short for the PN and sample
     reg [31:0]  hsh;
     reg         fp_hit;
     reg [29*WAYS-1:0] r_cell_all;
@@ -761,6 +797,11 @@ module quicoff_rx #(
             F_FP: begin              // the entry is read in this clock (rd_idx = fp_idx)
                 fp_hit <= fp_hit_c;
                 eidx_f <= fp_idx;
+                // F_ENT2's operands other than the entry read, from registers
+                // (fs does not move in between): the compare of the key slot
+                // after the block-RAM read was the routed critical path
+                lkey_f  <= lkey_s[fs];
+                short_f <= pnoff_s[fs] + 16'd20 > udpend_s[fs];
                 fst <= F_ENT2;
             end
             F_ENT: fst <= F_ENT2;     // entry read
@@ -769,9 +810,8 @@ module quicoff_rx #(
                     rb_mode <= 1'b0;
                     cmd_done <= 1'b1;
                     fst <= F_IDLE;
-                end else if (!fp_hit || !r_cfg[162] || r_cfg[159:0] != lkey_s[fs] ||
-                             pnoff_s[fs] + 16'd20 > udpend_s[fs]) begin
-                    pstat[fs] <= (!fp_hit || !r_cfg[162] || r_cfg[159:0] != lkey_s[fs]) ? ST_UNKNOWN : ST_MALFORMED;
+                end else if (!fp_hit || !r_cfg[162] || r_cfg[159:0] != lkey_f || short_f) begin
+                    pstat[fs] <= (!fp_hit || !r_cfg[162] || r_cfg[159:0] != lkey_f) ? ST_UNKNOWN : ST_MALFORMED;
                     cand[fs] <= 1'b0;
                     fdone[fs] <= 1'b1;
                     fs <= fs + 1'b1;
