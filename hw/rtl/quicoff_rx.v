@@ -156,9 +156,9 @@ module quicoff_rx #(
     // fixed set of the 192 seed and key bits: HASH_MASKS holds those sets
     // (bit j of mask b: does input bit j reach hash bit b), made at
     // elaboration from the rounds themselves. As masks, each bit is one
-    // balanced XOR tree of 5-6 LUT levels; as five rounds in series the
-    // synthesized hash was 7 LUT + 9 mux levels deep, the lookup's bucket
-    // address among the deepest paths of the core.
+    // balanced XOR tree: 7 levels in synth_ecp5 of the hash alone, against
+    // 16 for the five rounds in series, whose output (the lookup's bucket
+    // address) was among the deepest paths of the core.
     function [32*192-1:0] hash_masks;
         input integer unused;
         reg [191:0] e;

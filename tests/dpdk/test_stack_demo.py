@@ -187,10 +187,7 @@ def test_no_served_bytes_in_the_capture(demo):
     order = np.argsort(keys)
     keys = keys[order]
     pos = np.arange(0, len(wire) - 64, 512)
-    wb = np.frombuffer(wire, dtype=np.uint8)
-    win = np.zeros(len(pos), dtype=np.uint64)
-    for i in range(8):
-        win |= wb[pos + i].astype(np.uint64) << np.uint64(8 * i)
+    win = np.ndarray((len(pos),), dtype="<u8", buffer=wire, offset=0, strides=(512,))
     lo = np.searchsorted(keys, win, side="left")
     hi = np.searchsorted(keys, win, side="right")
     leaked = []
