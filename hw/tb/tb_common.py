@@ -102,6 +102,17 @@ def random_sender(rng, i, dcid_len, updates=12):
     )
 
 
+def distinct_sender(rng, i, dcid_len, taken, updates=12):
+    """random_sender, drawn again while its lookup key is in `taken` (1- and
+    2-byte DCIDs repeat among a run's connections, and a receiver could not
+    tell two connections with one key apart); the key is added to `taken`."""
+    s = random_sender(rng, i, dcid_len, updates)
+    while lookup_key20(s, dcid_len) in taken:
+        s = random_sender(rng, i, dcid_len, updates)
+    taken.add(lookup_key20(s, dcid_len))
+    return s
+
+
 def lookup_key20(s, dcid_len):
     """The receiver's 20-byte lookup key: the DCID, or address + port for zero-length CIDs."""
     if dcid_len:

@@ -18,7 +18,7 @@ from quicoff import ref
 from quicoff.rtl_driver import RtlDriver
 
 import rxmodel as M
-from tb_common import Bench, Bus, add_stats, random_sender
+from tb_common import Bench, Bus, add_stats, distinct_sender
 from test_rx import l2l3
 
 
@@ -34,9 +34,9 @@ async def loop_tx_rx(dut):
     for dl in lens:
         tdrv = RtlDriver(Bus(txl), local_cid_len=dl, direction="tx")
         rdrv = RtlDriver(Bus(rxl), local_cid_len=dl, direction="rx", seed=rng.getrandbits(32))
-        conns = []
+        conns, taken = [], set()
         for i in range(4):
-            s = random_sender(rng, i, dl)
+            s = distinct_sender(rng, i, dl, taken)
             s.pn = rng.randrange(0, 100)
             kw = dict(keys=s.gens[0], next_keys=s.gens[1])
             ti = tdrv.add_connection("tx", s.suite, s.dcid, **kw)

@@ -22,7 +22,7 @@ from quicoff import ref
 from quicoff.rtl_driver import RtlDriver
 
 import rxmodel as M
-from tb_common import Bench, Bus, Sender, add_stats, lookup_key20, random_sender, set_stats
+from tb_common import Bench, Bus, Sender, add_stats, distinct_sender, lookup_key20, set_stats
 from test_rx import l2l3, l2l3_plain, non_quic
 
 
@@ -112,9 +112,9 @@ async def tx_random(dut):
     by_status = {}
     for dl in lens:
         drv = RtlDriver(Bus(axil), local_cid_len=dl, direction="tx")
-        conns = []
+        conns, taken = [], set()
         for i in range(5):
-            s = random_sender(rng, i, dl)
+            s = distinct_sender(rng, i, dl, taken)
             idx = drv.add_connection("tx", s.suite, s.dcid, keys=s.gens[0], next_keys=s.gens[1])
             conns.append(TxConn(s, idx))
         await drv.commit()

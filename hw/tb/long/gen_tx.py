@@ -35,7 +35,7 @@ from quicoff.rtl_driver import RtlDriver
 
 import rxmodel as M
 from long.script import Recorder, run_epochs
-from tb_common import lookup_key20, random_sender
+from tb_common import distinct_sender, lookup_key20
 from test_tx import TxConn, install_next_keys, tx_frame
 
 MASK = 0xFFFFFFFF
@@ -48,11 +48,7 @@ def epoch(out, rng, dcid_len, n_packets, stats):
     for i in range(5):
         # keys for more key updates than an epoch makes (about 6 per
         # connection; when they run out the host stops flipping the phase)
-        s = random_sender(rng, i, dcid_len, updates=40)
-        while lookup_key20(s, dcid_len) in rx_conns:
-            # a DCID drawn twice (1- and 2-byte ones): the receiver could not
-            # tell the two connections apart
-            s = random_sender(rng, i, dcid_len, updates=40)
+        s = distinct_sender(rng, i, dcid_len, set(rx_conns), updates=40)
         # packet numbers of every size the descriptor carries; the receiver
         # has seen the one before the first
         s.pn = rng.choice((s.pn, rng.randrange(1 << 32), rng.randrange(1 << 61)))
