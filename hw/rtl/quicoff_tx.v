@@ -158,11 +158,11 @@ module quicoff_tx #(
     reg [61:0]   tpn_s [0:NS-1];           //             full packet number
     reg [3:0]    pstat [0:NS-1];
     reg [4:0]    dl_s  [0:NS-1];
-    reg [15:0]   l4_s [0:NS-1], q_s [0:NS-1], udpend_s [0:NS-1], udplen_s [0:NS-1], pnoff_s [0:NS-1];
+    reg [15:0]   l4_s [0:NS-1], q_s [0:NS-1], udpend_s [0:NS-1], pnoff_s [0:NS-1];
     // header fields the later stages need, kept by the parse stage (a slot
     // keeps these instead of its first 128 bytes)
     reg [7:0]    first_s [0:NS-1];         // the QUIC first byte (plaintext)
-    reg [20:0]   psum_s [0:NS-1];          // UDP pseudo-header addresses + ports, 16-bit word sum
+    reg [31:0]   pnb_s [0:NS-1];           // the 4 bytes at the PN offset (plaintext), first at [31:24]
     reg          zcs_s [0:NS-1];           // IPv4 with a UDP checksum of 0 (none)
     reg [2:0]    pnl_s [0:NS-1];
     reg          kp_s [0:NS-1], upd_s [0:NS-1], a256_s [0:NS-1];
@@ -194,6 +194,18 @@ module quicoff_tx #(
     reg [3:0]    ost_s [0:NS-1];
     reg          omod_s [0:NS-1], okupd_s [0:NS-1];
     reg [15:0]   udpcs_s [0:NS-1];
+    // The UDP checksum is summed where its terms become known, so that
+    // finish adds only the bytes header protection masks (it summed the
+    // whole datagram's terms in one clock, TX's critical path):
+    // - dsum_s, three clocks after parse: the DCID's words, the pseudo
+    //   header (addresses, ports, protocol, length twice: the pseudo
+    //   header's and the UDP header's);
+    // - seal: + the ciphertext's and the tag's sums (csum_s), each placed at
+    //   its byte parity by a shift by 8 (x * 256 is x byte-swapped modulo
+    //   0xffff, so nothing is folded before finish);
+    // - finish: + the masked first byte and PN bytes, folded a clock later.
+    reg [21:0]   dsum_s [0:NS-1];
+    reg [35:0]   csum_s [0:NS-1];
 
     // per-slot frame state (beat count, length); the beats themselves are in
     // the shared block-RAM memories below, the header in qo_frame_hdr
@@ -236,6 +248,7 @@ module quicoff_tx #(
     wire [1023:0] hdr_p;
     wire [255:0]  f_qhdr;
     wire [7:0]    f_first;
+    wire [31:0]   f_pnb;
     wire [20:0]   f_psum;
     wire          f_zcs;
     wire [SW-1:0] is_m2 = is_ - 2'd2;
@@ -284,7 +297,7 @@ module quicoff_tx #(
     qo_frame_hdr #(.SAMPLE(0)) hf (
         .clk(clk), .we(in_beat), .w_beat(wbeat_i), .w_odd(is_[0]), .w_data(s_axis_tdata),
         .r_odd(ps[0]), .hdr(hdr_p), .is4(is4), .l3(l3), .l4(l4), .pn_off(pn_off),
-        .dcid_len(cfg_dcid_len), .udph(), .qhdr(f_qhdr), .first(f_first), .dcid(), .pnb(),
+        .dcid_len(cfg_dcid_len), .udph(), .qhdr(f_qhdr), .first(f_first), .dcid(), .pnb(f_pnb),
         .samp(), .psum(f_psum), .zcs(f_zcs));
 
     // ------------------------------------------------------------------
@@ -377,7 +390,22 @@ module quicoff_tx #(
     reg  [127:0] gh_in, ctm, mask_j;
     reg  [15:0]  rem, lb_rem;
     wire [127:0] gh_prod;
-    qo_gf128_mul ghm (.a(Y ^ gh_in), .b(h_s[hs]), .p(gh_prod));
+    // GHASH in two stages, as quicoff_rx's: a step's X (gh_in: the frame
+    // memory's window, the keystream, the payload mask, the AAD / lengths
+    // select) is prepared and registered in the step's clock (xg_*) and
+    // multiplied in the next, so the GF(2^128) multiplier starts from
+    // flip-flops (Y, xg_d, Hr) rather than from the block-RAM outputs through
+    // the XOR and the mask. Only Y <= (Y ^ X) * H is a recurrence; the cost
+    // is a clock of latency (hdone a clock later). A frame's first step
+    // multiplies X alone (xg_first masks Y): the previous frame's last
+    // multiply may still be writing Y in the clock the next frame is taken.
+    // Hr is h_s[hs] sampled every clock, so at t + 1 it is the H of the step
+    // prepared at t (h_ready: that H had arrived).
+    reg  [127:0]  xg_d, Hr;
+    reg           xg_v, xg_first, xg_last;
+    reg  [SW-1:0] xg_s;
+    always @(posedge clk) Hr <= h_s[hs];
+    qo_gf128_mul ghm (.a((xg_first ? 128'd0 : Y) ^ xg_d), .b(Hr), .p(gh_prod));
     integer ci, oi;
     always @* begin
         ra_h  = P_h + {jn[11:0], 4'b0};
@@ -421,8 +449,12 @@ module quicoff_tx #(
         if (!rst && hst == H_GH) begin
             ctsum_s[hs] <= cts_nx;
             csamp_s[hs] <= cs_nx;
-            tagf_s[hs]  <= bswap(gh_prod ^ ej0_s[hs]);   // E(K, J0) is out before keystream 0
         end
+    // the tag after every multiply of the slot (the last is the lengths
+    // step's); E(K, J0) is out before keystream 0
+    always @(posedge clk)
+        if (!rst && xg_v)
+            tagf_s[xg_s] <= bswap(gh_prod ^ ej0_s[xg_s]);
 
     // ------------------------------------------------------------------
     // seal (slot ss): the HP sample is 16 bytes of ciphertext || tag from
@@ -453,6 +485,83 @@ module quicoff_tx #(
     wire [255:0] r_hp_s = hpk_s[ss];
 
     // ------------------------------------------------------------------
+    // UDP checksum terms (see dsum_s)
+    // the sum of 8 big-endian 16-bit words as a tree of three adders deep
+    function [18:0] sum8_tree;
+        input [127:0] b;
+        integer j;
+        reg [16:0] w2 [0:3];
+        begin
+            for (j = 0; j < 4; j = j + 1)
+                w2[j] = {1'b0, b[32*j +: 8], b[32*j + 8 +: 8]} + {1'b0, b[32*j + 16 +: 8], b[32*j + 24 +: 8]};
+            sum8_tree = ({2'd0, w2[0]} + {2'd0, w2[1]}) + ({2'd0, w2[2]} + {2'd0, w2[3]});
+        end
+    endfunction
+    // After parse: the DCID (header bytes 1 .. dcid_len, where the AAD's
+    // first byte and PN bytes are zero), the pseudo header and the lengths,
+    // in two clocks (dc_v: one bit a clock) while the frame goes on to decode.
+    reg  [1:0]    dc_v;
+    reg  [SW-1:0] dc_s [0:1];
+    reg  [175:0]  dc_hdr;              // header bytes 0..21: the first byte and a 20-byte DCID
+    reg  [20:0]   dc_psum;
+    reg  [15:0]   dc_ulen;
+    reg  [18:0]   dc_w0, dc_w1;
+    reg  [21:0]   dc_m;          // < 2^21 + 2^17 + 17
+    integer di;
+    always @(posedge clk) begin
+        dc_v <= rst ? 2'b00 : {dc_v[0], pst == P_4};
+        dc_s[0] <= ps;
+        dc_s[1] <= dc_s[0];
+        for (di = 0; di < 22; di = di + 1)
+            dc_hdr[8*di +: 8] <= (di >= 1 && di < 1 + cfg_dcid_len) ? f_qhdr[8*di +: 8] : 8'd0;
+        dc_psum <= f_psum;
+        dc_ulen <= udplen;
+        dc_w0 <= sum8_tree(dc_hdr[127:0]);
+        dc_w1 <= sum8_tree({80'd0, dc_hdr[175:128]});
+        dc_m  <= {1'd0, dc_psum} + {5'd0, dc_ulen, 1'b0} + 22'd17;
+        if (dc_v[1])
+            dsum_s[dc_s[1]] <= ({3'd0, dc_w0} + {3'd0, dc_w1}) + dc_m;
+    end
+    // At seal: the tag's words (summed in S_IDLE, tws) and the ciphertext's
+    // sum from GHASH, each at its parity in the datagram (the UDP header
+    // is at an even offset of the frame: 14 or 18 + 20 + 4 x options or 40),
+    // written in S_HP with one write enable.
+    reg  [18:0] tws;
+    wire [35:0] ct_sum  = P_s[ss][0] ? {4'd0, ctsum_s[ss]} << 8 : {4'd0, ctsum_s[ss]};
+    wire [35:0] tag_sum = (P_s[ss][0] ^ L_s[ss][0]) ? {17'd0, tws} << 8 : {17'd0, tws};
+    always @(posedge clk)
+        if (!rst && sst == S_HP)
+            csum_s[ss] <= ({14'd0, dsum_s[ss]} + ct_sum) + tag_sum;
+    // At finish: the masked first byte (high byte of word 0) and the pn_len
+    // masked PN bytes at header bytes 1 + dcid_len + i (i < pn_len): the
+    // low byte of a word when dcid_len is even, the high byte when odd.
+    wire [2:0]  pnl_t  = pnl_s[ts];
+    wire [39:0] mask_t = mask_s[ts];
+    wire [31:0] pn_keep = ~(32'hffffffff >> {pnl_t, 3'b000});
+    wire [31:0] pnm    = (pnb_s[ts] ^ mask_t[31:0]) & pn_keep;
+    wire [7:0]  fbm    = first_s[ts] ^ (mask_t[39:32] & 8'h1f);
+    wire        dl_odd = dl_s[ts][0];
+    wire [15:0] mt0 = dl_odd ? {fbm, 8'd0}      : {fbm, pnm[31:24]};
+    wire [15:0] mt1 = dl_odd ? pnm[31:16]       : pnm[23:8];
+    wire [15:0] mt2 = dl_odd ? pnm[15:0]        : {pnm[7:0], 8'd0};
+    wire [17:0] masked_sum = ({2'd0, mt0} + {2'd0, mt1}) + {2'd0, mt2};
+    // the fold and the complement, a clock after finish
+    reg          fin_v, fin_z;
+    reg [SW-1:0] fin_s;
+    reg [35:0]   fin_sum;
+    reg [17:0]   fo1;
+    reg [16:0]   fo2;
+    reg [15:0]   fo3;
+    always @* begin
+        fo1 = ({2'd0, fin_sum[15:0]} + {2'd0, fin_sum[31:16]}) + {14'd0, fin_sum[35:32]};
+        fo2 = {1'b0, fo1[15:0]} + {15'd0, fo1[17:16]};
+        fo3 = fo2[15:0] + {15'd0, fo2[16]};
+    end
+    always @(posedge clk)
+        if (fin_v)
+            udpcs_s[fin_s] <= fin_z ? 16'd0 : (~fo3 == 16'd0) ? 16'hffff : ~fo3;
+
+    // ------------------------------------------------------------------
     // finish (slot ts) and egress (slot os)
     wire        ost = tdone[os];
     reg [15:0]  k;
@@ -461,9 +570,7 @@ module quicoff_tx #(
     wire pipe_empty = (full == 0);
 
     integer i;
-    reg [31:0]  s32;
-    reg [255:0] mh;
-    reg [15:0]  tsum, L_n;
+    reg [15:0]  L_n;
     reg [2:0]   pnl;
     reg [7:0]   fb0;
     reg         kpn, updn, kpun;
@@ -471,6 +578,7 @@ module quicoff_tx #(
 
     always @(posedge clk) begin
         a_v <= 1'b0;
+        fin_v <= 1'b0;
         cmd_done <= 1'b0;
         ev_push <= 1'b0;
         st_we <= 1'b0;
@@ -490,7 +598,7 @@ module quicoff_tx #(
         if (rst) begin
             is_ <= 0; ps <= 0; ds <= 0; gs <= 0; hs <= 0; ss <= 0; ts <= 0; os <= 0;
             full <= 0; pdone <= 0; pok <= 0; ddone <= 0; gdone <= 0; hdone <= 0; sdone <= 0;
-            tdone <= 0; drp <= 0; cand <= 0; infl <= 0; mval <= 0; k <= 0;
+            tdone <= 0; drp <= 0; cand <= 0; infl <= 0; mval <= 0; k <= 0; xg_v <= 0;
             pst <= P_IDLE; dst <= D_IDLE; gst <= G_IDLE; hst <= H_IDLE; sst <= S_IDLE;
             rb_mode <= 0;
             wbh_v <= 0;
@@ -526,14 +634,14 @@ module quicoff_tx #(
                 // what decode (first byte), GHASH (the AAD) and finish
                 // (checksum) would otherwise read from the header
                 first_s[ps] <= f_first;
+                pnb_s[ps]   <= f_pnb;
                 for (i = 0; i < 32; i = i + 1)       // the AAD: first byte, DCID, PN
                     aad_p[8*i +: 8] = (i < 1 + cfg_dcid_len + f_first[1:0] + 1) ? f_qhdr[8*i +: 8] : 8'd0;
                 aad_s[ps] <= aad_p;
-                psum_s[ps] <= f_psum;
                 zcs_s[ps]  <= f_zcs;
                 dl_s[ps] <= cfg_dcid_len;
                 l4_s[ps] <= l4; q_s[ps] <= q; udpend_s[ps] <= udp_end;
-                udplen_s[ps] <= udplen; pnoff_s[ps] <= pn_off;
+                pnoff_s[ps] <= pn_off;
                 pstat[ps] <= p_pass ? ST_PASS : ST_MALFORMED;
                 pok[ps] <= !(p_pass || p_malf);
                 pdone[ps] <= 1'b1;
@@ -654,29 +762,39 @@ module quicoff_tx #(
                     hdone[hs] <= 1'b1;
                     hs <= hs + 1'b1;
                 end else begin
-                    Y <= 128'd0;
                     g <= 0;
                     cts <= 32'd0;
                     hst <= H_GH;
                 end
             end
             H_GH: if (h_step) begin
-                Y <= gh_prod;
                 g <= g + 1;
-                cts <= cts_nx;        // (ctsum_s, csamp_s and tagf_s: below)
+                cts <= cts_nx;        // (ctsum_s, csamp_s and tagf_s: above)
                 cs0 <= cs_nx;
-                if (g == hblk + nblk_h) begin
-                    hdone[hs] <= 1'b1;
+                if (g == hblk + nblk_h) begin   // the lengths step, prepared: hdone follows its multiply
                     hs <= hs + 1'b1;
                     hst <= H_IDLE;
                 end
             end
             default: hst <= H_IDLE;
             endcase
+            // GHASH's second stage: the multiply of the step prepared last clock
+            xg_v <= h_step;
+            if (h_step) begin
+                xg_d     <= gh_in;
+                xg_first <= (g == 0);
+                xg_last  <= (g == hblk + nblk_h);
+                xg_s     <= hs;
+            end
+            if (xg_v) begin
+                Y <= gh_prod;
+                if (xg_last) hdone[xg_s] <= 1'b1;
+            end
 
             // ---------------- seal: HP block from the ciphertext sample
             case (sst)
             S_IDLE: if (hdone[ss] && !sdone[ss]) begin
+                tws <= sum8_tree(tagf_s[ss]);
                 if (!cand[ss]) begin
                     sdone[ss] <= 1'b1;
                     ss <= ss + 1'b1;
@@ -725,22 +843,13 @@ module quicoff_tx #(
                     ST_KPU:       cnt_g[6] <= cnt_g[6] + 1;
                     default: ;
                 endcase
-                // UDP checksum of the protected datagram: pseudo header, UDP header,
-                // masked header, ciphertext, tag (each summed at its byte parity)
-                mh = aad_s[ts];
-                mh[7:0] = aad_s[ts][7:0] ^ (mask_s[ts][39:32] & 8'h1f);
-                for (i = 0; i < 4; i = i + 1)
-                    if (i < pnl_s[ts])
-                        mh[8*(1 + dl_s[ts] + i) +: 8] = aad_s[ts][8*(1 + dl_s[ts] + i) +: 8] ^ mask_s[ts][31 - 8*i -: 8];
-                s32 = fold16(ctsum_s[ts]);
-                if (P_s[ts][0]) s32 = {s32[7:0], s32[15:8]};
-                tsum = fold16(sum_words16(tagf_s[ts]));
-                if ((P_s[ts][0] ^ L_s[ts][0]) == 1'b0) s32 = s32 + tsum;         // tag at an even offset
-                else                                   s32 = s32 + {tsum[7:0], tsum[15:8]};
-                s32 = s32 + sum_words16(mh[127:0]) + sum_words16(mh[255:128])
-                    + psum_s[ts] + 2 * udplen_s[ts] + 17;
-                udpcs_s[ts] <= zcs_s[ts] ? 16'd0 :
-                               (~fold16(s32) == 16'd0) ? 16'hffff : ~fold16(s32);
+                // the UDP checksum: the masked bytes onto csum_s (folded in the
+                // next clock, which egress does not see: the checksum is in
+                // beat 2 or later, two clocks after tdone at the earliest)
+                fin_v   <= 1'b1;
+                fin_s   <= ts;
+                fin_z   <= zcs_s[ts];
+                fin_sum <= csum_s[ts] + {20'd0, masked_sum};
                 tdone[ts] <= 1'b1;
                 ts <= ts + 1'b1;
             end
