@@ -348,7 +348,6 @@ module quicoff_rx #(
     wire [159:0]  f_dcid;
     wire [31:0]   f_pnb;
     wire [127:0]  f_samp;
-    wire [20:0]   f_psum;
     wire          f_zcs;
     wire [SW-1:0] is_m2 = is_ - 2'd2;
     wire          hwin_busy = full[is_m2] && !pdone[is_m2];
@@ -381,6 +380,30 @@ module quicoff_rx #(
                                          + ({2'd0, w[16*(4*j + 2) +: 16]} + {2'd0, w[16*(4*j + 3) +: 16]});
         end
     endfunction
+    // The UDP pseudo header's addresses, summed from P_2 as ipsum_groups is
+    // (qo_frame_hdr's psum shifts the window by l3, which Yosys cannot bound
+    // to 14 or 18: that sum into psum_s was the routed critical path). IPv4:
+    // 4 words at l3 + 12; IPv6: 16 at l3 + 8. Groups of 4 here, the groups
+    // and the ports in P_3, psum_s written from a register in P_4.
+    function [4*18-1:0] paddr_groups;
+        input [1023:0] h;
+        input          v, v4;
+        reg   [16*16-1:0] w;
+        integer        j, b;
+        begin
+            for (j = 0; j < 16; j = j + 1) begin
+                b = v4 ? 12 + 2*j : 8 + 2*j;
+                w[16*j +: 16] = (v4 && j >= 4) ? 16'd0
+                              : v ? {h[8*(18 + b) +: 8], h[8*(19 + b) +: 8]}
+                                  : {h[8*(14 + b) +: 8], h[8*(15 + b) +: 8]};
+            end
+            for (j = 0; j < 4; j = j + 1)
+                paddr_groups[18*j +: 18] = ({2'd0, w[16*(4*j) +: 16]} + {2'd0, w[16*(4*j + 1) +: 16]})
+                                         + ({2'd0, w[16*(4*j + 2) +: 16]} + {2'd0, w[16*(4*j + 3) +: 16]});
+        end
+    endfunction
+    reg [4*18-1:0] pa_g;           // P_2's 4 address group sums
+    reg [20:0]     psum_q;         // P_3: addresses + ports
     reg [7*18-1:0] ips_g;          // P_2's 7 group sums (each <= 4 x 0xffff)
     reg [2*20-1:0] ips_h;          // P_3's 2 sums (groups 0-3, 4-6: each <= 16 x 0xffff)
 
@@ -461,7 +484,7 @@ module quicoff_rx #(
         .clk(clk), .we(in_beat), .w_beat(wbeat_i), .w_odd(is_[0]), .w_data(s_axis_tdata),
         .r_odd(ps[0]), .hdr(hdr_p), .is4(is4), .l3(l3), .l4(l4), .pn_off(pn_off),
         .dcid_len(cfg_dcid_len), .udph(f_udph), .qhdr(), .first(f_first), .dcid(f_dcid), .pnb(f_pnb),
-        .samp(f_samp), .psum(f_psum), .zcs(f_zcs));
+        .samp(f_samp), .psum(), .zcs(f_zcs));
     reg [159:0] lkey;
     reg [159:0] lkey_f;          // the lookup slot's key, for F_ENT2's compare
     reg         short_f;         // its datagram too short for the PN and sample
@@ -722,10 +745,15 @@ module quicoff_rx #(
             // exact, so the result is the chain's bit for bit.
             P_2: begin
                 ips_g <= ipsum_groups(hdr_p, vlan);
+                pa_g  <= paddr_groups(hdr_p, vlan, is4);
                 pst <= P_3;
             end
             P_3: begin
                 ipt_q <= (ihl != 0) ? iptot - 16'd16 : 16'd0;   // the total length, rewritten
+                // l4 is known from here (parse step 2), so are the ports
+                psum_q <= ({3'd0, pa_g[0*18 +: 18]} + {3'd0, pa_g[1*18 +: 18]})
+                        + ({3'd0, pa_g[2*18 +: 18]} + {3'd0, pa_g[3*18 +: 18]})
+                        + ({5'd0, f_udph[7:0], f_udph[15:8]} + {5'd0, f_udph[23:16], f_udph[31:24]});
                 ips_h <= {{2'd0, ips_g[0*18 +: 18]} + {2'd0, ips_g[1*18 +: 18]}
                         + ({2'd0, ips_g[2*18 +: 18]} + {2'd0, ips_g[3*18 +: 18]}),
                           {2'd0, ips_g[4*18 +: 18]} + {2'd0, ips_g[5*18 +: 18]}
@@ -749,7 +777,7 @@ module quicoff_rx #(
                 samp_s[ps]  <= f_samp;
                 pnb_s[ps]   <= f_pnb;
                 first_s[ps] <= f_first;
-                psum_s[ps]  <= f_psum;
+                psum_s[ps]  <= psum_q;
                 zcs_s[ps]   <= f_zcs;
                 ipsum_s[ps] <= {1'b0, ips_h[20 +: 20]} + {1'b0, ips_h[0 +: 20]} + {5'd0, ipt_q};
                 dl_s[ps] <= cfg_dcid_len;
