@@ -389,14 +389,20 @@ module quicoff_rx #(
         input [1023:0] h;
         input          v, v4;
         reg   [16*16-1:0] w;
-        integer        j, b;
+        integer        j;
         begin
-            for (j = 0; j < 16; j = j + 1) begin
-                b = v4 ? 12 + 2*j : 8 + 2*j;
-                w[16*j +: 16] = (v4 && j >= 4) ? 16'd0
-                              : v ? {h[8*(18 + b) +: 8], h[8*(19 + b) +: 8]}
-                                  : {h[8*(14 + b) +: 8], h[8*(15 + b) +: 8]};
-            end
+            // constant byte indices only: an index that depends on v4 is a
+            // shifter of the whole window to Yosys (+1,000 LUT4)
+            for (j = 0; j < 16; j = j + 1)
+                if (j < 4)
+                    w[16*j +: 16] = v4 ? (v ? {h[8*(30 + 2*j) +: 8], h[8*(31 + 2*j) +: 8]}
+                                            : {h[8*(26 + 2*j) +: 8], h[8*(27 + 2*j) +: 8]})
+                                       : (v ? {h[8*(26 + 2*j) +: 8], h[8*(27 + 2*j) +: 8]}
+                                            : {h[8*(22 + 2*j) +: 8], h[8*(23 + 2*j) +: 8]});
+                else
+                    w[16*j +: 16] = v4 ? 16'd0
+                                       : (v ? {h[8*(26 + 2*j) +: 8], h[8*(27 + 2*j) +: 8]}
+                                            : {h[8*(22 + 2*j) +: 8], h[8*(23 + 2*j) +: 8]});
             for (j = 0; j < 4; j = j + 1)
                 paddr_groups[18*j +: 18] = ({2'd0, w[16*(4*j) +: 16]} + {2'd0, w[16*(4*j + 1) +: 16]})
                                          + ({2'd0, w[16*(4*j + 2) +: 16]} + {2'd0, w[16*(4*j + 3) +: 16]});
