@@ -25,21 +25,14 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
+
+from quicoff_bench_run import quicoff_records
 
 
 def run_quicoff(exe, cpu, suite, sizes, repeats, min_ms):
-    with tempfile.TemporaryDirectory() as td:
-        out = os.path.join(td, "q.json")
-        cmd = ["taskset", "-c", str(cpu), exe, "--backend", "ipsec-mb", "--suite", suite]
-        cmd += ["--size", ",".join(sizes), "--repeats", str(repeats), "--min-ms", str(min_ms)]
-        cmd += ["--no-baseline", "--json", out]
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        with open(out) as f:
-            recs = json.load(f)["records"]
-    return {
-        (r["label"], r["op"]): r["ns_median"] for r in recs if r["path"] == "quicoff" and r["ok"]
-    }
+    args = ["--backend", "ipsec-mb", "--suite", suite, "--size", ",".join(sizes)]
+    args += ["--repeats", str(repeats), "--min-ms", str(min_ms)]
+    return {(r["label"], r["op"]): r["ns_median"] for r in quicoff_records(exe, cpu, args)}
 
 
 def run_bare(exe, cpu, suite, sizes, repeats, min_ms):

@@ -26,7 +26,8 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
+
+from quicoff_bench_run import quicoff_records
 
 
 def run_quicoff(exe, cpu, sizes, variant, burst, repeats, min_ms):
@@ -34,37 +35,13 @@ def run_quicoff(exe, cpu, sizes, variant, burst, repeats, min_ms):
     env.pop("QUICOFF_CCM_JOB_MIN_LEN", None)
     if variant.isdigit():
         env["QUICOFF_CCM_JOB_MIN_LEN"] = variant
-    with tempfile.TemporaryDirectory() as td:
-        out = os.path.join(td, "q.json")
-        cmd = [
-            "taskset",
-            "-c",
-            str(cpu),
-            exe,
-            "--backend",
-            "ipsec-mb",
-            "--suite",
-            "aes-128-ccm",
-            "--size",
-            ",".join(sizes),
-            "--repeats",
-            str(repeats),
-            "--min-ms",
-            str(min_ms),
-            "--burst",
-            str(burst),
-            "--no-baseline",
-            "--json",
-            out,
-        ]
-        subprocess.run(cmd, check=True, env=env, stdout=subprocess.DEVNULL)
-        with open(out) as f:
-            recs = json.load(f)["records"]
+    args = ["--backend", "ipsec-mb", "--suite", "aes-128-ccm", "--size", ",".join(sizes)]
+    args += ["--repeats", str(repeats), "--min-ms", str(min_ms), "--burst", str(burst)]
+    recs = quicoff_records(exe, cpu, args, env=env)
     got, crossover = {}, None
     for r in recs:
-        if r["path"] == "quicoff" and r["ok"]:
-            got[(r["label"], r["op"])] = r["ns_median"]
-            crossover = (r.get("ccm_job_min_len"), r.get("ccm_job_min_len_how"))
+        got[(r["label"], r["op"])] = r["ns_median"]
+        crossover = (r.get("ccm_job_min_len"), r.get("ccm_job_min_len_how"))
     return got, crossover
 
 

@@ -24,21 +24,16 @@ import os
 import statistics
 import subprocess
 import sys
-import tempfile
+
+from quicoff_bench_run import quicoff_records
 
 
 def engine_minima(exe, cpu, suite, sizes, repeats, min_ms):
     """{(size label, op): ns_min} from one quicoff-bench run, one connection."""
-    with tempfile.TemporaryDirectory() as td:
-        out = os.path.join(td, "q.json")
-        cmd = ["taskset", "-c", str(cpu), exe, "--no-baseline", "--suite", suite]
-        cmd += ["--size", ",".join(sizes), "--connections", "1"]
-        cmd += ["--repeats", str(repeats), "--min-ms", str(min_ms), "--json", out]
-        subprocess.run(cmd, check=True, stdout=subprocess.DEVNULL)
-        with open(out) as f:
-            records = json.load(f)["records"]
+    args = ["--suite", suite, "--size", ",".join(sizes), "--connections", "1"]
+    args += ["--repeats", str(repeats), "--min-ms", str(min_ms)]
     # quicoff-bench labels the 88-byte packet "short-88" (given as 88 or short-88)
-    return {(r["label"], r["op"]): r["ns_min"] for r in records if r["path"] == "quicoff"}
+    return {(r["label"], r["op"]): r["ns_min"] for r in quicoff_records(exe, cpu, args)}
 
 
 def floor_minima(exe, cpu, suite, repeats, min_ms):
