@@ -507,11 +507,13 @@ def w512_figures(w):
                  "method": "Yosys synth_ecp5 of the wrapper with the core a blackbox, plus 4 x " + core_e_src}
             e["fits"] = e["lut"] <= 83640 and e["bram_dp16kd"] <= 208
             r["ecp5_85f"] = e
-        fmax = rep["ecp5_85f"].get("fmax_mhz") if d == "rx" else None
+        # the core's routed fmax, when its route is of this RTL (a stale one bounds nothing)
+        core = rep["ecp5_85f" if d == "rx" else "ecp5_85f_tx"] or {}
+        fmax = core.get("fmax_mhz") if core.get("of_this_rtl") else None
         r["fmax_mhz"] = None
         r["fmax_note"] = ("bounded by the routed fmax of its 128-bit core (%s); four cores fit no device "
                           "here, so there is no routed fmax of the whole"
-                          % ("%s MHz" % fmax if d == "rx" else "TX: docs/hw.md, not in this report"))
+                          % ("%s MHz" % fmax if fmax else "its route is not of this RTL: tools/hw.sh synth"))
         r["gbps_at_fmax"] = None
         r["gbps_at_core_fmax_derived"] = (round(wfb["1400"] * 8 * fmax * 1e6 / wcpp["1400"] / 1e9, 3)
                                           if fmax and "1400" in wcpp else None)
@@ -600,7 +602,7 @@ if os.path.exists(f"{out}/sim_stats_w32.json"):
         "xc7z020": None, "ecp5_85f": None,
         "gbps_at_fmax": None,
         "gbps_at_core_fmax_derived": (round(fb["1400"] * 8 * fmax * 1e6 / wcpp["1400"] / 1e9, 3)
-                                      if fmax and "1400" in wcpp else None),
+                                      if fmax and "1400" in wcpp and not stale_core["rx"] else None),
         "note": "not placed and routed separately: the derived rate assumes the 128-bit core's routed fmax"}
     rep["widths_built"].append(32)
 if os.path.exists(f"{out}/sim_stats_w512.json"):
