@@ -367,19 +367,27 @@ module quicoff_tx #(
     // GHASH (slot hs) over the ciphertext, as the keystream arrives
     reg [127:0] Y;
     reg [15:0]  g;
-    wire [15:0] nblk_h = nblk_s[hs], P_h = P_s[hs], L_h = L_s[hs], hlen_h = hlen_s[hs];
-    wire [15:0] hblk = (hlen_h > 16) ? 16'd2 : 16'd1;
-    wire [15:0] jj = g - hblk;
+    // The frame's values GHASH reads in every step are held in flip-flops,
+    // loaded as it takes slot hs (the slot's LUT-RAM entries are final by
+    // then): read through hs, the blocks of the AAD (hblk) fed the next
+    // step's frame-memory address, TX's critical path after routing (a LUT
+    // RAM read, a compare, two adders). jc and the frame offset rac are
+    // counted with g, and their successors (jn1, ran) kept beside them, so
+    // that the address is a 2:1 choice by h_step.
+    reg [15:0]  hblk, hbn, L_h, hlen_h;   // AAD blocks, AAD + ciphertext blocks, payload and header length
+    reg [15:0]  jc, jn1, rac, ran;        // g - hblk, that + 1; P + 16 * (g - hblk), that + 16
+    wire [15:0] jj = jc;
+    wire [15:0] hblk_i = (hlen_s[hs] > 16) ? 16'd2 : 16'd1;   // the next frame's, at H_IDLE
     // step g may run once H is out and, for ciphertext block jj, its keystream
     // (results come in issue order: H, E(K, J0), keystream 0, 1, ...)
-    wire h_ready = (g < hblk) ? (got_s[hs] >= 1) : (g < hblk + nblk_h) ? (got_s[hs] >= jj + 16'd3) : (got_s[hs] >= 2);
+    wire h_ready = (g < hblk) ? (got_s[hs] >= 1) : (g < hbn) ? (got_s[hs] >= jj + 16'd3) : (got_s[hs] >= 2);
     wire h_step = (hst == H_GH) && h_ready;
     // The plaintext and keystream block of the next clock's step are read
     // now (registered reads). A keystream block that leaves the AES
     // pipeline in this clock is written as it is read, so the read gives
     // the old word: it is taken from the pipeline's output instead (GHASH
     // may step on a block in the clock after it arrives).
-    wire [15:0] jn = g + {15'd0, h_step} - hblk;
+    wire [15:0] jn = h_step ? jn1 : jc;   // g + h_step - hblk
     reg         ksb_v;
     reg [127:0] ksb_d;
     always @(posedge clk) begin
@@ -408,7 +416,7 @@ module quicoff_tx #(
     qo_gf128_mul ghm (.a((xg_first ? 128'd0 : Y) ^ xg_d), .b(Hr), .p(gh_prod));
     integer ci, oi;
     always @* begin
-        ra_h  = P_h + {jn[11:0], 4'b0};
+        ra_h  = h_step ? ran : rac;      // P + 16 * jn
         ra_hk = {jn[11:0], 4'b0};
         gh_in = 128'd0;
         ctm   = 128'd0;
@@ -417,7 +425,7 @@ module quicoff_tx #(
         for (ci = 0; ci < 16; ci = ci + 1) mask_j[8*ci +: 8] = {8{lb_rem[ci]}};
         if (g < hblk)
             gh_in = bswap(g[0] ? aad_s[hs][255:128] : aad_s[hs][127:0]);
-        else if (g < hblk + nblk_h) begin
+        else if (g < hbn) begin
             ctm   = (win_h ^ ks_j) & mask_j;   // ciphertext = plaintext ^ keystream
             gh_in = bswap(ctm);
         end else
@@ -436,7 +444,7 @@ module quicoff_tx #(
     always @* begin
         cts_nx = cts;
         cs_nx  = cs0;
-        if (h_step && g >= hblk && g < hblk + nblk_h) begin
+        if (h_step && g >= hblk && g < hbn) begin
             cts_nx = cts + sum_words16(ctm);
             // the HP sample's ciphertext bytes, from 4 - pn_len into the
             // payload: within blocks 0 and 1 (bytes past the ciphertext
@@ -765,13 +773,25 @@ module quicoff_tx #(
                     g <= 0;
                     cts <= 32'd0;
                     hst <= H_GH;
+                    hblk   <= hblk_i;
+                    hbn    <= hblk_i + nblk_s[hs];
+                    L_h    <= L_s[hs];
+                    hlen_h <= hlen_s[hs];
+                    jc     <= 16'd0 - hblk_i;
+                    jn1    <= 16'd1 - hblk_i;
+                    rac    <= P_s[hs] - {hblk_i[11:0], 4'b0};
+                    ran    <= P_s[hs] - {hblk_i[11:0], 4'b0} + 16'd16;
                 end
             end
             H_GH: if (h_step) begin
                 g <= g + 1;
+                jc  <= jn1;
+                jn1 <= jn1 + 16'd1;
+                rac <= ran;
+                ran <= ran + 16'd16;
                 cts <= cts_nx;        // (ctsum_s, csamp_s and tagf_s: above)
                 cs0 <= cs_nx;
-                if (g == hblk + nblk_h) begin   // the lengths step, prepared: hdone follows its multiply
+                if (g == hbn) begin   // the lengths step, prepared: hdone follows its multiply
                     hs <= hs + 1'b1;
                     hst <= H_IDLE;
                 end
@@ -783,7 +803,7 @@ module quicoff_tx #(
             if (h_step) begin
                 xg_d     <= gh_in;
                 xg_first <= (g == 0);
-                xg_last  <= (g == hblk + nblk_h);
+                xg_last  <= (g == hbn);
                 xg_s     <= hs;
             end
             if (xg_v) begin
