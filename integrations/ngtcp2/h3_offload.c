@@ -276,7 +276,7 @@ int qo_offload_encrypt(uint8_t *dest, const ngtcp2_crypto_aead *aead,
         return ngtcp2_crypto_encrypt_cb(dest, aead, aead_ctx, plaintext, plaintextlen, nonce,
                                         noncelen, aad, aadlen);
     o->c.stack_1rtt_sent++;
-    count_phase(&o->last_tx_phase, &o->c.key_updates_s2c, aad);
+    count_phase(&o->last_tx_phase, &o->c.key_updates_sent, aad);
     if (!o->active) {
         o->c.host_1rtt_aead_calls++;
         return ngtcp2_crypto_encrypt_cb(dest, aead, aead_ctx, plaintext, plaintextlen, nonce,
@@ -317,7 +317,7 @@ int qo_offload_decrypt(uint8_t *dest, const ngtcp2_crypto_aead *aead,
                                           noncelen, aad, aadlen);
         if (rv == 0) {
             o->c.stack_1rtt_received++;
-            count_phase(&o->last_rx_phase, &o->c.key_updates_c2s, aad);
+            count_phase(&o->last_rx_phase, &o->c.key_updates_received, aad);
         }
         return rv;
     }
@@ -330,7 +330,7 @@ int qo_offload_decrypt(uint8_t *dest, const ngtcp2_crypto_aead *aead,
         return NGTCP2_ERR_DECRYPT;
     memmove(dest, ciphertext, ciphertextlen - QUICOFF_TAG_LEN);
     o->c.stack_1rtt_received++;
-    count_phase(&o->last_rx_phase, &o->c.key_updates_c2s, aad);
+    count_phase(&o->last_rx_phase, &o->c.key_updates_received, aad);
     return 0;
 }
 

@@ -50,8 +50,8 @@ struct qo_offload_counters {
     uint64_t stack_1rtt_sent;      /**< 1-RTT packets ngtcp2 sealed (null or real) */
     uint64_t stack_1rtt_received;  /**< 1-RTT packets ngtcp2 opened (null or real) */
     uint64_t host_1rtt_aead_calls; /**< real AEAD calls of the stack at 1-RTT */
-    uint64_t key_updates_s2c;      /**< key-phase changes of the packets ngtcp2 sent */
-    uint64_t key_updates_c2s;      /**< key-phase changes of the packets ngtcp2 read */
+    uint64_t key_updates_sent;     /**< key-phase changes of the packets ngtcp2 sent */
+    uint64_t key_updates_received; /**< key-phase changes of the packets ngtcp2 read */
     uint64_t update_key_calls;     /**< ngtcp2's update_key callback */
     uint64_t offload_tx_packets;   /**< libquicoff: protected */
     uint64_t offload_rx_packets;   /**< libquicoff: unprotected */

@@ -450,9 +450,9 @@ static void write_stats(struct client *cl, const char *path)
             ", \"host_packets_handed\": %" PRIu64 ", \"frames_per_packet\": %s"
             ", \"fallbacks\": %" PRIu64 ", \"cpu_user_s\": %.6f, \"cpu_sys_s\": %.6f}\n",
             qo_offload_mode_name(cl->off.mode), cl->status, cl->body_bytes, c->stack_1rtt_sent,
-            c->stack_1rtt_received, c->host_1rtt_aead_calls, c->key_updates_s2c,
-            c->key_updates_c2s, c->offload_tx_packets, c->offload_rx_packets, c->host_frames_sent,
-            c->host_packets_handed, fpp, c->fallbacks,
+            c->stack_1rtt_received, c->host_1rtt_aead_calls, c->key_updates_sent,
+            c->key_updates_received, c->offload_tx_packets, c->offload_rx_packets,
+            c->host_frames_sent, c->host_packets_handed, fpp, c->fallbacks,
             (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
     if (path)

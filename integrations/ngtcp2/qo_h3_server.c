@@ -710,10 +710,10 @@ static void write_stats(struct server *sv, const char *path)
             ", \"cpu_user_s\": %.6f, \"cpu_sys_s\": %.6f}\n",
             qo_offload_mode_name(sv->off.mode), sv->connections, sv->bytes_served,
             c->stack_1rtt_sent, c->stack_1rtt_received, c->host_1rtt_aead_calls,
-            c->key_updates_s2c, c->key_updates_c2s, c->update_key_calls, c->offload_tx_packets,
-            c->offload_rx_packets, c->offload_tx_failures, c->offload_rx_failures,
-            c->host_frames_sent, c->host_packets_handed, fpp, c->fallbacks, c->offload_refused,
-            c->offload_lost, c->offload_key_update_events,
+            c->key_updates_sent, c->key_updates_received, c->update_key_calls,
+            c->offload_tx_packets, c->offload_rx_packets, c->offload_tx_failures,
+            c->offload_rx_failures, c->host_frames_sent, c->host_packets_handed, fpp, c->fallbacks,
+            c->offload_refused, c->offload_lost, c->offload_key_update_events,
             (double)ru.ru_utime.tv_sec + (double)ru.ru_utime.tv_usec / 1e6,
             (double)ru.ru_stime.tv_sec + (double)ru.ru_stime.tv_usec / 1e6);
     if (path)
